@@ -1,0 +1,52 @@
+//! CoRet chunks (DESIGN.md "Chunks"): one per function, class and method, plus an
+//! optional module-level chunk per file.
+
+use serde::{Deserialize, Serialize};
+
+mod python;
+pub use python::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum ChunkKind {
+    Function,
+    Class,
+    Method,
+    Module,
+}
+
+impl ChunkKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChunkKind::Function => "function",
+            ChunkKind::Class => "class",
+            ChunkKind::Method => "method",
+            ChunkKind::Module => "module",
+        }
+    }
+}
+
+/// One retrievable unit of code.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// Repository-relative path with `/` separators.
+    pub path: String,
+    pub kind: ChunkKind,
+    /// Qualified name: `func`, `Class`, `Class.method`, `Outer.Inner.m`; `<module>` for module chunks.
+    pub name: String,
+    pub start_byte: usize,
+    pub end_byte: usize,
+    /// 1-based, inclusive.
+    pub start_line: usize,
+    /// 1-based, inclusive.
+    pub end_line: usize,
+    /// What the retrievers see; starts with the file path.
+    pub text: String,
+}
+
+impl Chunk {
+    /// Stable human-readable key, `path::qualified_name`.
+    pub fn key(&self) -> String {
+        format!("{}::{}", self.path, self.name)
+    }
+}

@@ -1,0 +1,1 @@
+//! Tree-sitter-python chunk extraction.
