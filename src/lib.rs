@@ -8,6 +8,7 @@ pub mod chunk;
 pub mod error;
 pub mod progress;
 pub mod search;
+pub mod tui;
 
 pub use chunk::{Chunk, ChunkKind};
 pub use error::{Error, Result};

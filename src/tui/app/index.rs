@@ -1,0 +1,145 @@
+//! What the app knows about indexing: state, the current phase's progress, rate and ETA.
+
+use crate::progress::Phase;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexState {
+    /// Nothing searchable yet.
+    Indexing,
+    /// BM25 is searchable; the dense index is building (or failed: see `dense_error`).
+    Bm25Only,
+    /// Both retrievers are ready.
+    Ready,
+    /// Nothing is searchable.
+    Failed(String),
+}
+
+/// Progress of the current phase. Times come with the actions, so this stays deterministic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseProgress {
+    pub phase: Phase,
+    pub done: usize,
+    pub total: usize,
+    pub started: Instant,
+    pub last: Instant,
+}
+
+impl PhaseProgress {
+    pub fn ratio(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            (self.done as f64 / self.total as f64).clamp(0.0, 1.0)
+        }
+    }
+
+    /// Items per second since the phase started.
+    pub fn rate(&self) -> Option<f64> {
+        let secs = self.last.duration_since(self.started).as_secs_f64();
+        (secs > 0.2 && self.done > 0).then(|| self.done as f64 / secs)
+    }
+
+    pub fn eta(&self) -> Option<Duration> {
+        let rate = self.rate()?;
+        Some(Duration::from_secs_f64(
+            self.total.saturating_sub(self.done) as f64 / rate,
+        ))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct IndexStatus {
+    pub state: IndexState,
+    pub progress: Option<PhaseProgress>,
+    /// Set when the dense side failed after BM25 was ready.
+    pub dense_error: Option<String>,
+    /// Files seen by the walk / parse phases.
+    pub files: Option<usize>,
+    /// Chunks seen by the later phases (and the backend's count once ready).
+    pub chunks: Option<usize>,
+    pub info: Option<String>,
+}
+
+impl Default for IndexStatus {
+    fn default() -> Self {
+        IndexStatus {
+            state: IndexState::Indexing,
+            progress: None,
+            dense_error: None,
+            files: None,
+            chunks: None,
+            info: None,
+        }
+    }
+}
+
+impl IndexStatus {
+    pub fn record(&mut self, phase: Phase, done: usize, total: usize, at: Instant) {
+        match phase {
+            Phase::Walk | Phase::Parse => self.files = Some(total),
+            Phase::CallGraph | Phase::Bm25 | Phase::Embed => self.chunks = Some(total),
+        }
+        match &mut self.progress {
+            Some(p) if p.phase == phase => {
+                p.done = done;
+                p.total = total;
+                p.last = at;
+            }
+            _ => {
+                self.progress = Some(PhaseProgress {
+                    phase,
+                    done,
+                    total,
+                    started: at,
+                    last: at,
+                })
+            }
+        }
+    }
+
+    /// Whether the progress gauge should be on screen.
+    pub fn busy(&self) -> bool {
+        match self.state {
+            IndexState::Indexing => true,
+            IndexState::Bm25Only => self.dense_error.is_none(),
+            IndexState::Ready | IndexState::Failed(_) => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_and_eta_follow_the_phase_clock() {
+        let t0 = Instant::now();
+        let mut s = IndexStatus::default();
+        s.record(Phase::Embed, 0, 1000, t0);
+        assert_eq!(
+            s.progress.as_ref().unwrap().rate(),
+            None,
+            "no rate before any time passed"
+        );
+        s.record(Phase::Embed, 200, 1000, t0 + Duration::from_secs(2));
+        let p = s.progress.as_ref().unwrap();
+        assert_eq!(p.rate(), Some(100.0));
+        assert_eq!(p.eta(), Some(Duration::from_secs(8)));
+        assert_eq!(s.chunks, Some(1000));
+    }
+
+    #[test]
+    fn a_new_phase_restarts_the_clock() {
+        let t0 = Instant::now();
+        let mut s = IndexStatus::default();
+        s.record(Phase::Parse, 5, 10, t0);
+        s.record(Phase::Bm25, 1, 50, t0 + Duration::from_secs(3));
+        let p = s.progress.as_ref().unwrap();
+        assert_eq!(
+            (p.phase, p.started),
+            (Phase::Bm25, t0 + Duration::from_secs(3))
+        );
+        assert_eq!(s.files, Some(10));
+    }
+}

@@ -1,0 +1,163 @@
+//! Searching and indexing: running searches, accepting only the latest results, and reacting
+//! to the indexer's events.
+
+use super::{App, ColumnStatus, IndexState, RESULTS_K};
+use crate::search::Retriever;
+use crate::tui::action::{Command, SearchOutcome, SearchRequest};
+use crate::tui::backend::Backend;
+use std::sync::Arc;
+
+impl App {
+    pub(super) fn run_search(&mut self, commands: &mut Vec<Command>) {
+        if self.editor.is_blank() {
+            return self.error("type or paste an issue first");
+        }
+        let query = self.editor.text();
+        self.history.push(&query);
+        self.last_query = Some(query);
+        self.nav.clear();
+        if let IndexState::Failed(e) = &self.index.state {
+            let text = format!("cannot search: indexing failed: {e}");
+            return self.error(text);
+        }
+        if self.backend.is_none() {
+            self.search_pending = true;
+            for column in &mut self.columns {
+                column.reset(ColumnStatus::WaitingForIndex);
+            }
+            return self.info("the search will run as soon as the BM25 index is ready");
+        }
+        for column in 0..self.columns.len() {
+            self.search_column(column, commands);
+        }
+    }
+
+    /// Sends the latest query to one column's retriever, if its index is ready.
+    pub(super) fn search_column(&mut self, index: usize, commands: &mut Vec<Command>) {
+        let (Some(query), Some(backend)) = (self.last_query.clone(), self.backend.clone()) else {
+            return;
+        };
+        let column = &mut self.columns[index];
+        if column.retriever != Retriever::Bm25 && !backend.has_dense() {
+            let status = match &self.index.dense_error {
+                Some(e) => ColumnStatus::Failed(format!("dense index unavailable: {e}")),
+                None => ColumnStatus::WaitingForIndex,
+            };
+            return column.reset(status);
+        }
+        self.next_generation += 1;
+        column.generation = self.next_generation;
+        column.status = ColumnStatus::Searching;
+        commands.push(Command::Search(SearchRequest {
+            column: index,
+            generation: self.next_generation,
+            query,
+            retriever: column.retriever,
+            k: RESULTS_K,
+            backend,
+        }));
+    }
+
+    /// Accepts results only from the latest search of their column: the latest search wins.
+    pub(super) fn search_done(&mut self, outcome: SearchOutcome) {
+        let Some(column) = self.columns.get_mut(outcome.column) else {
+            return;
+        };
+        if outcome.generation != column.generation || column.status != ColumnStatus::Searching {
+            return;
+        }
+        match outcome.hits {
+            Ok(hits) => {
+                column.reset(ColumnStatus::Ready);
+                column.hits = hits;
+                column.elapsed = Some(outcome.elapsed);
+            }
+            Err(e) => column.reset(ColumnStatus::Failed(e)),
+        }
+        if outcome.column == self.active_column {
+            self.nav.clear();
+        }
+    }
+
+    /// Switches the right column between CoRet dense and hybrid, and re-runs its search.
+    pub(super) fn toggle_hybrid(&mut self, commands: &mut Vec<Command>) {
+        let column = &mut self.columns[1];
+        column.retriever = match column.retriever {
+            Retriever::Hybrid => Retriever::Dense,
+            _ => Retriever::Hybrid,
+        };
+        column.reset(if self.last_query.is_some() {
+            ColumnStatus::WaitingForIndex
+        } else {
+            ColumnStatus::Idle
+        });
+        if self.active_column == 1 {
+            self.nav.clear();
+        }
+        let label = match self.columns[1].retriever {
+            Retriever::Hybrid => "right column: hybrid (BM25 + CoRet fusion)",
+            _ => "right column: CoRet dense",
+        };
+        self.info(label);
+        if !self.search_pending {
+            self.search_column(1, commands);
+        }
+    }
+
+    pub(super) fn bm25_ready(&mut self, backend: Arc<dyn Backend>, commands: &mut Vec<Command>) {
+        self.index.chunks = Some(backend.chunk_count());
+        self.index.state = if backend.has_dense() {
+            IndexState::Ready
+        } else {
+            IndexState::Bm25Only
+        };
+        self.backend = Some(backend);
+        if std::mem::take(&mut self.search_pending) {
+            for column in 0..self.columns.len() {
+                self.search_column(column, commands);
+            }
+        }
+    }
+
+    pub(super) fn dense_ready(&mut self, backend: Arc<dyn Backend>, commands: &mut Vec<Command>) {
+        let had_backend = self.backend.is_some();
+        self.bm25_ready(backend, commands);
+        if had_backend {
+            // BM25 results are still valid; only the column that waited needs its search.
+            self.search_column(1, commands);
+        }
+        self.info("CoRet dense index ready");
+    }
+
+    pub(super) fn index_failed(&mut self, message: String) {
+        if self.backend.is_none() {
+            self.index.state = IndexState::Failed(message.clone());
+            for column in &mut self.columns {
+                if column.status == ColumnStatus::WaitingForIndex {
+                    column.reset(ColumnStatus::Failed(format!("indexing failed: {message}")));
+                }
+            }
+            self.search_pending = false;
+        } else {
+            self.index.dense_error = Some(message.clone());
+            if self.columns[1].status == ColumnStatus::WaitingForIndex {
+                self.columns[1].reset(ColumnStatus::Failed(format!(
+                    "dense index unavailable: {message}"
+                )));
+            }
+        }
+        self.error(message);
+    }
+
+    pub(super) fn indexer_stopped(&mut self) {
+        match self.index.state {
+            IndexState::Indexing => {
+                self.index_failed("the indexer stopped before the BM25 index was ready".into())
+            }
+            IndexState::Bm25Only if self.index.dense_error.is_none() => {
+                self.index_failed("the indexer stopped before the dense index was ready".into())
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! A ranked results column: `rank score kind name  path:line  marker`, where the marker gives
+//! the chunk's rank in the other column (`D3`: third in the dense column).
+
+use super::{dim_line, kind_span, pad_line, pane_block, truncate_end, truncate_start, width};
+use crate::search::{Hit, Retriever};
+use crate::tui::action::Pane;
+use crate::tui::app::{list_rows, scroll_to_show, App, ColumnStatus, IndexState, ResultsColumn};
+use crate::tui::theme::Theme;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::Frame;
+
+const MARKER_WIDTH: usize = 4;
+
+pub fn title(retriever: Retriever) -> &'static str {
+    match retriever {
+        Retriever::Bm25 => "BM25",
+        Retriever::Dense => "CoRet dense",
+        Retriever::Hybrid => "Hybrid (BM25+CoRet)",
+    }
+}
+
+fn marker_letter(retriever: Retriever) -> char {
+    match retriever {
+        Retriever::Bm25 => 'B',
+        Retriever::Dense => 'D',
+        Retriever::Hybrid => 'H',
+    }
+}
+
+fn format_score(retriever: Retriever, score: f32) -> String {
+    match retriever {
+        Retriever::Bm25 => format!("{score:.2}"),
+        Retriever::Dense => format!("{score:.3}"),
+        Retriever::Hybrid => format!("{score:.4}"),
+    }
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
+    let theme = &app.theme;
+    let column = &app.columns[index];
+    let other = &app.columns[1 - index];
+    let focused = app.focus == [Pane::Left, Pane::Right][index];
+    let mut block = pane_block(
+        theme,
+        format!(" {} {} ", index + 1, title(column.retriever)),
+        focused,
+    );
+    if let Some(summary) = summary(column) {
+        block = block.title_top(
+            Line::from(summary)
+                .right_aligned()
+                .style(theme.style("text.dim")),
+        );
+    }
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if column.hits.is_empty() {
+        let (text, error) = empty_text(app, index);
+        let line = if error {
+            Line::styled(text, theme.style("message.error"))
+        } else {
+            dim_line(theme, text)
+        };
+        frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), inner);
+        return;
+    }
+    let rows = list_rows(area);
+    let offset = scroll_to_show(column.offset, column.selected, rows);
+    let rank_w = column.hits.len().to_string().len();
+    let score_w = column
+        .hits
+        .iter()
+        .map(|h| format_score(column.retriever, h.score).len())
+        .max()
+        .unwrap_or(0);
+    let lines: Vec<Line> = column
+        .hits
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(rows)
+        .map(|(i, hit)| {
+            let marker = other
+                .rank_of(hit.chunk)
+                .map(|r| format!("{}{r}", marker_letter(other.retriever)));
+            // The cursor shows in both columns; the bar only in the one the preview follows.
+            let selected = i == column.selected;
+            let row = Row {
+                rank: i + 1,
+                rank_w,
+                score_w,
+                hit: *hit,
+                marker,
+                selected,
+            };
+            let line = row.line(app, column.retriever, inner.width as usize);
+            if selected && app.active_column == index {
+                let style = theme.style_or("selection", focused);
+                pad_line(line, inner.width as usize, style).style(style)
+            } else {
+                line
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// "50 hits · 3 ms", or what the column is doing.
+fn summary(column: &ResultsColumn) -> Option<String> {
+    match &column.status {
+        ColumnStatus::Searching => Some(" searching… ".into()),
+        ColumnStatus::Ready => {
+            let ms = column
+                .elapsed
+                .map(|d| format!(" · {} ms", d.as_millis()))
+                .unwrap_or_default();
+            Some(format!(" {} hits{ms} ", column.hits.len()))
+        }
+        _ => None,
+    }
+}
+
+/// The text of a column without hits, and whether it is an error.
+fn empty_text(app: &App, index: usize) -> (String, bool) {
+    let column = &app.columns[index];
+    let waiting_dense = || match app
+        .index
+        .progress
+        .as_ref()
+        .filter(|_| app.index.state == IndexState::Bm25Only)
+    {
+        Some(p) => format!(
+            "Waiting for the dense index ({} {:.0}%). BM25 results are ready.",
+            p.phase,
+            p.ratio() * 100.0
+        ),
+        None => "Waiting for the dense index…".to_string(),
+    };
+    let text = match &column.status {
+        ColumnStatus::Failed(e) => return (e.clone(), true),
+        ColumnStatus::Searching => "Searching…".to_string(),
+        ColumnStatus::Ready => "No matches.".to_string(),
+        ColumnStatus::WaitingForIndex if app.backend.is_none() => {
+            "Waiting for the BM25 index…".to_string()
+        }
+        ColumnStatus::WaitingForIndex => waiting_dense(),
+        ColumnStatus::Idle if app.backend.is_none() => {
+            "Indexing… you can type the issue meanwhile.".to_string()
+        }
+        ColumnStatus::Idle => "Press Ctrl-S to search.".to_string(),
+    };
+    (text, false)
+}
+
+struct Row {
+    rank: usize,
+    rank_w: usize,
+    score_w: usize,
+    hit: Hit,
+    marker: Option<String>,
+    selected: bool,
+}
+
+impl Row {
+    fn line(&self, app: &App, retriever: Retriever, cells: usize) -> Line<'static> {
+        let theme: &Theme = &app.theme;
+        let Some(chunk) = app.chunk(self.hit.chunk) else {
+            return Line::raw(format!(
+                "{:>w$} <chunk {} missing>",
+                self.rank,
+                self.hit.chunk,
+                w = self.rank_w
+            ));
+        };
+        let prefix = 1 + self.rank_w + 1 + self.score_w + 1 + 2;
+        let available = cells.saturating_sub(prefix + 1 + MARKER_WIDTH);
+        let location = format!("{}:{}", chunk.path, chunk.start_line);
+        let (name, location) = fit(&chunk.name, &location, available);
+        let gap = available.saturating_sub(width(&name) + width(&location));
+        let marker = self.marker.clone().unwrap_or_default();
+        Line::from(vec![
+            Span::styled(
+                if self.selected { "›" } else { " " },
+                theme.style("results.marker"),
+            ),
+            Span::styled(
+                format!("{:>w$} ", self.rank, w = self.rank_w),
+                theme.style("results.rank"),
+            ),
+            Span::styled(
+                format!(
+                    "{:>w$} ",
+                    format_score(retriever, self.hit.score),
+                    w = self.score_w
+                ),
+                theme.style("results.score"),
+            ),
+            kind_span(theme, chunk.kind),
+            Span::raw(" "),
+            Span::styled(name, theme.style("results.name")),
+            Span::raw(" ".repeat(gap)),
+            Span::styled(location, theme.style("results.path")),
+            Span::raw(" "),
+            Span::styled(
+                format!("{marker:>MARKER_WIDTH$}"),
+                theme.style("results.marker"),
+            ),
+        ])
+    }
+}
+
+/// Shares `available` cells between the name and the location. The name matters more: the
+/// location is cut from the left (keeping the file name and line), then dropped.
+fn fit(name: &str, location: &str, available: usize) -> (String, String) {
+    const MIN_LOCATION: usize = 10;
+    let (nw, lw) = (width(name), width(location));
+    if nw + 1 + lw <= available {
+        (name.to_string(), location.to_string())
+    } else if available >= nw + 1 + MIN_LOCATION {
+        (
+            name.to_string(),
+            truncate_start(location, available - nw - 1),
+        )
+    } else if available >= 30 {
+        let name_w = available - MIN_LOCATION - 1;
+        (
+            truncate_end(name, name_w),
+            truncate_start(location, MIN_LOCATION),
+        )
+    } else {
+        (truncate_end(name, available), String::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_cuts_the_location_from_the_left_and_the_name_from_the_right() {
+        let (n, l) = fit("Cart.subtotal", "shop/cart.py:23", 40);
+        assert_eq!(
+            (n.as_str(), l.as_str()),
+            ("Cart.subtotal", "shop/cart.py:23")
+        );
+        let (n, l) = fit(
+            "VeryLongClassName.method_name",
+            "pkg/sub/module/file.py:123",
+            40,
+        );
+        assert!(width(&n) + 1 + width(&l) <= 40, "{n} {l}");
+        assert!(l.ends_with(".py:123") && l.starts_with('…'), "{l}");
+        let (n, l) = fit("Cart.total", "pkg/sub/module/cart.py:25", 24);
+        assert_eq!(
+            (n.as_str(), l.as_str()),
+            ("Cart.total", "…e/cart.py:25"),
+            "the name stays whole"
+        );
+        let (n, l) = fit("apply_discount", "shop/pricing.py:6", 20);
+        assert_eq!(
+            (n.as_str(), l.as_str()),
+            ("apply_discount", ""),
+            "too narrow: the location goes"
+        );
+    }
+}

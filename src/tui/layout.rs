@@ -1,0 +1,115 @@
+//! Where each pane goes, as a pure function of the terminal size and the app state. Both
+//! rendering and `App::update` (mouse hit-testing, scrolling) use it, so they always agree.
+//!
+//! Wide terminals (≥ 120 columns): the issue on top; results and call graph on the left,
+//! preview on the right. Narrower ones stack: issue, results, then preview beside the call
+//! graph (below it under 70 columns, where the two result columns also stack).
+
+use crate::tui::action::Pane;
+use crate::tui::app::App;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+
+pub const WIDE: u16 = 120;
+pub const NARROW: u16 = 70;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Areas {
+    pub editor: Rect,
+    pub columns: [Rect; 2],
+    pub preview: Rect,
+    pub neighbours: Rect,
+    pub gauge: Option<Rect>,
+    pub status: Rect,
+}
+
+impl Areas {
+    pub fn compute(area: Rect, app: &App) -> Areas {
+        let gauge_height = u16::from(app.index.busy() && app.index.progress.is_some());
+        let text_rows = app
+            .editor
+            .visual_rows(area.width.saturating_sub(2) as usize)
+            .len();
+        let editor_height = editor_height(area.height, app.focus == Pane::Editor, text_rows);
+        let [editor, body, gauge, status] = Layout::vertical([
+            Constraint::Length(editor_height),
+            Constraint::Min(0),
+            Constraint::Length(gauge_height),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let gauge = (gauge_height > 0).then_some(gauge);
+        let (results, preview, neighbours) = if area.width >= WIDE {
+            let [left, preview] =
+                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                    .areas(body);
+            let graph = (left.height * 35 / 100).clamp(6, 14).min(left.height / 2);
+            let [results, neighbours] =
+                Layout::vertical([Constraint::Min(0), Constraint::Length(graph)]).areas(left);
+            (results, preview, neighbours)
+        } else {
+            let [results, bottom] =
+                Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)])
+                    .areas(body);
+            let [preview, neighbours] = if area.width >= NARROW {
+                let graph = (area.width * 35 / 100).clamp(24, 40);
+                Layout::horizontal([Constraint::Min(0), Constraint::Length(graph)]).areas(bottom)
+            } else {
+                Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
+                    .areas(bottom)
+            };
+            (results, preview, neighbours)
+        };
+        let columns = if area.width >= NARROW {
+            Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(results)
+        } else {
+            Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(results)
+        };
+        Areas {
+            editor,
+            columns,
+            preview,
+            neighbours,
+            gauge,
+            status,
+        }
+    }
+
+    pub fn pane(&self, pane: Pane) -> Rect {
+        match pane {
+            Pane::Editor => self.editor,
+            Pane::Left => self.columns[0],
+            Pane::Right => self.columns[1],
+            Pane::Preview => self.preview,
+            Pane::Neighbours => self.neighbours,
+        }
+    }
+
+    pub fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
+        Pane::ORDER
+            .into_iter()
+            .find(|p| self.pane(*p).contains(Position { x, y }))
+    }
+}
+
+/// Focused, the issue editor takes a quarter of the height; unfocused, it shrinks to its text
+/// (to one line on a short terminal) so the results and preview get the room.
+fn editor_height(height: u16, focused: bool, text_rows: usize) -> u16 {
+    let full = (height / 4).clamp(5, 12);
+    match (focused, height < 36) {
+        (true, _) => full,
+        (false, true) => 3,
+        (false, false) => (text_rows.min(full as usize) as u16 + 2).clamp(3, full),
+    }
+}
+
+/// A centred box of at most `width` × `height` inside `area`.
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}

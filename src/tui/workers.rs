@@ -1,0 +1,163 @@
+//! Background threads: one search worker per results column and one highlight worker. Each
+//! drains its queue and serves only the newest request (older ones are stale by then), and
+//! reports back as an [`Action`] on the runtime's channel.
+
+use crate::tui::action::{Action, SearchOutcome, SearchRequest};
+use crate::tui::backend::Backend;
+use crate::tui::highlight::{highlight, HighlightedFile};
+use crate::tui::terminal::catch;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+pub struct FileRequest {
+    pub path: String,
+    pub backend: Arc<dyn Backend>,
+}
+
+/// Senders to the workers; dropping them ends the threads.
+pub struct Workers {
+    search: Vec<Sender<SearchRequest>>,
+    files: Sender<FileRequest>,
+}
+
+impl Workers {
+    pub fn spawn(actions: Sender<Action>, syntax_theme: String) -> std::io::Result<Workers> {
+        let mut search = Vec::new();
+        for column in 0..2 {
+            let (tx, rx) = mpsc::channel();
+            let actions = actions.clone();
+            thread::Builder::new()
+                .name(format!("coret-tui-search-{column}"))
+                .spawn(move || search_worker(rx, actions))?;
+            search.push(tx);
+        }
+        let (files, rx) = mpsc::channel();
+        thread::Builder::new()
+            .name("coret-tui-highlight".into())
+            .spawn(move || highlight_worker(rx, actions, syntax_theme))?;
+        Ok(Workers { search, files })
+    }
+
+    pub fn search(&self, request: SearchRequest) {
+        if let Some(tx) = self.search.get(request.column) {
+            let _ = tx.send(request);
+        }
+    }
+
+    pub fn load_file(&self, request: FileRequest) {
+        let _ = self.files.send(request);
+    }
+}
+
+/// The newest request in the queue, after blocking for the first; `skipped` sees the rest.
+fn newest<T>(rx: &Receiver<T>, mut skipped: impl FnMut(T)) -> Option<T> {
+    let mut request = rx.recv().ok()?;
+    while let Ok(newer) = rx.try_recv() {
+        skipped(std::mem::replace(&mut request, newer));
+    }
+    Some(request)
+}
+
+fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
+    while let Some(request) = newest(&rx, drop) {
+        let started = Instant::now();
+        let hits = match catch(|| {
+            request
+                .backend
+                .search(&request.query, request.retriever, request.k)
+        }) {
+            Ok(Ok(hits)) => Ok(hits),
+            Ok(Err(e)) => Err(format!("{} search failed: {e:#}", request.retriever)),
+            Err(panic) => Err(format!("{} search panicked: {panic}", request.retriever)),
+        };
+        let outcome = SearchOutcome {
+            column: request.column,
+            generation: request.generation,
+            hits,
+            elapsed: started.elapsed(),
+        };
+        if actions.send(Action::SearchDone(outcome)).is_err() {
+            return;
+        }
+    }
+}
+
+fn highlight_worker(rx: Receiver<FileRequest>, actions: Sender<Action>, syntax_theme: String) {
+    loop {
+        let mut skipped = Vec::new();
+        let Some(request) = newest(&rx, |r: FileRequest| skipped.push(r.path)) else {
+            return;
+        };
+        for path in skipped {
+            let _ = actions.send(Action::FileSkipped { path });
+        }
+        let file = catch(|| {
+            let source = request.backend.file_source(&request.path)?;
+            Some(Arc::new(highlight(&request.path, &source, &syntax_theme)))
+        })
+        .unwrap_or(None::<Arc<HighlightedFile>>);
+        if actions
+            .send(Action::FileLoaded {
+                path: request.path,
+                file,
+            })
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::Retriever;
+    use crate::tui::demo::DemoBackend;
+    use std::time::Duration;
+
+    #[test]
+    fn workers_answer_searches_and_file_loads() {
+        let (tx, rx) = mpsc::channel();
+        let workers = Workers::spawn(tx, "base16-ocean.dark".into()).unwrap();
+        let backend: Arc<dyn Backend> = Arc::new(DemoBackend::sample());
+        let query = "coupon discount".to_string();
+        workers.search(SearchRequest {
+            column: 1,
+            generation: 7,
+            query,
+            retriever: Retriever::Dense,
+            k: 5,
+            backend: backend.clone(),
+        });
+        workers.load_file(FileRequest {
+            path: "shop/cart.py".into(),
+            backend: backend.clone(),
+        });
+        workers.load_file(FileRequest {
+            path: "nope.py".into(),
+            backend,
+        });
+        let (mut searched, mut loaded, mut missing) = (false, false, false);
+        for _ in 0..3 {
+            match rx.recv_timeout(Duration::from_secs(20)).unwrap() {
+                Action::SearchDone(o) => {
+                    searched =
+                        o.column == 1 && o.generation == 7 && o.hits.is_ok_and(|h| !h.is_empty())
+                }
+                Action::FileLoaded { path, file } if path == "shop/cart.py" => {
+                    loaded = file.is_some_and(|f| f.len() > 10)
+                }
+                Action::FileLoaded { path, file } if path == "nope.py" => missing = file.is_none(),
+                Action::FileSkipped { path } => {
+                    // Coalesced behind the later request: fine, but then that one must arrive.
+                    assert_eq!(path, "shop/cart.py");
+                    loaded = true;
+                }
+                _ => panic!("unexpected action"),
+            }
+        }
+        assert!(searched && loaded && missing);
+    }
+}
