@@ -1,0 +1,4 @@
+//! Reading repositories: the working tree (walk) and, for eval, git snapshots.
+
+pub mod source;
+pub mod walk;
