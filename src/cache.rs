@@ -22,9 +22,13 @@ pub fn cache_root(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("CORET_CACHE_DIR").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));
     }
-    directories::ProjectDirs::from("", "", "coret-tui")
-        .map(|d| d.cache_dir().to_path_buf())
-        .ok_or_else(|| Error::invalid("no home directory to put the cache in: pass --cache-dir DIR or set CORET_CACHE_DIR"))
+    directories::ProjectDirs::from("", "", "coret-tui").map(|d| d.cache_dir().to_path_buf()).ok_or_else(
+        || {
+            Error::invalid(
+                "no home directory to put the cache in: pass --cache-dir DIR or set CORET_CACHE_DIR",
+            )
+        },
+    )
 }
 
 /// One entry per repository: `<root>/repos/<dir name>-<hash of the absolute path>`.

@@ -93,7 +93,10 @@ struct OldManifest {
 
 impl OldManifest {
     fn of(m: &Manifest) -> Self {
-        OldManifest { id: m.id.clone(), files: m.files.iter().map(|f| (f.path.clone(), f.hash, f.size, f.mtime_ns)).collect() }
+        OldManifest {
+            id: m.id.clone(),
+            files: m.files.iter().map(|f| (f.path.clone(), f.hash, f.size, f.mtime_ns)).collect(),
+        }
     }
 }
 
@@ -136,7 +139,8 @@ impl RepoIndex {
         };
         check_cancel(progress)?;
 
-        let (files, parsed) = read_and_parse(&walk.files, old_files, opts.max_file_size, &mut skipped, &mut notes, progress)?;
+        let (files, parsed) =
+            read_and_parse(&walk.files, old_files, opts.max_file_size, &mut skipped, &mut notes, progress)?;
         check_cancel(progress)?;
         if files.is_empty() {
             return Err(Error::Usage(format!("{}: no readable Python files to index", root.display())));
@@ -159,7 +163,11 @@ impl RepoIndex {
     }
 
     /// Indexes in-memory sources (a git snapshot for eval), with no cache.
-    pub fn from_sources(root: PathBuf, sources: Vec<(String, Vec<u8>)>, max_file_size: u64) -> Result<RepoIndex> {
+    pub fn from_sources(
+        root: PathBuf,
+        sources: Vec<(String, Vec<u8>)>,
+        max_file_size: u64,
+    ) -> Result<RepoIndex> {
         let started = Instant::now();
         let mut skipped = SkipCounts::default();
         let mut notes = Vec::new();
@@ -173,7 +181,13 @@ impl RepoIndex {
         let mut files = Vec::new();
         for r in results {
             match r {
-                Ok(syntax) => files.push(CachedFile { path: syntax.path.clone(), size: 0, mtime_ns: 0, hash: [0; 32], syntax }),
+                Ok(syntax) => files.push(CachedFile {
+                    path: syntax.path.clone(),
+                    size: 0,
+                    mtime_ns: 0,
+                    hash: [0; 32],
+                    syntax,
+                }),
                 Err((path, reason)) => {
                     skipped.add(reason);
                     notes.push(format!("{path}: skipped ({reason:?})"));
@@ -183,7 +197,17 @@ impl RepoIndex {
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let parsed = files.len();
         let bm25 = build_bm25_in_memory(&files)?;
-        Ok(assemble(root, files, bm25, skipped, parsed, CacheState::Off, notes, started, &crate::progress::NoProgress))
+        Ok(assemble(
+            root,
+            files,
+            bm25,
+            skipped,
+            parsed,
+            CacheState::Off,
+            notes,
+            started,
+            &crate::progress::NoProgress,
+        ))
     }
 
     /// BM25 ranking of the top `k` chunks for `query`.
@@ -202,8 +226,7 @@ impl RepoIndex {
 }
 
 fn validate_root(root: &Path) -> Result<PathBuf> {
-    let meta = std::fs::metadata(root)
-        .map_err(|e| Error::Usage(format!("{}: {}", root.display(), e)))?;
+    let meta = std::fs::metadata(root).map_err(|e| Error::Usage(format!("{}: {}", root.display(), e)))?;
     if !meta.is_dir() {
         return Err(Error::Usage(format!("{}: not a directory", root.display())));
     }
@@ -242,7 +265,8 @@ fn read_and_parse(
     notes: &mut Vec<String>,
     progress: &dyn Progress,
 ) -> Result<(Vec<CachedFile>, usize)> {
-    let mut old_by_path: HashMap<String, CachedFile> = old_files.into_iter().map(|f| (f.path.clone(), f)).collect();
+    let mut old_by_path: HashMap<String, CachedFile> =
+        old_files.into_iter().map(|f| (f.path.clone(), f)).collect();
     let mut files = Vec::with_capacity(found.len());
     let mut pending = Vec::new();
     for f in found {
@@ -263,7 +287,7 @@ fn read_and_parse(
         .into_par_iter()
         .map(|(f, cached)| {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if n % 64 == 0 || n == total {
+            if n.is_multiple_of(64) || n == total {
                 progress.report(Phase::Parse, n, total);
             }
             if progress.cancelled() {
@@ -356,8 +380,10 @@ fn sync_bm25_on_disk(
         match old.filter(|o| tag.as_deref() == Some(o.id.as_str())) {
             Some(o) if o.id == new.id => Ok((idx, CacheState::Warm)),
             Some(o) => {
-                let old_hash: HashMap<&str, &[u8; 32]> = o.files.iter().map(|f| (f.0.as_str(), &f.1)).collect();
-                let new_paths: std::collections::HashSet<&str> = new.files.iter().map(|f| f.path.as_str()).collect();
+                let old_hash: HashMap<&str, &[u8; 32]> =
+                    o.files.iter().map(|f| (f.0.as_str(), &f.1)).collect();
+                let new_paths: std::collections::HashSet<&str> =
+                    new.files.iter().map(|f| f.path.as_str()).collect();
                 let changed: Vec<&CachedFile> =
                     new.files.iter().filter(|f| old_hash.get(f.path.as_str()) != Some(&&f.hash)).collect();
                 let removed = o.files.iter().map(|f| f.0.as_str()).filter(|p| !new_paths.contains(p));

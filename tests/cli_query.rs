@@ -99,7 +99,8 @@ fn cache_is_reused_updated_after_an_edit_and_rebuilt_when_truncated() {
     let manifest = walkdir(cache.path()).into_iter().find(|p| p.ends_with("manifest.bin")).expect("manifest");
     let bytes = std::fs::read(&manifest).unwrap();
     std::fs::write(&manifest, &bytes[..bytes.len() / 2]).unwrap();
-    let out = coret(cache.path()).arg(repo.path()).args(["--query", "apply coupon", "--json"]).output().unwrap();
+    let out =
+        coret(cache.path()).arg(repo.path()).args(["--query", "apply coupon", "--json"]).output().unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["stats"]["cache"], "cold");
@@ -127,7 +128,8 @@ fn walkdir(root: &Path) -> Vec<std::path::PathBuf> {
 fn query_from_stdin_and_readable_output() {
     let repo = common::fixture_repo();
     let cache = tempfile::tempdir().unwrap();
-    let out = coret(cache.path()).arg(repo.path()).args(["--query", "-"]).write_stdin("with_vat").output().unwrap();
+    let out =
+        coret(cache.path()).arg(repo.path()).args(["--query", "-"]).write_stdin("with_vat").output().unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
     let first = stdout.lines().nth(1).unwrap();
@@ -153,6 +155,7 @@ fn exit_code_2_for_bad_paths_and_requests() {
     assert_eq!(none.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&none.stderr).contains("no Python files"));
 
-    let bad = coret(cache.path()).arg(repo.path()).args(["--query", "x", "--retriever", "magic"]).output().unwrap();
+    let bad =
+        coret(cache.path()).arg(repo.path()).args(["--query", "x", "--retriever", "magic"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }

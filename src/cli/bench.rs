@@ -38,7 +38,11 @@ fn bench_index(args: &Args) -> anyhow::Result<()> {
 }
 
 fn index_once(args: &Args) -> anyhow::Result<()> {
-    let opts = IndexOptions { max_file_size: args.max_file_size, cache_dir: args.cache_dir.clone(), no_cache: args.no_cache };
+    let opts = IndexOptions {
+        max_file_size: args.max_file_size,
+        cache_dir: args.cache_dir.clone(),
+        no_cache: args.no_cache,
+    };
     let t = Instant::now();
     let index = RepoIndex::open(&args.path, &opts, &NoProgress)?;
     let secs = t.elapsed().as_secs_f64();

@@ -12,10 +12,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
     for r in &args.retriever.0 {
         if *r != Retriever::Bm25 {
-            anyhow::bail!(Error::Usage(format!("the {r} retriever is not available in this build yet; use --retriever bm25")));
+            anyhow::bail!(Error::Usage(format!(
+                "the {r} retriever is not available in this build yet; use --retriever bm25"
+            )));
         }
     }
-    let opts = IndexOptions { max_file_size: args.max_file_size, cache_dir: args.cache_dir.clone(), no_cache: args.no_cache };
+    let opts = IndexOptions {
+        max_file_size: args.max_file_size,
+        cache_dir: args.cache_dir.clone(),
+        no_cache: args.no_cache,
+    };
     let progress = BarProgress::new();
     let index = RepoIndex::open(&args.path, &opts, &progress);
     progress.finish();
@@ -44,7 +50,9 @@ fn read_query(arg: &str) -> anyhow::Result<String> {
         return Ok(arg.to_string());
     }
     let mut s = String::new();
-    std::io::stdin().read_to_string(&mut s).map_err(|e| anyhow::anyhow!("reading the query from stdin: {e}"))?;
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .map_err(|e| anyhow::anyhow!("reading the query from stdin: {e}"))?;
     Ok(s)
 }
 

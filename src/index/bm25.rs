@@ -156,9 +156,8 @@ impl Bm25Index {
             return Ok(Vec::new());
         };
         let searcher = self.reader.searcher();
-        let top = searcher
-            .search(&q, &TopDocs::with_limit(k.max(1)))
-            .map_err(|e| tantivy_err("search", e))?;
+        let top =
+            searcher.search(&q, &TopDocs::with_limit(k.max(1))).map_err(|e| tantivy_err("search", e))?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| tantivy_err("read", e))?;

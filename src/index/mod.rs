@@ -2,3 +2,4 @@
 
 pub mod bm25;
 pub mod code_tokens;
+pub mod dense;

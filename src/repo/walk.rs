@@ -69,12 +69,14 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
             result.notes.push(format!("{rel}: {} bytes, over the {max_file_size}-byte limit", meta.len()));
             continue;
         }
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        result.files.push(FoundFile { path: rel, abs: entry.path().to_path_buf(), size: meta.len(), mtime_ns });
+        let mtime_ns =
+            meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+        result.files.push(FoundFile {
+            path: rel,
+            abs: entry.path().to_path_buf(),
+            size: meta.len(),
+            mtime_ns,
+        });
     }
     result.files.sort_by(|a, b| a.path.cmp(&b.path));
     // With symlinks followed, one file can be reached twice; index it once.
