@@ -7,6 +7,7 @@ pub mod callgraph;
 pub mod chunk;
 pub mod error;
 pub mod progress;
+pub mod repo;
 
 pub use chunk::{Chunk, ChunkKind};
 pub use error::{Error, Result};

@@ -1,0 +1,3 @@
+//! Repository access: reading snapshots of a repository.
+
+pub mod git;
