@@ -6,6 +6,7 @@
 pub mod callgraph;
 pub mod chunk;
 pub mod error;
+pub mod eval;
 pub mod progress;
 pub mod repo;
 
