@@ -8,6 +8,7 @@ pub mod callgraph;
 pub mod chunk;
 pub mod engine;
 pub mod error;
+pub mod eval;
 pub mod index;
 pub mod progress;
 pub mod repo;
