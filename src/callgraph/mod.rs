@@ -43,11 +43,7 @@ impl CallGraph {
                 let repo = &repo;
                 (0..file.chunks.len() as u32).map(move |local| {
                     let id = repo.global_id(f, local);
-                    let sites = file
-                        .calls
-                        .get(local as usize)
-                        .map(Vec::as_slice)
-                        .unwrap_or(&[]);
+                    let sites = file.calls.get(local as usize).map(Vec::as_slice).unwrap_or(&[]);
                     let mut seen = HashSet::new();
                     sites
                         .iter()

@@ -7,10 +7,7 @@ use std::collections::{HashMap, HashSet};
 /// `a/b/__init__.py` → `a.b`, `__init__.py` → `""`.
 pub fn module_name_of(path: &str) -> String {
     let path = path.trim_start_matches("./");
-    let stem = path
-        .strip_suffix(".py")
-        .or_else(|| path.strip_suffix(".pyi"))
-        .unwrap_or(path);
+    let stem = path.strip_suffix(".py").or_else(|| path.strip_suffix(".pyi")).unwrap_or(path);
     let stem = match stem.strip_suffix("__init__") {
         Some(pkg) => pkg.trim_end_matches('/'),
         None => stem,
@@ -61,11 +58,8 @@ impl ModuleIndex {
             .filter(|p| is_init(p))
             .map(|p| p.rsplit_once('/').map_or("", |(dir, _)| dir))
             .collect();
-        let mut index = ModuleIndex {
-            full: HashMap::new(),
-            rooted: HashMap::new(),
-            prefixes: HashSet::new(),
-        };
+        let mut index =
+            ModuleIndex { full: HashMap::new(), rooted: HashMap::new(), prefixes: HashSet::new() };
         for (file, path) in paths.iter().enumerate() {
             let name = module_name_of(path);
             if name.is_empty() {
@@ -80,10 +74,7 @@ impl ModuleIndex {
                     continue;
                 }
                 index.add_prefixes(&parts[k..]);
-                let slot = index
-                    .rooted
-                    .entry(parts[k..].join("."))
-                    .or_insert(Slot::One(file));
+                let slot = index.rooted.entry(parts[k..].join(".")).or_insert(Slot::One(file));
                 if !matches!(slot, Slot::One(f) if *f == file) {
                     *slot = Slot::Many;
                 }
@@ -111,9 +102,7 @@ impl ModuleIndex {
 
     /// Whether `name` is a repository module or package (a directory prefix counts).
     pub fn is_known(&self, name: &str) -> bool {
-        self.full.contains_key(name)
-            || self.rooted.contains_key(name)
-            || self.prefixes.contains(name)
+        self.full.contains_key(name) || self.rooted.contains_key(name) || self.prefixes.contains(name)
     }
 }
 
@@ -131,27 +120,11 @@ mod tests {
 
     #[test]
     fn relative_imports_climb_from_the_package() {
-        assert_eq!(
-            resolve_relative("pkg/sub/mod.py", 1, "x").as_deref(),
-            Some("pkg.sub.x")
-        );
-        assert_eq!(
-            resolve_relative("pkg/sub/mod.py", 1, "").as_deref(),
-            Some("pkg.sub")
-        );
-        assert_eq!(
-            resolve_relative("pkg/sub/mod.py", 2, "other.y").as_deref(),
-            Some("pkg.other.y")
-        );
-        assert_eq!(
-            resolve_relative("pkg/sub/__init__.py", 1, "x").as_deref(),
-            Some("pkg.sub.x")
-        );
-        assert_eq!(
-            resolve_relative("pkg/mod.py", 3, "x"),
-            None,
-            "climbs above the repository"
-        );
+        assert_eq!(resolve_relative("pkg/sub/mod.py", 1, "x").as_deref(), Some("pkg.sub.x"));
+        assert_eq!(resolve_relative("pkg/sub/mod.py", 1, "").as_deref(), Some("pkg.sub"));
+        assert_eq!(resolve_relative("pkg/sub/mod.py", 2, "other.y").as_deref(), Some("pkg.other.y"));
+        assert_eq!(resolve_relative("pkg/sub/__init__.py", 1, "x").as_deref(), Some("pkg.sub.x"));
+        assert_eq!(resolve_relative("pkg/mod.py", 3, "x"), None, "climbs above the repository");
     }
 
     #[test]
@@ -160,11 +133,7 @@ mod tests {
         assert_eq!(index.lookup("pkg.mod"), Some(1));
         assert_eq!(index.lookup("src.pkg.mod"), Some(1));
         assert_eq!(index.lookup("pkg"), Some(0));
-        assert_eq!(
-            index.lookup("mod"),
-            None,
-            "pkg/ is a package, so mod is not top-level"
-        );
+        assert_eq!(index.lookup("mod"), None, "pkg/ is a package, so mod is not top-level");
         assert!(index.is_known("pkg") && index.is_known("src"));
         assert!(!index.is_known("os"));
     }

@@ -192,9 +192,7 @@ impl<'a> Repo<'a> {
             Receiver::None => self.resolve_name(f, Some(owner), name, 0),
             Receiver::Path(path) if path.len() == 1 && (path[0] == "self" || path[0] == "cls") => {
                 match self.class_of(f, owner) {
-                    Some(class) => self
-                        .method(class, name)
-                        .map_or(Entity::Unknown, Entity::Def),
+                    Some(class) => self.method(class, name).map_or(Entity::Unknown, Entity::Def),
                     None => Entity::Unknown,
                 }
             }
@@ -221,10 +219,7 @@ impl<'a> Repo<'a> {
 
     /// The class whose `self`/`cls` a chunk sees: a method's class, or a class itself.
     fn class_of(&self, f: usize, local: u32) -> Option<u32> {
-        self.class_of
-            .get((self.offsets[f] + local) as usize)
-            .copied()
-            .flatten()
+        self.class_of.get((self.offsets[f] + local) as usize).copied().flatten()
     }
 
     /// Method `name` of a class or, depth-first left to right, of its bases.
@@ -256,12 +251,9 @@ impl<'a> Repo<'a> {
     /// A plain name as seen from chunk `owner` of file `f` (`None`: file level).
     fn resolve_name(&self, f: usize, owner: Option<u32>, name: &str, depth: u32) -> Entity {
         if let Some(owner) = owner {
-            let local = self.scoped[f].get(&owner).and_then(|imports| {
-                imports
-                    .iter()
-                    .rev()
-                    .find(|imp| imp.bound_name() == Some(name))
-            });
+            let local = self.scoped[f]
+                .get(&owner)
+                .and_then(|imports| imports.iter().rev().find(|imp| imp.bound_name() == Some(name)));
             if let Some(import) = local {
                 return self.resolve_import(f, import, depth);
             }
@@ -272,11 +264,11 @@ impl<'a> Repo<'a> {
         if let Some(import) = self.bindings[f].get(name) {
             return self.resolve_import(f, import, depth);
         }
-        self.from_wildcards(f, name, depth)
+        self.via_wildcards(f, name, depth)
     }
 
     /// `from m import *` in file `f` that brings in a repository definition `name`.
-    fn from_wildcards(&self, f: usize, name: &str, depth: u32) -> Entity {
+    fn via_wildcards(&self, f: usize, name: &str, depth: u32) -> Entity {
         if depth > MAX_WILDCARD_DEPTH {
             return Entity::Unknown;
         }
@@ -341,9 +333,7 @@ impl<'a> Repo<'a> {
             Entity::Class(class) => {
                 if let Some(m) = self.method(class, name) {
                     Entity::Def(m)
-                } else if let Some(&nested) =
-                    self.classes.get(&class).and_then(|c| c.nested.get(name))
-                {
+                } else if let Some(&nested) = self.classes.get(&class).and_then(|c| c.nested.get(name)) {
                     Entity::Class(nested)
                 } else {
                     Entity::Unknown
@@ -373,7 +363,7 @@ impl<'a> Repo<'a> {
             return Entity::Module(submodule);
         }
         match file {
-            Some(f) => self.from_wildcards(f, name, depth),
+            Some(f) => self.via_wildcards(f, name, depth),
             None => Entity::Unknown,
         }
     }

@@ -10,53 +10,36 @@ struct Repo {
 
 impl Repo {
     fn new(sources: &[(&str, &str)]) -> Self {
-        let files: Vec<FileSyntax> = sources
-            .iter()
-            .map(|(path, src)| chunk_file(path, src))
-            .collect();
+        let files: Vec<FileSyntax> = sources.iter().map(|(path, src)| chunk_file(path, src)).collect();
         let graph = CallGraph::build(&files);
         Repo { files, graph }
     }
 
     fn keys(&self) -> Vec<String> {
-        self.files
-            .iter()
-            .flat_map(|f| f.chunks.iter().map(|c| c.key()))
-            .collect()
+        self.files.iter().flat_map(|f| f.chunks.iter().map(|c| c.key())).collect()
     }
 
     fn id(&self, key: &str) -> usize {
         let keys = self.keys();
-        keys.iter()
-            .position(|k| k == key)
-            .unwrap_or_else(|| panic!("no chunk {key} in {keys:?}"))
+        keys.iter().position(|k| k == key).unwrap_or_else(|| panic!("no chunk {key} in {keys:?}"))
     }
 
     /// Callees of `key` as `path::name` keys, in graph order.
     fn callees(&self, key: &str) -> Vec<String> {
         let keys = self.keys();
-        self.graph.callees[self.id(key)]
-            .iter()
-            .map(|&i| keys[i as usize].clone())
-            .collect()
+        self.graph.callees[self.id(key)].iter().map(|&i| keys[i as usize].clone()).collect()
     }
 
     fn callers(&self, key: &str) -> Vec<String> {
         let keys = self.keys();
-        self.graph.callers[self.id(key)]
-            .iter()
-            .map(|&i| keys[i as usize].clone())
-            .collect()
+        self.graph.callers[self.id(key)].iter().map(|&i| keys[i as usize].clone()).collect()
     }
 }
 
 #[test]
 fn same_file_definition_wins_over_other_files() {
     let repo = Repo::new(&[
-        (
-            "a.py",
-            "def helper():\n    pass\n\ndef main():\n    helper()\n",
-        ),
+        ("a.py", "def helper():\n    pass\n\ndef main():\n    helper()\n"),
         ("b.py", "def helper():\n    pass\n"),
     ]);
     assert_eq!(repo.callees("a.py::main"), ["a.py::helper"]);
@@ -68,10 +51,7 @@ fn from_import_with_alias_resolves_to_the_module_definition() {
         ("pkg/__init__.py", ""),
         ("pkg/util.py", "def tool():\n    pass\n"),
         ("other.py", "def tool():\n    pass\n"),
-        (
-            "app.py",
-            "from pkg.util import tool as t\n\ndef run():\n    t()\n",
-        ),
+        ("app.py", "from pkg.util import tool as t\n\ndef run():\n    t()\n"),
     ]);
     assert_eq!(repo.callees("app.py::run"), ["pkg/util.py::tool"]);
 }
@@ -83,13 +63,13 @@ fn relative_imports_resolve_against_the_package() {
         ("pkg/core.py", "def thing():\n    pass\n"),
         ("pkg/sub/__init__.py", ""),
         ("pkg/sub/helpers.py", "def h():\n    pass\n"),
-        ("pkg/sub/mod.py", "from . import helpers\nfrom ..core import thing\n\ndef f():\n    helpers.h()\n    thing()\n"),
+        (
+            "pkg/sub/mod.py",
+            "from . import helpers\nfrom ..core import thing\n\ndef f():\n    helpers.h()\n    thing()\n",
+        ),
         ("dup.py", "def h():\n    pass\n\ndef thing():\n    pass\n"),
     ]);
-    assert_eq!(
-        repo.callees("pkg/sub/mod.py::f"),
-        ["pkg/sub/helpers.py::h", "pkg/core.py::thing"]
-    );
+    assert_eq!(repo.callees("pkg/sub/mod.py::f"), ["pkg/sub/helpers.py::h", "pkg/core.py::thing"]);
 }
 
 #[test]
@@ -98,10 +78,7 @@ fn imported_module_attributes_resolve_with_and_without_alias() {
         ("a/__init__.py", ""),
         ("a/b.py", "def foo():\n    pass\n\ndef bar():\n    pass\n"),
         ("dup.py", "def foo():\n    pass\n\ndef bar():\n    pass\n"),
-        (
-            "use.py",
-            "import a.b as mod\nimport a.b\n\ndef f():\n    mod.foo()\n    a.b.bar()\n",
-        ),
+        ("use.py", "import a.b as mod\nimport a.b\n\ndef f():\n    mod.foo()\n    a.b.bar()\n"),
     ]);
     assert_eq!(repo.callees("use.py::f"), ["a/b.py::foo", "a/b.py::bar"]);
 }
@@ -112,15 +89,9 @@ fn src_layout_packages_resolve_by_package_name() {
         ("src/pkg/__init__.py", ""),
         ("src/pkg/mod.py", "def go():\n    pass\n"),
         ("tests/dup.py", "def go():\n    pass\n"),
-        (
-            "tests/test_mod.py",
-            "from pkg.mod import go\n\ndef test_go():\n    go()\n",
-        ),
+        ("tests/test_mod.py", "from pkg.mod import go\n\ndef test_go():\n    go()\n"),
     ]);
-    assert_eq!(
-        repo.callees("tests/test_mod.py::test_go"),
-        ["src/pkg/mod.py::go"]
-    );
+    assert_eq!(repo.callees("tests/test_mod.py::test_go"), ["src/pkg/mod.py::go"]);
 }
 
 #[test]
@@ -129,10 +100,7 @@ fn package_reexports_are_followed() {
         ("lib/__init__.py", "from .core import Symbol\n"),
         ("lib/core.py", "class Symbol:\n    pass\n"),
         ("dup.py", "class Symbol:\n    pass\n"),
-        (
-            "use.py",
-            "from lib import Symbol\n\ndef f():\n    return Symbol()\n",
-        ),
+        ("use.py", "from lib import Symbol\n\ndef f():\n    return Symbol()\n"),
     ]);
     assert_eq!(repo.callees("use.py::f"), ["lib/core.py::Symbol"]);
 }
@@ -149,11 +117,7 @@ fn self_and_cls_calls_resolve_to_methods_of_the_class_and_its_bases() {
     ]);
     assert_eq!(
         repo.callees("child.py::Child.run"),
-        [
-            "child.py::Child.own",
-            "base.py::Base.shared",
-            "base.py::Base.make"
-        ]
+        ["child.py::Child.own", "base.py::Base.shared", "base.py::Base.make"]
     );
 }
 
@@ -169,7 +133,10 @@ fn cyclic_bases_terminate_and_missing_methods_give_no_edge() {
 #[test]
 fn class_instantiation_links_the_class_chunk() {
     let repo = Repo::new(&[
-        ("m.py", "class Point:\n    def __init__(self):\n        pass\n\ndef origin():\n    return Point()\n"),
+        (
+            "m.py",
+            "class Point:\n    def __init__(self):\n        pass\n\ndef origin():\n    return Point()\n",
+        ),
         ("n.py", "class Point:\n    pass\n"),
     ]);
     assert_eq!(repo.callees("m.py::origin"), ["m.py::Point"]);
@@ -197,14 +164,8 @@ fn class_attribute_access_resolves_methods() {
 #[test]
 fn repository_unique_names_are_the_fallback() {
     let repo = Repo::new(&[
-        (
-            "a.py",
-            "class Engine:\n    def frobnicate(self):\n        pass\n",
-        ),
-        (
-            "b.py",
-            "def drive(engine):\n    engine.frobnicate()\n    make().frobnicate()\n",
-        ),
+        ("a.py", "class Engine:\n    def frobnicate(self):\n        pass\n"),
+        ("b.py", "def drive(engine):\n    engine.frobnicate()\n    make().frobnicate()\n"),
     ]);
     assert_eq!(repo.callees("b.py::drive"), ["a.py::Engine.frobnicate"]);
 }
@@ -213,14 +174,13 @@ fn repository_unique_names_are_the_fallback() {
 fn builtin_type_methods_on_unknown_receivers_are_not_guessed() {
     let repo = Repo::new(&[
         ("a.py", "class OrderedSet:\n    def pop(self):\n        pass\n"),
-        ("b.py", "from a import OrderedSet\n\ndef f(xs):\n    xs.pop()\n\ndef g(s):\n    OrderedSet.pop(s)\n"),
+        (
+            "b.py",
+            "from a import OrderedSet\n\ndef f(xs):\n    xs.pop()\n\ndef g(s):\n    OrderedSet.pop(s)\n",
+        ),
     ]);
     assert!(repo.callees("b.py::f").is_empty());
-    assert_eq!(
-        repo.callees("b.py::g"),
-        ["a.py::OrderedSet.pop"],
-        "a resolved receiver still links"
-    );
+    assert_eq!(repo.callees("b.py::g"), ["a.py::OrderedSet.pop"], "a resolved receiver still links");
 }
 
 #[test]
@@ -228,10 +188,7 @@ fn ambiguous_and_unknown_names_give_no_edge() {
     let repo = Repo::new(&[
         ("a.py", "def run():\n    pass\n"),
         ("b.py", "def run():\n    pass\n"),
-        (
-            "c.py",
-            "def go(x):\n    x.run()\n    len(x)\n    print(x)\n",
-        ),
+        ("c.py", "def go(x):\n    x.run()\n    len(x)\n    print(x)\n"),
     ]);
     assert!(repo.callees("c.py::go").is_empty());
     assert_eq!(repo.graph.edge_count(), 0);
@@ -239,10 +196,7 @@ fn ambiguous_and_unknown_names_give_no_edge() {
 
 #[test]
 fn builtins_resolve_only_when_the_repository_defines_them_uniquely() {
-    let repo = Repo::new(&[
-        ("a.py", "def len(x):\n    pass\n"),
-        ("b.py", "def f(x):\n    return len(x)\n"),
-    ]);
+    let repo = Repo::new(&[("a.py", "def len(x):\n    pass\n"), ("b.py", "def f(x):\n    return len(x)\n")]);
     assert_eq!(repo.callees("b.py::f"), ["a.py::len"]);
 }
 

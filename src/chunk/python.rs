@@ -8,6 +8,12 @@
 //! One extra module chunk per file (`<module>`) holds the top-level statements that are
 //! not definitions; its span is the whole file so that the innermost chunk containing a
 //! line picks it only outside definitions.
+//!
+//! Call sites and imports belong to the innermost chunk whose source holds them: a
+//! method owns its calls (decorators and default arguments included), a class chunk only
+//! those in its header and non-method body statements (`__init__`'s calls are
+//! `Class.__init__`'s even though the class text shows `__init__`), the module chunk
+//! those outside every definition.
 
 use std::cell::RefCell;
 
@@ -31,9 +37,7 @@ fn parse(source: &str) -> Option<Tree> {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             let mut parser = Parser::new();
-            parser
-                .set_language(&tree_sitter_python::LANGUAGE.into())
-                .ok()?;
+            parser.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
             *slot = Some(parser);
         }
         let tree = slot.as_mut()?.parse(source, None);
@@ -98,22 +102,10 @@ impl<'s> Extractor<'s> {
     fn run(mut self, root: Node) -> FileSyntax {
         let module = self.r.module_text(root).map(|text| {
             let len = self.r.src.len();
-            self.push_chunk(
-                ChunkKind::Module,
-                MODULE_CHUNK_NAME.to_string(),
-                (0, len),
-                &text,
-            )
+            self.push_chunk(ChunkKind::Module, MODULE_CHUNK_NAME.to_string(), (0, len), &text)
         });
         // Iterative pre-order walk (source order); deep expressions cannot overflow the stack.
-        let mut stack = vec![(
-            root,
-            Ctx {
-                owner: module,
-                scope: Scope::Module,
-            },
-            false,
-        )];
+        let mut stack = vec![(root, Ctx { owner: module, scope: Scope::Module }, false)];
         while let Some((node, ctx, opened)) = stack.pop() {
             let mut ctx = ctx;
             let mut skip_def = None;
@@ -160,13 +152,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn push_chunk(
-        &mut self,
-        kind: ChunkKind,
-        name: String,
-        span: (usize, usize),
-        code: &str,
-    ) -> usize {
+    fn push_chunk(&mut self, kind: ChunkKind, name: String, span: (usize, usize), code: &str) -> usize {
         let lines = &self.r.lines;
         self.chunks.push(Chunk {
             path: self.path.to_string(),
@@ -202,21 +188,11 @@ impl<'s> Extractor<'s> {
             let text = self.r.class_text(d);
             let chunk = self.push_chunk(ChunkKind::Class, qualified.clone(), span, &text);
             let bases = self.base_names(d.def);
-            self.classes.push(ClassInfo {
-                name: qualified,
-                chunk: chunk as u32,
-                bases,
-            });
+            self.classes.push(ClassInfo { name: qualified, chunk: chunk as u32, bases });
             // The `class …:` line(s) without decorators, for this class's method chunks.
             let header_start = self.r.start(d.def);
-            let header = (
-                header_start,
-                header_start + self.r.header(d.def, d.def).len(),
-            );
-            return Some(Ctx {
-                owner: Some(chunk),
-                scope: Scope::Class { chunk, header },
-            });
+            let header = (header_start, header_start + self.r.header(d.def, d.def).len());
+            return Some(Ctx { owner: Some(chunk), scope: Scope::Class { chunk, header } });
         }
         let chunk = match parent {
             Some((_, (start, end))) => {
@@ -229,10 +205,7 @@ impl<'s> Extractor<'s> {
                 self.push_chunk(ChunkKind::Function, qualified, span, &text)
             }
         };
-        Some(Ctx {
-            owner: Some(chunk),
-            scope: Scope::Function,
-        })
+        Some(Ctx { owner: Some(chunk), scope: Scope::Function })
     }
 
     fn base_names(&self, class: Node) -> Vec<String> {
@@ -262,9 +235,7 @@ impl<'s> Extractor<'s> {
                     break;
                 }
                 "attribute" => {
-                    parts.push(
-                        node_text(self.r.src, node.child_by_field_name("attribute")?).to_string(),
-                    );
+                    parts.push(node_text(self.r.src, node.child_by_field_name("attribute")?).to_string());
                     node = node.child_by_field_name("object")?;
                 }
                 _ => return None,
@@ -282,10 +253,9 @@ impl<'s> Extractor<'s> {
         let (name_node, receiver) = match func.kind() {
             "identifier" => (func, Receiver::None),
             "attribute" => {
-                let (Some(attr), Some(object)) = (
-                    func.child_by_field_name("attribute"),
-                    func.child_by_field_name("object"),
-                ) else {
+                let (Some(attr), Some(object)) =
+                    (func.child_by_field_name("attribute"), func.child_by_field_name("object"))
+                else {
                     return;
                 };
                 (attr, self.receiver(object))
@@ -299,22 +269,13 @@ impl<'s> Extractor<'s> {
         }
         let pos = name_node.start_byte();
         let line = self.r.lines.line_of(pos) as u32;
-        self.calls[owner].push((
-            pos,
-            CallSite {
-                name: name.to_string(),
-                receiver,
-                line,
-            },
-        ));
+        self.calls[owner].push((pos, CallSite { name: name.to_string(), receiver, line }));
     }
 
     fn receiver(&self, object: Node) -> Receiver {
         if object.kind() == "call" {
             let callee = object.child_by_field_name("function");
-            if callee
-                .is_some_and(|f| f.kind() == "identifier" && node_text(self.r.src, f) == "super")
-            {
+            if callee.is_some_and(|f| f.kind() == "identifier" && node_text(self.r.src, f) == "super") {
                 return Receiver::Super;
             }
         }
@@ -353,13 +314,7 @@ impl<'s> Extractor<'s> {
         };
         let push = |this: &mut Self, module: String, what: Imported, alias: Option<String>| {
             if !(module.is_empty() && level == 0) {
-                this.imports.push(Import {
-                    level,
-                    module,
-                    what,
-                    alias,
-                    scope,
-                });
+                this.imports.push(Import { level, module, what, alias, scope });
             }
         };
         let is_from = node.kind() == "import_from_statement";
@@ -372,9 +327,8 @@ impl<'s> Extractor<'s> {
         for name in names {
             let (target, alias) = match name.kind() {
                 "aliased_import" => {
-                    let alias = name
-                        .child_by_field_name("alias")
-                        .map(|a| node_text(self.r.src, a).to_string());
+                    let alias =
+                        name.child_by_field_name("alias").map(|a| node_text(self.r.src, a).to_string());
                     match name.child_by_field_name("name") {
                         Some(n) => (self.dotted_name(n), alias),
                         None => continue,

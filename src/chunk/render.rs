@@ -21,10 +21,7 @@ impl<'t> Def<'t> {
     /// `node` as a function or class definition, decorated or not.
     pub fn of(node: Node<'t>) -> Option<Def<'t>> {
         match node.kind() {
-            "function_definition" | "class_definition" => Some(Def {
-                outer: node,
-                def: node,
-            }),
+            "function_definition" | "class_definition" => Some(Def { outer: node, def: node }),
             "decorated_definition" => {
                 let def = node.child_by_field_name("definition")?;
                 matches!(def.kind(), "function_definition" | "class_definition")
@@ -61,10 +58,7 @@ pub(crate) struct Renderer<'s> {
 
 impl<'s> Renderer<'s> {
     pub fn new(src: &'s str) -> Self {
-        Renderer {
-            src,
-            lines: Lines::new(src),
-        }
+        Renderer { src, lines: Lines::new(src) }
     }
 
     /// Start of `node`'s text, including its indentation when only indentation precedes it.
@@ -79,9 +73,7 @@ impl<'s> Renderer<'s> {
 
     /// End of a definition's header: just past the `:` that opens its body.
     fn colon_end(&self, def: Node) -> usize {
-        let colon = children(def)
-            .into_iter()
-            .find(|c| c.kind() == ":" && !c.is_named());
+        let colon = children(def).into_iter().find(|c| c.kind() == ":" && !c.is_named());
         match (colon, def.child_by_field_name("body")) {
             (Some(c), _) => c.end_byte(),
             (None, Some(body)) => body.start_byte(),
@@ -101,9 +93,7 @@ impl<'s> Renderer<'s> {
             let start = body.start_byte();
             let line_start = self.lines.line_start(start);
             let prefix = slice(self.src, line_start, start);
-            if self.lines.line_of(start) > self.lines.line_of(self.colon_end(d.def))
-                && is_blank(prefix)
-            {
+            if self.lines.line_of(start) > self.lines.line_of(self.colon_end(d.def)) && is_blank(prefix) {
                 return prefix.to_string();
             }
         }
@@ -115,11 +105,7 @@ impl<'s> Renderer<'s> {
 
     /// Header plus an indented `...`: how a class chunk shows a method or nested class.
     pub fn elided(&self, d: Def) -> String {
-        format!(
-            "{}\n{}...",
-            self.header(d.outer, d.def),
-            self.body_indent(d)
-        )
+        format!("{}\n{}...", self.header(d.outer, d.def), self.body_indent(d))
     }
 
     /// `node`'s lines with each of `defs` replaced by `replace(def)` (an empty replacement
@@ -134,9 +120,7 @@ impl<'s> Renderer<'s> {
             };
             let cut_start = self.start(d.outer).max(pos);
             let mut cut_end = code_end(d.outer).max(cut_start);
-            let line_end = self
-                .lines
-                .line_end(cut_end.saturating_sub(1).max(cut_start));
+            let line_end = self.lines.line_end(cut_end.saturating_sub(1).max(cut_start));
             let rest = slice(self.src, cut_end, line_end).trim();
             if rest.is_empty() || rest.starts_with('#') {
                 cut_end = line_end;
@@ -149,10 +133,7 @@ impl<'s> Renderer<'s> {
             pos = cut_end;
         }
         out.push_str(slice(self.src, pos, end));
-        let kept: Vec<&str> = out
-            .lines()
-            .filter(|l| !is_blank(l.trim_end_matches('\r')))
-            .collect();
+        let kept: Vec<&str> = out.lines().filter(|l| !is_blank(l.trim_end_matches('\r'))).collect();
         kept.join("\n")
     }
 
@@ -180,10 +161,15 @@ impl<'s> Renderer<'s> {
             let inner = defs_within(stmt);
             if !inner.is_empty() {
                 pieces.push(self.splice(stmt, &inner, member));
-            } else if (i == 0 && is_docstring(stmt))
-                || self.line_count(stmt) <= MAX_CLASS_ATTR_LINES
-            {
-                pieces.push(self.full(stmt).to_string());
+            } else if (i == 0 && is_docstring(stmt)) || self.line_count(stmt) <= MAX_CLASS_ATTR_LINES {
+                // `class A: pass` puts the body on the header's line: give it its own, indented.
+                if self.start(stmt) == stmt.start_byte()
+                    && self.start(stmt) != self.lines.line_start(stmt.start_byte())
+                {
+                    pieces.push(format!("{}{}", self.body_indent(class), self.full(stmt)));
+                } else {
+                    pieces.push(self.full(stmt).to_string());
+                }
             }
         }
         pieces.retain(|p| !p.trim().is_empty());
@@ -210,9 +196,7 @@ impl<'s> Renderer<'s> {
     }
 
     pub fn def_name(&self, def: Node) -> &'s str {
-        def.child_by_field_name("name")
-            .map(|n| slice(self.src, n.start_byte(), n.end_byte()))
-            .unwrap_or("")
+        def.child_by_field_name("name").map(|n| slice(self.src, n.start_byte(), n.end_byte())).unwrap_or("")
     }
 
     fn line_count(&self, node: Node) -> usize {
@@ -225,7 +209,5 @@ impl<'s> Renderer<'s> {
 fn is_docstring(stmt: Node) -> bool {
     stmt.kind() == "expression_statement"
         && stmt.named_child_count() == 1
-        && stmt
-            .named_child(0)
-            .is_some_and(|c| matches!(c.kind(), "string" | "concatenated_string"))
+        && stmt.named_child(0).is_some_and(|c| matches!(c.kind(), "string" | "concatenated_string"))
 }

@@ -115,33 +115,15 @@ mod tests {
     use super::*;
 
     fn import(module: &str, what: Imported, alias: Option<&str>) -> Import {
-        Import {
-            level: 0,
-            module: module.into(),
-            what,
-            alias: alias.map(String::from),
-            scope: None,
-        }
+        Import { level: 0, module: module.into(), what, alias: alias.map(String::from), scope: None }
     }
 
     #[test]
     fn bound_names_follow_python_binding_rules() {
-        assert_eq!(
-            import("a.b", Imported::Module, None).bound_name(),
-            Some("a")
-        );
-        assert_eq!(
-            import("a.b", Imported::Module, Some("m")).bound_name(),
-            Some("m")
-        );
-        assert_eq!(
-            import("a", Imported::Name("x".into()), None).bound_name(),
-            Some("x")
-        );
-        assert_eq!(
-            import("a", Imported::Name("x".into()), Some("y")).bound_name(),
-            Some("y")
-        );
+        assert_eq!(import("a.b", Imported::Module, None).bound_name(), Some("a"));
+        assert_eq!(import("a.b", Imported::Module, Some("m")).bound_name(), Some("m"));
+        assert_eq!(import("a", Imported::Name("x".into()), None).bound_name(), Some("x"));
+        assert_eq!(import("a", Imported::Name("x".into()), Some("y")).bound_name(), Some("y"));
         assert_eq!(import("a", Imported::All, None).bound_name(), None);
     }
 }

@@ -6,17 +6,11 @@ use rand::{Rng, SeedableRng};
 use super::*;
 
 fn names(fs: &FileSyntax) -> Vec<(&str, ChunkKind)> {
-    fs.chunks
-        .iter()
-        .map(|c| (c.name.as_str(), c.kind))
-        .collect()
+    fs.chunks.iter().map(|c| (c.name.as_str(), c.kind)).collect()
 }
 
 fn chunk<'a>(fs: &'a FileSyntax, name: &str) -> &'a Chunk {
-    fs.chunks
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap_or_else(|| panic!("no chunk {name}: {:?}", names(fs)))
+    fs.chunks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no chunk {name}: {:?}", names(fs)))
 }
 
 fn call_names(fs: &FileSyntax, name: &str) -> Vec<String> {
@@ -42,31 +36,17 @@ fn functions_start_at_their_first_decorator() {
     let fs = chunk_file("m.py", FUNCTIONS);
     assert_eq!(
         names(&fs),
-        vec![
-            ("<module>", ChunkKind::Module),
-            ("f", ChunkKind::Function),
-            ("h", ChunkKind::Function)
-        ]
+        vec![("<module>", ChunkKind::Module), ("f", ChunkKind::Function), ("h", ChunkKind::Function)]
     );
     let f = chunk(&fs, "f");
-    assert_eq!(
-        f.text,
-        "m.py\n@decorator\n@other(1)\ndef f(a, b=2):\n    return g(a)"
-    );
+    assert_eq!(f.text, "m.py\n@decorator\n@other(1)\ndef f(a, b=2):\n    return g(a)");
     assert_eq!((f.start_line, f.end_line), (4, 7));
     assert_eq!(f.start_byte, FUNCTIONS.find("@decorator").unwrap());
-    assert_eq!(
-        &FUNCTIONS[f.start_byte..f.end_byte],
-        &f.text["m.py\n".len()..]
-    );
+    assert_eq!(&FUNCTIONS[f.start_byte..f.end_byte], &f.text["m.py\n".len()..]);
     let h = chunk(&fs, "h");
     assert_eq!(h.text, "m.py\nasync def h():\n    await f(1, 2)");
     assert_eq!((h.start_line, h.end_line), (10, 11));
-    assert_eq!(
-        call_names(&fs, "f"),
-        ["other", "g"],
-        "decorator calls belong to the def"
-    );
+    assert_eq!(call_names(&fs, "f"), ["other", "g"], "decorator calls belong to the def");
     assert!(!fs.has_syntax_errors);
 }
 
@@ -151,14 +131,7 @@ fn methods_and_nested_classes_are_qualified_and_in_source_order() {
         ]
     );
     assert_eq!(fs.classes.len(), 2);
-    assert_eq!(
-        fs.classes[0],
-        ClassInfo {
-            name: "Foo".into(),
-            chunk: 1,
-            bases: vec!["Base".into()]
-        }
-    );
+    assert_eq!(fs.classes[0], ClassInfo { name: "Foo".into(), chunk: 1, bases: vec!["Base".into()] });
     assert_eq!(fs.classes[1].name, "Foo.Inner");
 }
 
@@ -189,19 +162,10 @@ fn method_chunk_is_class_line_plus_method_source() {
 
 #[test]
 fn docstrings_of_every_quote_style_are_kept() {
-    for doc in [
-        r#"r"""Raw doc.""""#,
-        "'single'",
-        "\"double\"",
-        "'''triple'''",
-        "u'prefixed'",
-    ] {
+    for doc in [r#"r"""Raw doc.""""#, "'single'", "\"double\"", "'''triple'''", "u'prefixed'"] {
         let src = format!("class A:\n    {doc}\n    def m(self):\n        pass\n");
         let fs = chunk_file("a.py", &src);
-        assert_eq!(
-            chunk(&fs, "A").text,
-            format!("a.py\nclass A:\n    {doc}\n    def m(self):\n        ...")
-        );
+        assert_eq!(chunk(&fs, "A").text, format!("a.py\nclass A:\n    {doc}\n    def m(self):\n        ..."));
     }
 }
 
@@ -216,6 +180,20 @@ fn long_class_attributes_are_dropped_but_a_long_docstring_is_kept() {
 }
 
 #[test]
+fn one_line_class_bodies_get_their_own_indented_line() {
+    let fs = chunk_file("o.py", "class E(Exception): pass\n\nclass F: x = 1; y = 2\n");
+    assert_eq!(chunk(&fs, "E").text, "o.py\nclass E(Exception):\n    pass");
+    assert_eq!(chunk(&fs, "F").text, "o.py\nclass F:\n    x = 1\n    y = 2");
+}
+
+#[test]
+fn tab_indented_methods_keep_their_tabs() {
+    let fs = chunk_file("t.py", "class T:\n\tdef m(self):\n\t\treturn 1\n");
+    assert_eq!(chunk(&fs, "T").text, "t.py\nclass T:\n\tdef m(self):\n\t\t...");
+    assert_eq!(chunk(&fs, "T.m").text, "t.py\nclass T:\n\tdef m(self):\n\t\treturn 1");
+}
+
+#[test]
 fn property_getter_and_setter_are_both_method_chunks() {
     let src = "class C:\n    @property\n    def x(self):\n        return self._x\n\n    @x.setter\n    def x(self, v):\n        self._x = v\n";
     let fs = chunk_file("c.py", src);
@@ -223,9 +201,7 @@ fn property_getter_and_setter_are_both_method_chunks() {
     assert_eq!(xs.len(), 2);
     assert!(xs.iter().all(|c| c.kind == ChunkKind::Method));
     assert_eq!((xs[1].start_line, xs[1].end_line), (6, 8));
-    assert!(xs[1]
-        .text
-        .ends_with("    @x.setter\n    def x(self, v):\n        self._x = v"));
+    assert!(xs[1].text.ends_with("    @x.setter\n    def x(self, v):\n        self._x = v"));
 }
 
 #[test]
@@ -270,17 +246,8 @@ if __name__ == "__main__":
         fs.chunks[0].text,
         "m.py\n\"\"\"Module doc.\"\"\"\nimport os\nfrom . import sibling\nX = compute()\ntry:\n    import fast\nexcept ImportError:\nif __name__ == \"__main__\":\n    main()"
     );
-    assert_eq!(
-        chunk(&fs, "fast_path").text,
-        "m.py\n    def fast_path(x):\n        return x"
-    );
-    assert_eq!(
-        (
-            chunk(&fs, "fast_path").start_line,
-            chunk(&fs, "fast_path").end_line
-        ),
-        (10, 11)
-    );
+    assert_eq!(chunk(&fs, "fast_path").text, "m.py\n    def fast_path(x):\n        return x");
+    assert_eq!((chunk(&fs, "fast_path").start_line, chunk(&fs, "fast_path").end_line), (10, 11));
     assert_eq!(call_names(&fs, "<module>"), ["compute", "main"]);
     assert_eq!(call_names(&fs, "main"), ["helper"]);
 }
@@ -309,11 +276,7 @@ fn class_methods_inside_if_blocks_are_methods_and_elided_in_the_class() {
     let fs = chunk_file("a.py", src);
     assert_eq!(
         names(&fs),
-        vec![
-            ("A", ChunkKind::Class),
-            ("A.m", ChunkKind::Method),
-            ("A.m", ChunkKind::Method)
-        ]
+        vec![("A", ChunkKind::Class), ("A.m", ChunkKind::Method), ("A.m", ChunkKind::Method)]
     );
     assert_eq!(
         chunk(&fs, "A").text,
@@ -325,10 +288,8 @@ fn class_methods_inside_if_blocks_are_methods_and_elided_in_the_class() {
 fn call_sites_record_their_receiver() {
     let src = "def f():\n    foo()\n    a.b.c()\n    self.m()\n    super().n()\n    super(C, self).o()\n    g().h()\n    x[0]()\n";
     let fs = chunk_file("r.py", src);
-    let sites: Vec<(&str, &Receiver, u32)> = fs.calls[0]
-        .iter()
-        .map(|c| (c.name.as_str(), &c.receiver, c.line))
-        .collect();
+    let sites: Vec<(&str, &Receiver, u32)> =
+        fs.calls[0].iter().map(|c| (c.name.as_str(), &c.receiver, c.line)).collect();
     let path = |p: &[&str]| Receiver::Path(p.iter().map(|s| s.to_string()).collect());
     assert_eq!(
         sites,
@@ -371,10 +332,7 @@ fn imports_record_level_module_name_alias_and_scope() {
 
 #[test]
 fn class_bases_keep_dotted_names_and_drop_keywords() {
-    let fs = chunk_file(
-        "b.py",
-        "class A(b.Base, Generic[T], metaclass=M, *mixins):\n    pass\n",
-    );
+    let fs = chunk_file("b.py", "class A(b.Base, Generic[T], metaclass=M, *mixins):\n    pass\n");
     assert_eq!(fs.classes[0].bases, ["b.Base", "Generic"]);
 }
 
@@ -393,10 +351,7 @@ fn syntax_errors_still_yield_the_recoverable_chunks() {
 fn check_invariants(path: &str, src: &str, fs: &FileSyntax) {
     assert_eq!(fs.calls.len(), fs.chunks.len());
     for c in &fs.chunks {
-        assert!(
-            c.start_byte <= c.end_byte && c.end_byte <= src.len(),
-            "{c:?}"
-        );
+        assert!(c.start_byte <= c.end_byte && c.end_byte <= src.len(), "{c:?}");
         assert!(1 <= c.start_line && c.start_line <= c.end_line, "{c:?}");
         assert!(c.text.starts_with(&format!("{path}\n")));
     }
@@ -412,15 +367,11 @@ fn never_panics_on_truncated_or_random_sources() {
         let src = &sample[..end];
         check_invariants("t.py", src, &chunk_file("t.py", src));
     }
-    let alphabet: Vec<char> = "def class async @ ( ) : , . = \n    \t'\"#[]{}xyzé\\_0"
-        .chars()
-        .collect();
+    let alphabet: Vec<char> = "def class async @ ( ) : , . = \n    \t'\"#[]{}xyzé\\_0".chars().collect();
     let mut rng = StdRng::seed_from_u64(7);
     for _ in 0..300 {
         let len = rng.random_range(0..400);
-        let src: String = (0..len)
-            .map(|_| alphabet[rng.random_range(0..alphabet.len())])
-            .collect();
+        let src: String = (0..len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect();
         check_invariants("r.py", &src, &chunk_file("r.py", &src));
     }
 }

@@ -11,16 +11,8 @@ pub(crate) struct Lines {
 impl Lines {
     pub fn new(src: &str) -> Self {
         let mut starts = vec![0];
-        starts.extend(
-            src.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
-        Lines {
-            starts,
-            len: src.len(),
-        }
+        starts.extend(src.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+        Lines { starts, len: src.len() }
     }
 
     /// 1-based line holding `byte`.
@@ -35,10 +27,7 @@ impl Lines {
 
     /// Byte offset just past the end (newline included) of the line holding `byte`.
     pub fn line_end(&self, byte: usize) -> usize {
-        self.starts
-            .get(self.line_of(byte))
-            .copied()
-            .unwrap_or(self.len)
+        self.starts.get(self.line_of(byte)).copied().unwrap_or(self.len)
     }
 
     /// 1-based line of the last byte of `start..end` (`start`'s line when empty).
@@ -105,9 +94,7 @@ pub(crate) fn children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
 /// Named children except comments.
 pub(crate) fn statements<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
-    node.named_children(&mut cursor)
-        .filter(|c| c.kind() != "comment")
-        .collect()
+    node.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect()
 }
 
 /// Source text of a node, clamped.
@@ -130,11 +117,7 @@ mod tests {
         assert_eq!(lines.line_start(4), 3);
         assert_eq!(lines.line_end(4), 6);
         assert_eq!(lines.line_end(8), 9, "last line ends at the text's end");
-        assert_eq!(
-            lines.last_line(3, 6),
-            2,
-            "a span ending with a newline ends on that line"
-        );
+        assert_eq!(lines.last_line(3, 6), 2, "a span ending with a newline ends on that line");
     }
 
     #[test]
