@@ -100,6 +100,26 @@ impl OldManifest {
     }
 }
 
+/// Parsed files by blake3 of (path, content); see [`RepoIndex::from_texts`].
+pub type SyntaxCache = HashMap<[u8; 32], FileSyntax>;
+
+fn syntax_key(path: &str, text: &str) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(path.as_bytes());
+    h.update(&[0]);
+    h.update(text.as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// A file of the index and where its chunks sit in the global list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSpan {
+    pub path: String,
+    /// Global id of the file's first chunk.
+    pub first: u32,
+    pub count: u32,
+}
+
 /// An indexed repository: its chunks, call graph and BM25 index.
 pub struct RepoIndex {
     pub root: PathBuf,
@@ -108,6 +128,8 @@ pub struct RepoIndex {
     pub stats: IndexStats,
     /// Diagnostics (skipped files, cache rebuilds), one line each, for stderr or a log pane.
     pub notes: Vec<String>,
+    /// Each indexed file and the global ids of its chunks, in path order.
+    pub files: Vec<FileSpan>,
     /// `(path, ordinal within file)` → global chunk id.
     ids: HashMap<(String, usize), u32>,
     bm25: Bm25Index,
@@ -162,52 +184,26 @@ impl RepoIndex {
         Ok(assemble(root, manifest.files, bm25, skipped, parsed, cache_state, notes, started, progress))
     }
 
-    /// Indexes in-memory sources (a git snapshot for eval), with no cache.
-    pub fn from_sources(
-        root: PathBuf,
-        sources: Vec<(String, Vec<u8>)>,
-        max_file_size: u64,
-    ) -> Result<RepoIndex> {
+    /// Indexes in-memory sources (a git snapshot for eval) without touching the disk cache.
+    /// `syntax_cache` keeps parsed files by (path, content) across calls, so the snapshots of
+    /// one repository at many commits parse each file version once.
+    pub fn from_texts(root: PathBuf, texts: &[(String, String)], syntax_cache: &mut SyntaxCache) -> Result<RepoIndex> {
         let started = Instant::now();
-        let mut skipped = SkipCounts::default();
-        let mut notes = Vec::new();
-        let results: Vec<_> = sources
-            .into_par_iter()
-            .map(|(path, bytes)| match decode_source(bytes, max_file_size) {
-                Ok(text) => Ok(chunk_file(&path, &text)),
-                Err(reason) => Err((path, reason)),
-            })
+        let keys: Vec<[u8; 32]> = texts.par_iter().map(|(p, t)| syntax_key(p, t)).collect();
+        let todo: Vec<usize> = (0..texts.len()).filter(|&i| !syntax_cache.contains_key(&keys[i])).collect();
+        let parsed_now: Vec<([u8; 32], FileSyntax)> =
+            todo.par_iter().map(|&i| (keys[i], chunk_file(&texts[i].0, &texts[i].1))).collect();
+        let parsed = parsed_now.len();
+        syntax_cache.extend(parsed_now);
+        let mut files: Vec<CachedFile> = keys
+            .iter()
+            .filter_map(|k| syntax_cache.get(k))
+            .map(|syntax| CachedFile { path: syntax.path.clone(), size: 0, mtime_ns: 0, hash: [0; 32], syntax: syntax.clone() })
             .collect();
-        let mut files = Vec::new();
-        for r in results {
-            match r {
-                Ok(syntax) => files.push(CachedFile {
-                    path: syntax.path.clone(),
-                    size: 0,
-                    mtime_ns: 0,
-                    hash: [0; 32],
-                    syntax,
-                }),
-                Err((path, reason)) => {
-                    skipped.add(reason);
-                    notes.push(format!("{path}: skipped ({reason:?})"));
-                }
-            }
-        }
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        let parsed = files.len();
         let bm25 = build_bm25_in_memory(&files)?;
-        Ok(assemble(
-            root,
-            files,
-            bm25,
-            skipped,
-            parsed,
-            CacheState::Off,
-            notes,
-            started,
-            &crate::progress::NoProgress,
-        ))
+        let skipped = SkipCounts::default();
+        Ok(assemble(root, files, bm25, skipped, parsed, CacheState::Off, Vec::new(), started, &crate::progress::NoProgress))
     }
 
     /// BM25 ranking of the top `k` chunks for `query`.
@@ -217,6 +213,13 @@ impl RepoIndex {
 
     pub fn search_bm25_with(&self, query: &str, k: usize, boosts: FieldBoosts) -> Result<Vec<Hit>> {
         Ok(bm25::to_global(self.bm25.search(query, k, boosts)?, &self.ids))
+    }
+
+    /// The chunks of `path`, if the index holds that file.
+    pub fn file_chunks(&self, path: &str) -> Option<&[Chunk]> {
+        let i = self.files.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
+        let f = &self.files[i];
+        Some(&self.chunks[f.first as usize..(f.first + f.count) as usize])
     }
 
     /// Reads a chunk's whole file from the working tree (for previews).
@@ -432,7 +435,9 @@ fn assemble(
     let files_count = syntaxes.len();
     let mut ids = HashMap::new();
     let mut chunks = Vec::new();
+    let mut spans = Vec::with_capacity(files_count);
     for s in syntaxes {
+        spans.push(FileSpan { path: s.path.clone(), first: chunks.len() as u32, count: s.chunks.len() as u32 });
         for (ord, c) in s.chunks.into_iter().enumerate() {
             ids.insert((s.path.clone(), ord), chunks.len() as u32);
             chunks.push(c);
@@ -448,5 +453,5 @@ fn assemble(
         cache,
         seconds: started.elapsed().as_secs_f64(),
     };
-    RepoIndex { root, chunks, graph, stats, notes, ids, bm25 }
+    RepoIndex { root, chunks, graph, stats, notes, files: spans, ids, bm25 }
 }

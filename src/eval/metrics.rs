@@ -128,8 +128,13 @@ pub struct Summary {
 
 impl Aggregate {
     pub fn add(&mut self, instance: &InstanceMetrics) {
+        self.add_metrics(&instance.metrics);
+    }
+
+    /// Adds one instance's metrics to the sums.
+    pub fn add_metrics(&mut self, metrics: &Metrics) {
         self.n += 1;
-        for (name, value) in &instance.metrics.0 {
+        for (name, value) in &metrics.0 {
             match self.sums.iter_mut().find(|(n, _)| n == name) {
                 Some((_, sum)) => *sum += value,
                 None => self.sums.push((name.clone(), *value)),
