@@ -12,6 +12,11 @@ pub enum Error {
     },
     #[error("{0}")]
     Invalid(String),
+    /// The user asked for something impossible (missing path, no Python files, ...): exit 2.
+    #[error("{0}")]
+    Usage(String),
+    #[error("interrupted")]
+    Cancelled,
     #[error("{context}: {message}")]
     Context { context: String, message: String },
 }

@@ -3,10 +3,15 @@
 //! This library knows nothing of the terminal. The TUI (`tui`), the headless query,
 //! eval and training modes are clients of the same engine.
 
+pub mod cache;
 pub mod callgraph;
 pub mod chunk;
+pub mod engine;
 pub mod error;
+pub mod eval;
+pub mod index;
 pub mod progress;
+pub mod repo;
 pub mod search;
 pub mod tui;
 

@@ -4,7 +4,13 @@
 use serde::{Deserialize, Serialize};
 
 mod python;
-pub use python::*;
+mod render;
+mod syntax;
+mod text;
+
+pub use python::{chunk_file, MODULE_CHUNK_NAME};
+pub use render::MAX_CLASS_ATTR_LINES;
+pub use syntax::{CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -50,3 +56,6 @@ impl Chunk {
         format!("{}::{}", self.path, self.name)
     }
 }
+
+#[cfg(test)]
+mod tests;

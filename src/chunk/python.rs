@@ -1,1 +1,360 @@
-//! Tree-sitter-python chunk extraction.
+//! Tree-sitter-python chunk extraction (DESIGN.md "Chunks").
+//!
+//! Chunks are the definitions whose enclosing scopes are only the module and classes:
+//! top-level functions, classes (nested ones are `Outer.Inner`) and methods
+//! (`Class.method`). A def inside an `if`/`try`/`with` at module or class scope is still
+//! a top-level function or a method, as in Python. Functions and classes defined inside a
+//! function stay part of that function's chunk, and so do their calls and imports.
+//! One extra module chunk per file (`<module>`) holds the top-level statements that are
+//! not definitions; its span is the whole file so that the innermost chunk containing a
+//! line picks it only outside definitions.
+//!
+//! Call sites and imports belong to the innermost chunk whose source holds them: a
+//! method owns its calls (decorators and default arguments included), a class chunk only
+//! those in its header and non-method body statements (`__init__`'s calls are
+//! `Class.__init__`'s even though the class text shows `__init__`), the module chunk
+//! those outside every definition.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::render::{Def, Renderer};
+use super::syntax::{CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
+use super::text::{children, code_end, node_text, slice, statements};
+use super::{Chunk, ChunkKind};
+
+/// Qualified name of the module chunk.
+pub const MODULE_CHUNK_NAME: &str = "<module>";
+
+thread_local! {
+    // One parser per rayon worker: chunk_file runs in parallel and parsers are not Sync.
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn parse(source: &str) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
+            *slot = Some(parser);
+        }
+        let tree = slot.as_mut()?.parse(source, None);
+        if tree.is_none() {
+            // A failed parse may leave state behind; start the next one afresh.
+            *slot = None;
+        }
+        tree
+    })
+}
+
+/// Chunks, call sites, imports and classes of one Python file.
+/// `path` is repository-relative with `/` separators; it starts every chunk text.
+pub fn chunk_file(path: &str, source: &str) -> FileSyntax {
+    match parse(source) {
+        Some(tree) => Extractor::new(path, source).run(tree.root_node()),
+        None => FileSyntax::empty(path, true),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Scope {
+    Module,
+    /// Inside a class body: the class chunk and the byte range of its `class …:` line(s).
+    Class {
+        chunk: usize,
+        header: (usize, usize),
+    },
+    /// Inside a function: nested defs are not chunks.
+    Function,
+}
+
+#[derive(Clone, Copy)]
+struct Ctx {
+    /// Chunk that owns calls found here (`None`: no module chunk, nothing to own them).
+    owner: Option<usize>,
+    scope: Scope,
+}
+
+struct Extractor<'s> {
+    path: &'s str,
+    r: Renderer<'s>,
+    chunks: Vec<Chunk>,
+    /// Call sites per chunk with the byte offset of the called name, for source order.
+    calls: Vec<Vec<(usize, CallSite)>>,
+    imports: Vec<Import>,
+    classes: Vec<ClassInfo>,
+}
+
+impl<'s> Extractor<'s> {
+    fn new(path: &'s str, source: &'s str) -> Self {
+        Extractor {
+            path,
+            r: Renderer::new(source),
+            chunks: Vec::new(),
+            calls: Vec::new(),
+            imports: Vec::new(),
+            classes: Vec::new(),
+        }
+    }
+
+    fn run(mut self, root: Node) -> FileSyntax {
+        let module = self.r.module_text(root).map(|text| {
+            let len = self.r.src.len();
+            self.push_chunk(ChunkKind::Module, MODULE_CHUNK_NAME.to_string(), (0, len), &text)
+        });
+        // Iterative pre-order walk (source order); deep expressions cannot overflow the stack.
+        let mut stack = vec![(root, Ctx { owner: module, scope: Scope::Module }, false)];
+        while let Some((node, ctx, opened)) = stack.pop() {
+            let mut ctx = ctx;
+            let mut skip_def = None;
+            let at_def_scope = !matches!(ctx.scope, Scope::Function);
+            match node.kind() {
+                "decorated_definition" | "function_definition" | "class_definition"
+                    if at_def_scope && !opened =>
+                {
+                    if let Some(d) = Def::of(node) {
+                        if let Some(inner) = self.open_def(d, ctx) {
+                            ctx = inner;
+                            skip_def = Some(d.def.id());
+                        }
+                    }
+                }
+                "call" => self.record_call(node, ctx),
+                "import_statement" | "import_from_statement" => {
+                    self.record_import(node, ctx);
+                    continue;
+                }
+                _ => {}
+            }
+            for child in children(node).into_iter().rev() {
+                // The definition under a decorated_definition was opened with it.
+                let opened = skip_def == Some(child.id());
+                stack.push((child, ctx, opened));
+            }
+        }
+        let calls = self
+            .calls
+            .into_iter()
+            .map(|mut sites| {
+                sites.sort_by_key(|(pos, _)| *pos);
+                sites.into_iter().map(|(_, site)| site).collect()
+            })
+            .collect();
+        FileSyntax {
+            path: self.path.to_string(),
+            chunks: self.chunks,
+            calls,
+            imports: self.imports,
+            classes: self.classes,
+            has_syntax_errors: root.has_error(),
+        }
+    }
+
+    fn push_chunk(&mut self, kind: ChunkKind, name: String, span: (usize, usize), code: &str) -> usize {
+        let lines = &self.r.lines;
+        self.chunks.push(Chunk {
+            path: self.path.to_string(),
+            kind,
+            name,
+            start_byte: span.0,
+            end_byte: span.1,
+            start_line: lines.line_of(span.0),
+            end_line: lines.last_line(span.0, span.1),
+            text: format!("{}\n{}", self.path, code),
+        });
+        self.calls.push(Vec::new());
+        self.chunks.len() - 1
+    }
+
+    /// Makes the chunk for a definition at module or class scope; returns the context
+    /// for its insides, or `None` when it has no name (syntax errors).
+    fn open_def(&mut self, d: Def, ctx: Ctx) -> Option<Ctx> {
+        let name = self.r.def_name(d.def);
+        if name.is_empty() {
+            return None;
+        }
+        let span = (d.outer.start_byte(), code_end(d.outer));
+        let parent = match ctx.scope {
+            Scope::Class { chunk, header } => Some((chunk, header)),
+            _ => None,
+        };
+        let qualified = match parent {
+            Some((chunk, _)) => format!("{}.{}", self.chunks[chunk].name, name),
+            None => name.to_string(),
+        };
+        if d.is_class() {
+            let text = self.r.class_text(d);
+            let chunk = self.push_chunk(ChunkKind::Class, qualified.clone(), span, &text);
+            let bases = self.base_names(d.def);
+            self.classes.push(ClassInfo { name: qualified, chunk: chunk as u32, bases });
+            // The `class …:` line(s) without decorators, for this class's method chunks.
+            let header_start = self.r.start(d.def);
+            let header = (header_start, header_start + self.r.header(d.def, d.def).len());
+            return Some(Ctx { owner: Some(chunk), scope: Scope::Class { chunk, header } });
+        }
+        let chunk = match parent {
+            Some((_, (start, end))) => {
+                let class_line = slice(self.r.src, start, end);
+                let text = format!("{class_line}\n{}", self.r.full(d.outer));
+                self.push_chunk(ChunkKind::Method, qualified, span, &text)
+            }
+            None => {
+                let text = self.r.full(d.outer).to_string();
+                self.push_chunk(ChunkKind::Function, qualified, span, &text)
+            }
+        };
+        Some(Ctx { owner: Some(chunk), scope: Scope::Function })
+    }
+
+    fn base_names(&self, class: Node) -> Vec<String> {
+        let Some(args) = class.child_by_field_name("superclasses") else {
+            return Vec::new();
+        };
+        statements(args)
+            .into_iter()
+            .filter_map(|arg| {
+                let expr = match arg.kind() {
+                    "subscript" => arg.child_by_field_name("value")?,
+                    _ => arg,
+                };
+                Some(self.dotted(expr)?.join("."))
+            })
+            .collect()
+    }
+
+    /// `a.b.c` as `["a", "b", "c"]` when it is a chain of plain names.
+    fn dotted(&self, node: Node) -> Option<Vec<String>> {
+        let mut parts = Vec::new();
+        let mut node = node;
+        loop {
+            match node.kind() {
+                "identifier" => {
+                    parts.push(node_text(self.r.src, node).to_string());
+                    break;
+                }
+                "attribute" => {
+                    parts.push(node_text(self.r.src, node.child_by_field_name("attribute")?).to_string());
+                    node = node.child_by_field_name("object")?;
+                }
+                _ => return None,
+            }
+        }
+        parts.reverse();
+        parts.iter().all(|p| !p.is_empty()).then_some(parts)
+    }
+
+    fn record_call(&mut self, call: Node, ctx: Ctx) {
+        let Some(owner) = ctx.owner else { return };
+        let Some(func) = call.child_by_field_name("function") else {
+            return;
+        };
+        let (name_node, receiver) = match func.kind() {
+            "identifier" => (func, Receiver::None),
+            "attribute" => {
+                let (Some(attr), Some(object)) =
+                    (func.child_by_field_name("attribute"), func.child_by_field_name("object"))
+                else {
+                    return;
+                };
+                (attr, self.receiver(object))
+            }
+            _ => return,
+        };
+        let name = node_text(self.r.src, name_node);
+        // `super()` is the receiver of the call that matters (`super().m()`).
+        if name.is_empty() || (name == "super" && receiver == Receiver::None) {
+            return;
+        }
+        let pos = name_node.start_byte();
+        let line = self.r.lines.line_of(pos) as u32;
+        self.calls[owner].push((pos, CallSite { name: name.to_string(), receiver, line }));
+    }
+
+    fn receiver(&self, object: Node) -> Receiver {
+        if object.kind() == "call" {
+            let callee = object.child_by_field_name("function");
+            if callee.is_some_and(|f| f.kind() == "identifier" && node_text(self.r.src, f) == "super") {
+                return Receiver::Super;
+            }
+        }
+        match self.dotted(object) {
+            Some(path) => Receiver::Path(path),
+            None => Receiver::Other,
+        }
+    }
+
+    fn record_import(&mut self, node: Node, ctx: Ctx) {
+        let scope = match ctx.scope {
+            Scope::Function => ctx.owner.map(|o| o as u32),
+            _ => None,
+        };
+        let (level, module) = if node.kind() == "import_from_statement" {
+            match node.child_by_field_name("module_name") {
+                Some(m) if m.kind() == "relative_import" => {
+                    let mut level = 0;
+                    let mut module = String::new();
+                    for part in children(m) {
+                        match part.kind() {
+                            "import_prefix" => {
+                                level += node_text(self.r.src, part).matches('.').count() as u32
+                            }
+                            "dotted_name" => module = self.dotted_name(part),
+                            _ => {}
+                        }
+                    }
+                    (level, module)
+                }
+                Some(m) => (0, self.dotted_name(m)),
+                None => return,
+            }
+        } else {
+            (0, String::new())
+        };
+        let push = |this: &mut Self, module: String, what: Imported, alias: Option<String>| {
+            if !(module.is_empty() && level == 0) {
+                this.imports.push(Import { level, module, what, alias, scope });
+            }
+        };
+        let is_from = node.kind() == "import_from_statement";
+        if is_from && children(node).iter().any(|c| c.kind() == "wildcard_import") {
+            push(self, module, Imported::All, None);
+            return;
+        }
+        let mut cursor = node.walk();
+        let names: Vec<Node> = node.children_by_field_name("name", &mut cursor).collect();
+        for name in names {
+            let (target, alias) = match name.kind() {
+                "aliased_import" => {
+                    let alias =
+                        name.child_by_field_name("alias").map(|a| node_text(self.r.src, a).to_string());
+                    match name.child_by_field_name("name") {
+                        Some(n) => (self.dotted_name(n), alias),
+                        None => continue,
+                    }
+                }
+                "dotted_name" => (self.dotted_name(name), None),
+                _ => continue,
+            };
+            if target.is_empty() {
+                continue;
+            }
+            if is_from {
+                push(self, module.clone(), Imported::Name(target), alias);
+            } else {
+                push(self, target, Imported::Module, alias);
+            }
+        }
+    }
+
+    /// `a . b` → `a.b` (identifiers joined, whitespace and comments ignored).
+    fn dotted_name(&self, node: Node) -> String {
+        let parts: Vec<&str> = statements(node)
+            .into_iter()
+            .filter(|c| c.kind() == "identifier")
+            .map(|c| node_text(self.r.src, c))
+            .collect();
+        parts.join(".")
+    }
+}

@@ -1,0 +1,156 @@
+//! On-disk cache: where entries live, and framed files that are written atomically and
+//! verified on read, so a half-written, truncated, corrupt or older-format file is detected
+//! and rebuilt, never trusted.
+//!
+//! Frame: magic `CORETC1\0`, format version (u32 LE), payload length (u64 LE), blake3 of the
+//! payload (32 bytes), payload (bincode, serde mode).
+
+use crate::error::{Error, Result};
+use serde::{de::DeserializeOwned, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"CORETC1\0";
+const HEADER_LEN: usize = 8 + 4 + 8 + 32;
+
+/// The cache root: `explicit` (`--cache-dir`), else `$CORET_CACHE_DIR`, else the platform cache
+/// directory (e.g. `~/.cache/coret-tui`).
+pub fn cache_root(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("CORET_CACHE_DIR").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    directories::ProjectDirs::from("", "", "coret-tui").map(|d| d.cache_dir().to_path_buf()).ok_or_else(
+        || {
+            Error::invalid(
+                "no home directory to put the cache in: pass --cache-dir DIR or set CORET_CACHE_DIR",
+            )
+        },
+    )
+}
+
+/// One entry per repository: `<root>/repos/<dir name>-<hash of the absolute path>`.
+pub fn repo_entry(root: &Path, repo_abs: &Path) -> PathBuf {
+    let name: String = repo_abs
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().filter(|c| c.is_alphanumeric() || "-_.".contains(*c)).collect())
+        .unwrap_or_default();
+    let hash = blake3::hash(repo_abs.to_string_lossy().as_bytes()).to_hex();
+    root.join("repos").join(format!("{}-{}", if name.is_empty() { "repo" } else { &name }, &hash[..16]))
+}
+
+/// Why a cache file was not used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheMiss {
+    #[error("no cache file")]
+    Absent,
+    #[error("written by another format version")]
+    Stale,
+    #[error("corrupt or truncated: {0}")]
+    Corrupt(String),
+}
+
+/// Serialises `value` into `path` atomically: a temporary file beside it, flushed to disk, then
+/// renamed over the target.
+pub fn write_framed<T: Serialize>(path: &Path, version: u32, value: &T) -> Result<()> {
+    let payload = bincode::serde::encode_to_vec(value, bincode::config::standard())
+        .map_err(|e| Error::context(path.display().to_string(), e))?;
+    let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&version.to_le_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(blake3::hash(&payload).as_bytes());
+    bytes.extend_from_slice(&payload);
+    write_atomic(path, &bytes)
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+/// Reads a file written by [`write_framed`], checking magic, version, length and checksum.
+pub fn read_framed<T: DeserializeOwned>(path: &Path, version: u32) -> Result<T, CacheMiss> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CacheMiss::Absent),
+        Err(e) => return Err(CacheMiss::Corrupt(e.to_string())),
+    };
+    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+        return Err(CacheMiss::Corrupt("bad header".into()));
+    }
+    let file_version = u32::from_le_bytes(bytes[8..12].try_into().unwrap_or_default());
+    if file_version != version {
+        return Err(CacheMiss::Stale);
+    }
+    let len = u64::from_le_bytes(bytes[12..20].try_into().unwrap_or_default()) as usize;
+    let payload = &bytes[HEADER_LEN..];
+    if payload.len() != len {
+        return Err(CacheMiss::Corrupt(format!("expected {len} payload bytes, found {}", payload.len())));
+    }
+    if blake3::hash(payload).as_bytes() != &bytes[20..52] {
+        return Err(CacheMiss::Corrupt("checksum mismatch".into()));
+    }
+    bincode::serde::decode_from_slice(payload, bincode::config::standard())
+        .map(|(v, _)| v)
+        .map_err(|e| CacheMiss::Corrupt(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_detects_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.bin");
+        let value = vec![("a".to_string(), 1u64), ("b".to_string(), 2)];
+        write_framed(&path, 3, &value).unwrap();
+        let back: Vec<(String, u64)> = read_framed(&path, 3).unwrap();
+        assert_eq!(back, value);
+
+        assert!(matches!(read_framed::<Vec<(String, u64)>>(&path, 4), Err(CacheMiss::Stale)));
+
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(matches!(read_framed::<Vec<(String, u64)>>(&path, 3), Err(CacheMiss::Corrupt(_))));
+
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 0xff;
+        std::fs::write(&path, &flipped).unwrap();
+        assert!(matches!(read_framed::<Vec<(String, u64)>>(&path, 3), Err(CacheMiss::Corrupt(_))));
+
+        assert!(matches!(read_framed::<u8>(&dir.path().join("none"), 3), Err(CacheMiss::Absent)));
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        write_atomic(&dir.path().join("f"), b"hello").unwrap();
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [std::ffi::OsString::from("f")]);
+    }
+
+    #[test]
+    fn entries_differ_by_absolute_path() {
+        let root = Path::new("/c");
+        assert_ne!(repo_entry(root, Path::new("/a/proj")), repo_entry(root, Path::new("/b/proj")));
+        assert!(repo_entry(root, Path::new("/a/proj")).to_string_lossy().contains("proj-"));
+    }
+}

@@ -1,0 +1,272 @@
+//! One test per resolution rule, on small inline repositories.
+
+use super::*;
+use crate::chunk::chunk_file;
+
+struct Repo {
+    files: Vec<FileSyntax>,
+    graph: CallGraph,
+}
+
+impl Repo {
+    fn new(sources: &[(&str, &str)]) -> Self {
+        let files: Vec<FileSyntax> = sources.iter().map(|(path, src)| chunk_file(path, src)).collect();
+        let graph = CallGraph::build(&files);
+        Repo { files, graph }
+    }
+
+    fn keys(&self) -> Vec<String> {
+        self.files.iter().flat_map(|f| f.chunks.iter().map(|c| c.key())).collect()
+    }
+
+    fn id(&self, key: &str) -> usize {
+        let keys = self.keys();
+        keys.iter().position(|k| k == key).unwrap_or_else(|| panic!("no chunk {key} in {keys:?}"))
+    }
+
+    /// Callees of `key` as `path::name` keys, in graph order.
+    fn callees(&self, key: &str) -> Vec<String> {
+        let keys = self.keys();
+        self.graph.callees[self.id(key)].iter().map(|&i| keys[i as usize].clone()).collect()
+    }
+
+    fn callers(&self, key: &str) -> Vec<String> {
+        let keys = self.keys();
+        self.graph.callers[self.id(key)].iter().map(|&i| keys[i as usize].clone()).collect()
+    }
+}
+
+#[test]
+fn same_file_definition_wins_over_other_files() {
+    let repo = Repo::new(&[
+        ("a.py", "def helper():\n    pass\n\ndef main():\n    helper()\n"),
+        ("b.py", "def helper():\n    pass\n"),
+    ]);
+    assert_eq!(repo.callees("a.py::main"), ["a.py::helper"]);
+}
+
+#[test]
+fn from_import_with_alias_resolves_to_the_module_definition() {
+    let repo = Repo::new(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/util.py", "def tool():\n    pass\n"),
+        ("other.py", "def tool():\n    pass\n"),
+        ("app.py", "from pkg.util import tool as t\n\ndef run():\n    t()\n"),
+    ]);
+    assert_eq!(repo.callees("app.py::run"), ["pkg/util.py::tool"]);
+}
+
+#[test]
+fn relative_imports_resolve_against_the_package() {
+    let repo = Repo::new(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/core.py", "def thing():\n    pass\n"),
+        ("pkg/sub/__init__.py", ""),
+        ("pkg/sub/helpers.py", "def h():\n    pass\n"),
+        (
+            "pkg/sub/mod.py",
+            "from . import helpers\nfrom ..core import thing\n\ndef f():\n    helpers.h()\n    thing()\n",
+        ),
+        ("dup.py", "def h():\n    pass\n\ndef thing():\n    pass\n"),
+    ]);
+    assert_eq!(repo.callees("pkg/sub/mod.py::f"), ["pkg/sub/helpers.py::h", "pkg/core.py::thing"]);
+}
+
+#[test]
+fn imported_module_attributes_resolve_with_and_without_alias() {
+    let repo = Repo::new(&[
+        ("a/__init__.py", ""),
+        ("a/b.py", "def foo():\n    pass\n\ndef bar():\n    pass\n"),
+        ("dup.py", "def foo():\n    pass\n\ndef bar():\n    pass\n"),
+        ("use.py", "import a.b as mod\nimport a.b\n\ndef f():\n    mod.foo()\n    a.b.bar()\n"),
+    ]);
+    assert_eq!(repo.callees("use.py::f"), ["a/b.py::foo", "a/b.py::bar"]);
+}
+
+#[test]
+fn src_layout_packages_resolve_by_package_name() {
+    let repo = Repo::new(&[
+        ("src/pkg/__init__.py", ""),
+        ("src/pkg/mod.py", "def go():\n    pass\n"),
+        ("tests/dup.py", "def go():\n    pass\n"),
+        ("tests/test_mod.py", "from pkg.mod import go\n\ndef test_go():\n    go()\n"),
+    ]);
+    assert_eq!(repo.callees("tests/test_mod.py::test_go"), ["src/pkg/mod.py::go"]);
+}
+
+#[test]
+fn package_reexports_are_followed() {
+    let repo = Repo::new(&[
+        ("lib/__init__.py", "from .core import Symbol\n"),
+        ("lib/core.py", "class Symbol:\n    pass\n"),
+        ("dup.py", "class Symbol:\n    pass\n"),
+        ("use.py", "from lib import Symbol\n\ndef f():\n    return Symbol()\n"),
+    ]);
+    assert_eq!(repo.callees("use.py::f"), ["lib/core.py::Symbol"]);
+}
+
+#[test]
+fn self_and_cls_calls_resolve_to_methods_of_the_class_and_its_bases() {
+    let repo = Repo::new(&[
+        ("base.py", "class Base:\n    def shared(self):\n        pass\n    def make(cls):\n        pass\n"),
+        (
+            "child.py",
+            "from base import Base\n\nclass Child(Base):\n    def own(self):\n        pass\n    def run(self):\n        self.own()\n        self.shared()\n        cls.make()\n",
+        ),
+        ("dup.py", "def own():\n    pass\n\ndef shared():\n    pass\n\ndef make():\n    pass\n"),
+    ]);
+    assert_eq!(
+        repo.callees("child.py::Child.run"),
+        ["child.py::Child.own", "base.py::Base.shared", "base.py::Base.make"]
+    );
+}
+
+#[test]
+fn cyclic_bases_terminate_and_missing_methods_give_no_edge() {
+    let repo = Repo::new(&[
+        ("c.py", "class X(Y):\n    def a(self):\n        self.missing()\n\nclass Y(X):\n    def b(self):\n        self.a()\n"),
+    ]);
+    assert!(repo.callees("c.py::X.a").is_empty());
+    assert_eq!(repo.callees("c.py::Y.b"), ["c.py::X.a"]);
+}
+
+#[test]
+fn class_instantiation_links_the_class_chunk() {
+    let repo = Repo::new(&[
+        (
+            "m.py",
+            "class Point:\n    def __init__(self):\n        pass\n\ndef origin():\n    return Point()\n",
+        ),
+        ("n.py", "class Point:\n    pass\n"),
+    ]);
+    assert_eq!(repo.callees("m.py::origin"), ["m.py::Point"]);
+}
+
+#[test]
+fn super_calls_resolve_to_the_base_method() {
+    let repo = Repo::new(&[(
+        "s.py",
+        "class A:\n    def save(self):\n        pass\n\nclass B(A):\n    def save(self):\n        super().save()\n",
+    )]);
+    assert_eq!(repo.callees("s.py::B.save"), ["s.py::A.save"]);
+}
+
+#[test]
+fn class_attribute_access_resolves_methods() {
+    let repo = Repo::new(&[
+        ("k.py", "class Cfg:\n    def load(cls):\n        pass\n"),
+        ("dup.py", "def load():\n    pass\n"),
+        ("u.py", "from k import Cfg\n\ndef f():\n    Cfg.load()\n"),
+    ]);
+    assert_eq!(repo.callees("u.py::f"), ["k.py::Cfg.load"]);
+}
+
+#[test]
+fn repository_unique_names_are_the_fallback() {
+    let repo = Repo::new(&[
+        ("a.py", "class Engine:\n    def frobnicate(self):\n        pass\n"),
+        ("b.py", "def drive(engine):\n    engine.frobnicate()\n    make().frobnicate()\n"),
+    ]);
+    assert_eq!(repo.callees("b.py::drive"), ["a.py::Engine.frobnicate"]);
+}
+
+#[test]
+fn builtin_type_methods_on_unknown_receivers_are_not_guessed() {
+    let repo = Repo::new(&[
+        ("a.py", "class OrderedSet:\n    def pop(self):\n        pass\n"),
+        (
+            "b.py",
+            "from a import OrderedSet\n\ndef f(xs):\n    xs.pop()\n\ndef g(s):\n    OrderedSet.pop(s)\n",
+        ),
+    ]);
+    assert!(repo.callees("b.py::f").is_empty());
+    assert_eq!(repo.callees("b.py::g"), ["a.py::OrderedSet.pop"], "a resolved receiver still links");
+}
+
+#[test]
+fn ambiguous_and_unknown_names_give_no_edge() {
+    let repo = Repo::new(&[
+        ("a.py", "def run():\n    pass\n"),
+        ("b.py", "def run():\n    pass\n"),
+        ("c.py", "def go(x):\n    x.run()\n    len(x)\n    print(x)\n"),
+    ]);
+    assert!(repo.callees("c.py::go").is_empty());
+    assert_eq!(repo.graph.edge_count(), 0);
+}
+
+#[test]
+fn builtins_resolve_only_when_the_repository_defines_them_uniquely() {
+    let repo = Repo::new(&[("a.py", "def len(x):\n    pass\n"), ("b.py", "def f(x):\n    return len(x)\n")]);
+    assert_eq!(repo.callees("b.py::f"), ["a.py::len"]);
+}
+
+#[test]
+fn names_imported_from_outside_the_repository_are_never_guessed() {
+    let repo = Repo::new(&[
+        ("a.py", "def join(*parts):\n    pass\n"),
+        ("b.py", "import os\nfrom os.path import join\n\ndef f():\n    join('a')\n    os.path.join('b')\n"),
+    ]);
+    assert!(repo.callees("b.py::f").is_empty());
+}
+
+#[test]
+fn function_level_imports_shadow_module_definitions() {
+    let repo = Repo::new(&[
+        ("lib.py", "def parse():\n    pass\n"),
+        ("m.py", "def parse():\n    pass\n\ndef f():\n    from lib import parse\n    parse()\n\ndef g():\n    parse()\n"),
+    ]);
+    assert_eq!(repo.callees("m.py::f"), ["lib.py::parse"]);
+    assert_eq!(repo.callees("m.py::g"), ["m.py::parse"]);
+}
+
+#[test]
+fn wildcard_imports_bring_in_repository_definitions() {
+    let repo = Repo::new(&[
+        ("shapes.py", "def area():\n    pass\n"),
+        ("dup.py", "def area():\n    pass\n"),
+        ("u.py", "from shapes import *\n\ndef f():\n    area()\n"),
+    ]);
+    assert_eq!(repo.callees("u.py::f"), ["shapes.py::area"]);
+}
+
+#[test]
+fn edges_are_deduplicated_ordered_by_first_call_and_never_self() {
+    let repo = Repo::new(&[(
+        "o.py",
+        "def a():\n    pass\n\ndef b():\n    pass\n\ndef rec(n):\n    b()\n    a()\n    b()\n    rec(n - 1)\n",
+    )]);
+    assert_eq!(repo.callees("o.py::rec"), ["o.py::b", "o.py::a"]);
+    assert_eq!(repo.graph.edge_count(), 2);
+}
+
+#[test]
+fn callers_are_the_reverse_of_callees() {
+    let repo = Repo::new(&[(
+        "r.py",
+        "def leaf():\n    pass\n\ndef x():\n    leaf()\n\ndef y():\n    leaf()\n    x()\n",
+    )]);
+    assert_eq!(repo.callers("r.py::leaf"), ["r.py::x", "r.py::y"]);
+    assert_eq!(repo.callers("r.py::x"), ["r.py::y"]);
+    assert!(repo.callers("r.py::y").is_empty());
+    let forward: usize = repo.graph.callees.iter().map(Vec::len).sum();
+    let backward: usize = repo.graph.callers.iter().map(Vec::len).sum();
+    assert_eq!(forward, backward);
+}
+
+#[test]
+fn module_and_class_chunks_own_their_body_calls() {
+    let repo = Repo::new(&[(
+        "m.py",
+        "def setup():\n    pass\n\ndef default():\n    pass\n\nclass C:\n    x = default()\n    def __init__(self):\n        setup()\n\nsetup()\n",
+    )]);
+    assert_eq!(repo.callees("m.py::<module>"), ["m.py::setup"]);
+    assert_eq!(repo.callees("m.py::C"), ["m.py::default"]);
+    assert_eq!(repo.callees("m.py::C.__init__"), ["m.py::setup"]);
+}
+
+#[test]
+fn empty_input_builds_an_empty_graph() {
+    let graph = CallGraph::build(&[]);
+    assert_eq!(graph.edge_count(), 0);
+    assert!(graph.callees.is_empty() && graph.callers.is_empty());
+}

@@ -1,0 +1,70 @@
+//! `--bench`: rerunnable speed and memory figures (never timed tests).
+//!
+//! `--bench index PATH`: indexes PATH cold (fresh cache) and warm (same cache, unchanged tree),
+//! each in its own process so that peak memory is per run, and prints files, chunks, edges,
+//! seconds and peak RSS.
+
+use super::args::Args;
+use coret::engine::{IndexOptions, RepoIndex};
+use coret::progress::NoProgress;
+use std::process::Command;
+use std::time::Instant;
+
+pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
+    match what {
+        "index" => bench_index(args),
+        "index-once" => index_once(args),
+        other => anyhow::bail!(coret::Error::Usage(format!("unknown benchmark `{other}` (expected: index)"))),
+    }
+}
+
+fn bench_index(args: &Args) -> anyhow::Result<()> {
+    let cache = tempfile::tempdir()?;
+    let exe = std::env::current_exe()?;
+    println!("benchmark: index {}", args.path.display());
+    for label in ["cold", "warm", "warm"] {
+        let out = Command::new(&exe)
+            .arg(&args.path)
+            .args(["--bench", "index-once", "--cache-dir"])
+            .arg(cache.path())
+            .args(["--max-file-size", &args.max_file_size.to_string()])
+            .output()?;
+        if !out.status.success() {
+            anyhow::bail!("benchmark run failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        println!("{label:>5}: {}", String::from_utf8_lossy(&out.stdout).trim());
+    }
+    Ok(())
+}
+
+fn index_once(args: &Args) -> anyhow::Result<()> {
+    let opts = IndexOptions {
+        max_file_size: args.max_file_size,
+        cache_dir: args.cache_dir.clone(),
+        no_cache: args.no_cache,
+    };
+    let t = Instant::now();
+    let index = RepoIndex::open(&args.path, &opts, &NoProgress)?;
+    let secs = t.elapsed().as_secs_f64();
+    let s = &index.stats;
+    println!(
+        "files {} chunks {} edges {} parsed {} cache {:?} seconds {:.3} peak_rss_mib {:.1}",
+        s.files,
+        s.chunks,
+        s.edges,
+        s.parsed,
+        s.cache,
+        secs,
+        peak_rss_mib()
+    );
+    Ok(())
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), 0 elsewhere.
+pub fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.to_string()))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0)
+}

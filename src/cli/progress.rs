@@ -1,0 +1,62 @@
+//! Progress on stderr: a bar with rate and ETA on a terminal, nothing on a pipe. Ctrl-C asks
+//! the engine to stop; it then returns `Error::Cancelled` without touching the cache.
+
+use coret::progress::{Phase, Progress};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub struct BarProgress {
+    bar: Option<ProgressBar>,
+    phase: Mutex<Option<Phase>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl BarProgress {
+    /// A bar when stderr is a terminal; always installs the Ctrl-C handler.
+    pub fn new() -> Self {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        // A second Ctrl-C while stopping exits at once.
+        let _ = ctrlc::set_handler(move || {
+            if flag.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            bar
+        });
+        BarProgress { bar, phase: Mutex::new(None), cancel }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for BarProgress {
+    fn report(&self, phase: Phase, done: usize, total: usize) {
+        let Some(bar) = &self.bar else { return };
+        let mut current = self.phase.lock().unwrap_or_else(|p| p.into_inner());
+        if *current != Some(phase) {
+            *current = Some(phase);
+            bar.reset();
+            bar.set_message(phase.to_string());
+        }
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,457 @@
+//! Indexing a repository: walk → read → chunk → call graph → BM25, with an incremental cache.
+//!
+//! The cache holds a manifest (every file's size, mtime, content hash and parsed syntax) and a
+//! tantivy index tagged with the manifest's id. An unchanged file is never read again; an
+//! edited, added or deleted file updates only its own documents. The manifest is written last
+//! and atomically, so an interrupted run leaves the previous consistent cache (or none).
+
+use crate::cache::{self, CacheMiss};
+use crate::callgraph::CallGraph;
+use crate::chunk::{chunk_file, Chunk, FileSyntax};
+use crate::error::{Error, Result};
+use crate::index::bm25::{self, Bm25Index, FieldBoosts};
+use crate::progress::{Phase, Progress};
+use crate::repo::source::{decode_source, SkipCounts, DEFAULT_MAX_FILE_SIZE};
+use crate::repo::walk::{walk_python, FoundFile};
+use crate::search::Hit;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Bump when the manifest layout or chunking output changes: older caches are rebuilt.
+const MANIFEST_VERSION: u32 = 1;
+const MANIFEST_FILE: &str = "manifest.bin";
+const BM25_DIR: &str = "bm25";
+
+#[derive(Clone, Debug)]
+pub struct IndexOptions {
+    pub max_file_size: u64,
+    /// Cache root override (`--cache-dir`); see [`cache::cache_root`].
+    pub cache_dir: Option<PathBuf>,
+    /// Build everything in memory and touch no cache.
+    pub no_cache: bool,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        IndexOptions { max_file_size: DEFAULT_MAX_FILE_SIZE, cache_dir: None, no_cache: false }
+    }
+}
+
+/// How the cache served this run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheState {
+    /// Nothing usable: everything was built.
+    Cold,
+    /// Some files changed and were re-indexed.
+    Updated,
+    /// Nothing changed.
+    Warm,
+    /// Caching was off.
+    Off,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IndexStats {
+    pub files: usize,
+    pub chunks: usize,
+    pub edges: usize,
+    pub skipped: SkipCounts,
+    /// Files that parsed with errors (their recovered chunks are indexed).
+    pub syntax_errors: usize,
+    /// Files read and chunked in this run (the rest came from the cache).
+    pub parsed: usize,
+    pub cache: CacheState,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct CachedFile {
+    path: String,
+    size: u64,
+    mtime_ns: u64,
+    hash: [u8; 32],
+    syntax: FileSyntax,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    id: String,
+    files: Vec<CachedFile>,
+}
+
+/// What is kept of the previous manifest once its files are handed over for reuse.
+struct OldManifest {
+    id: String,
+    /// (path, content hash, size, mtime) in path order.
+    files: Vec<(String, [u8; 32], u64, u64)>,
+}
+
+impl OldManifest {
+    fn of(m: &Manifest) -> Self {
+        OldManifest {
+            id: m.id.clone(),
+            files: m.files.iter().map(|f| (f.path.clone(), f.hash, f.size, f.mtime_ns)).collect(),
+        }
+    }
+}
+
+/// Parsed files by blake3 of (path, content); see [`RepoIndex::from_texts`].
+pub type SyntaxCache = HashMap<[u8; 32], FileSyntax>;
+
+fn syntax_key(path: &str, text: &str) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(path.as_bytes());
+    h.update(&[0]);
+    h.update(text.as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// A file of the index and where its chunks sit in the global list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSpan {
+    pub path: String,
+    /// Global id of the file's first chunk.
+    pub first: u32,
+    pub count: u32,
+}
+
+/// An indexed repository: its chunks, call graph and BM25 index.
+pub struct RepoIndex {
+    pub root: PathBuf,
+    pub chunks: Vec<Chunk>,
+    pub graph: CallGraph,
+    pub stats: IndexStats,
+    /// Diagnostics (skipped files, cache rebuilds), one line each, for stderr or a log pane.
+    pub notes: Vec<String>,
+    /// Each indexed file and the global ids of its chunks, in path order.
+    pub files: Vec<FileSpan>,
+    /// `(path, ordinal within file)` → global chunk id.
+    ids: HashMap<(String, usize), u32>,
+    bm25: Bm25Index,
+}
+
+impl RepoIndex {
+    /// Indexes the working tree at `root`, reusing and updating the cache.
+    pub fn open(root: &Path, opts: &IndexOptions, progress: &dyn Progress) -> Result<RepoIndex> {
+        let started = Instant::now();
+        let root = validate_root(root)?;
+        progress.report(Phase::Walk, 0, 1);
+        let walk = walk_python(&root, opts.max_file_size);
+        progress.report(Phase::Walk, 1, 1);
+        if walk.files.is_empty() {
+            return Err(Error::Usage(format!("{}: no Python files to index", root.display())));
+        }
+        let mut notes = walk.notes;
+        let mut skipped = walk.skipped;
+
+        let entry = if opts.no_cache {
+            None
+        } else {
+            Some(cache::repo_entry(&cache::cache_root(opts.cache_dir.as_deref())?, &root))
+        };
+        let old = entry.as_deref().and_then(|dir| load_manifest(dir, &mut notes));
+        let (old, old_files) = match old {
+            Some(m) => (Some(OldManifest::of(&m)), m.files),
+            None => (None, Vec::new()),
+        };
+        check_cancel(progress)?;
+
+        let (files, parsed) =
+            read_and_parse(&walk.files, old_files, opts.max_file_size, &mut skipped, &mut notes, progress)?;
+        check_cancel(progress)?;
+        if files.is_empty() {
+            return Err(Error::Usage(format!("{}: no readable Python files to index", root.display())));
+        }
+        let id = manifest_id(&files);
+        let manifest = Manifest { id, files };
+
+        let (bm25, cache_state) = match entry.as_deref() {
+            None => (build_bm25_in_memory(&manifest.files)?, CacheState::Off),
+            Some(dir) => sync_bm25_on_disk(dir, old.as_ref(), &manifest, &mut notes)?,
+        };
+        check_cancel(progress)?;
+        if let Some(dir) = entry.as_deref() {
+            let unchanged = old.as_ref().is_some_and(|o| same_files(o, &manifest));
+            if !unchanged {
+                cache::write_framed(&dir.join(MANIFEST_FILE), MANIFEST_VERSION, &manifest)?;
+            }
+        }
+        Ok(assemble(root, manifest.files, bm25, skipped, parsed, cache_state, notes, started, progress))
+    }
+
+    /// Indexes in-memory sources (a git snapshot for eval) without touching the disk cache.
+    /// `syntax_cache` keeps parsed files by (path, content) across calls, so the snapshots of
+    /// one repository at many commits parse each file version once.
+    pub fn from_texts(root: PathBuf, texts: &[(String, String)], syntax_cache: &mut SyntaxCache) -> Result<RepoIndex> {
+        let started = Instant::now();
+        let keys: Vec<[u8; 32]> = texts.par_iter().map(|(p, t)| syntax_key(p, t)).collect();
+        let todo: Vec<usize> = (0..texts.len()).filter(|&i| !syntax_cache.contains_key(&keys[i])).collect();
+        let parsed_now: Vec<([u8; 32], FileSyntax)> =
+            todo.par_iter().map(|&i| (keys[i], chunk_file(&texts[i].0, &texts[i].1))).collect();
+        let parsed = parsed_now.len();
+        syntax_cache.extend(parsed_now);
+        let mut files: Vec<CachedFile> = keys
+            .iter()
+            .filter_map(|k| syntax_cache.get(k))
+            .map(|syntax| CachedFile { path: syntax.path.clone(), size: 0, mtime_ns: 0, hash: [0; 32], syntax: syntax.clone() })
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let bm25 = build_bm25_in_memory(&files)?;
+        let skipped = SkipCounts::default();
+        Ok(assemble(root, files, bm25, skipped, parsed, CacheState::Off, Vec::new(), started, &crate::progress::NoProgress))
+    }
+
+    /// BM25 ranking of the top `k` chunks for `query`.
+    pub fn search_bm25(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
+        self.search_bm25_with(query, k, FieldBoosts::default())
+    }
+
+    pub fn search_bm25_with(&self, query: &str, k: usize, boosts: FieldBoosts) -> Result<Vec<Hit>> {
+        Ok(bm25::to_global(self.bm25.search(query, k, boosts)?, &self.ids))
+    }
+
+    /// The chunks of `path`, if the index holds that file.
+    pub fn file_chunks(&self, path: &str) -> Option<&[Chunk]> {
+        let i = self.files.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
+        let f = &self.files[i];
+        Some(&self.chunks[f.first as usize..(f.first + f.count) as usize])
+    }
+
+    /// Reads a chunk's whole file from the working tree (for previews).
+    pub fn file_source(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.join(path)).ok()
+    }
+}
+
+fn validate_root(root: &Path) -> Result<PathBuf> {
+    let meta = std::fs::metadata(root).map_err(|e| Error::Usage(format!("{}: {}", root.display(), e)))?;
+    if !meta.is_dir() {
+        return Err(Error::Usage(format!("{}: not a directory", root.display())));
+    }
+    std::fs::canonicalize(root).map_err(|e| Error::Usage(format!("{}: {}", root.display(), e)))
+}
+
+fn check_cancel(progress: &dyn Progress) -> Result<()> {
+    if progress.cancelled() {
+        Err(Error::Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+fn load_manifest(dir: &Path, notes: &mut Vec<String>) -> Option<Manifest> {
+    match cache::read_framed::<Manifest>(&dir.join(MANIFEST_FILE), MANIFEST_VERSION) {
+        Ok(m) => Some(m),
+        Err(CacheMiss::Absent) => None,
+        Err(miss) => {
+            notes.push(format!("cache {}: {miss}; rebuilding", dir.display()));
+            // Nothing in a directory whose manifest we cannot trust is trusted either.
+            let _ = std::fs::remove_dir_all(dir);
+            None
+        }
+    }
+}
+
+/// Reuses cached syntax for files whose size and mtime (or, failing that, content hash) are
+/// unchanged; reads and chunks the rest in parallel. Returns the files, sorted by path, and how
+/// many were parsed.
+fn read_and_parse(
+    found: &[FoundFile],
+    old_files: Vec<CachedFile>,
+    max_file_size: u64,
+    skipped: &mut SkipCounts,
+    notes: &mut Vec<String>,
+    progress: &dyn Progress,
+) -> Result<(Vec<CachedFile>, usize)> {
+    let mut old_by_path: HashMap<String, CachedFile> =
+        old_files.into_iter().map(|f| (f.path.clone(), f)).collect();
+    let mut files = Vec::with_capacity(found.len());
+    let mut pending = Vec::new();
+    for f in found {
+        let mtime_ns = f.mtime_ns as u64;
+        let unchanged = old_by_path
+            .get(&f.path)
+            .is_some_and(|c| c.size == f.size && c.mtime_ns == mtime_ns && mtime_ns != 0);
+        match old_by_path.remove(&f.path) {
+            Some(c) if unchanged => files.push(c),
+            Some(c) => pending.push((f, Some(c))),
+            None => pending.push((f, None)),
+        }
+    }
+    let total = pending.len();
+    let done = AtomicUsize::new(0);
+    progress.report(Phase::Parse, 0, total);
+    let results: Vec<(Result<CachedFile, String>, bool)> = pending
+        .into_par_iter()
+        .map(|(f, cached)| {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if n.is_multiple_of(64) || n == total {
+                progress.report(Phase::Parse, n, total);
+            }
+            if progress.cancelled() {
+                return (Err(String::new()), false);
+            }
+            let bytes = match std::fs::read(&f.abs) {
+                Ok(b) => b,
+                Err(e) => return (Err(format!("{}: unreadable ({e})", f.path)), false),
+            };
+            let mtime_ns = f.mtime_ns as u64;
+            let hash = *blake3::hash(&bytes).as_bytes();
+            if let Some(c) = cached.filter(|c| c.hash == hash) {
+                return (Ok(CachedFile { size: f.size, mtime_ns, ..c }), false);
+            }
+            match decode_source(bytes, max_file_size) {
+                Ok(text) => {
+                    let syntax = chunk_file(&f.path, &text);
+                    (Ok(CachedFile { path: f.path.clone(), size: f.size, mtime_ns, hash, syntax }), true)
+                }
+                Err(r) => (Err(format!("{}: skipped ({r:?})", f.path)), false),
+            }
+        })
+        .collect();
+    check_cancel(progress)?;
+    let mut parsed = 0;
+    for (r, was_parsed) in results {
+        parsed += usize::from(was_parsed);
+        match r {
+            Ok(f) => files.push(f),
+            Err(note) => {
+                skipped.add(skip_reason_of(&note));
+                notes.push(note);
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok((files, parsed))
+}
+
+fn skip_reason_of(note: &str) -> crate::repo::source::SkipReason {
+    use crate::repo::source::SkipReason::*;
+    if note.ends_with("(Binary)") {
+        Binary
+    } else if note.ends_with("(NotUtf8)") {
+        NotUtf8
+    } else if note.ends_with("(TooLarge)") {
+        TooLarge
+    } else {
+        Unreadable
+    }
+}
+
+/// A manifest's id names its content: the same files with the same bytes give the same id.
+fn manifest_id(files: &[CachedFile]) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(&MANIFEST_VERSION.to_le_bytes());
+    for f in files {
+        h.update(f.path.as_bytes());
+        h.update(&[0]);
+        h.update(&f.hash);
+    }
+    h.finalize().to_hex()[..32].to_string()
+}
+
+fn same_files(a: &OldManifest, b: &Manifest) -> bool {
+    a.id == b.id
+        && a.files.len() == b.files.len()
+        && a.files.iter().zip(&b.files).all(|(x, y)| x.2 == y.size && x.3 == y.mtime_ns)
+}
+
+fn build_bm25_in_memory(files: &[CachedFile]) -> Result<Bm25Index> {
+    let mut idx = Bm25Index::in_memory()?;
+    idx.update([], files.iter().flat_map(|f| f.syntax.chunks.iter().enumerate()), "memory")?;
+    Ok(idx)
+}
+
+/// Brings the on-disk BM25 index in line with `new`: incremental when it belongs to `old`,
+/// rebuilt otherwise. Falls back to memory if the directory cannot be used (e.g. another
+/// process holds the writer lock).
+fn sync_bm25_on_disk(
+    entry: &Path,
+    old: Option<&OldManifest>,
+    new: &Manifest,
+    notes: &mut Vec<String>,
+) -> Result<(Bm25Index, CacheState)> {
+    let dir = entry.join(BM25_DIR);
+    let attempt = || -> Result<(Bm25Index, CacheState)> {
+        let mut idx = Bm25Index::open_or_create(&dir)?;
+        let tag = idx.commit_tag();
+        match old.filter(|o| tag.as_deref() == Some(o.id.as_str())) {
+            Some(o) if o.id == new.id => Ok((idx, CacheState::Warm)),
+            Some(o) => {
+                let old_hash: HashMap<&str, &[u8; 32]> =
+                    o.files.iter().map(|f| (f.0.as_str(), &f.1)).collect();
+                let new_paths: std::collections::HashSet<&str> =
+                    new.files.iter().map(|f| f.path.as_str()).collect();
+                let changed: Vec<&CachedFile> =
+                    new.files.iter().filter(|f| old_hash.get(f.path.as_str()) != Some(&&f.hash)).collect();
+                let removed = o.files.iter().map(|f| f.0.as_str()).filter(|p| !new_paths.contains(p));
+                let remove: Vec<&str> = removed.chain(changed.iter().map(|f| f.path.as_str())).collect();
+                idx.update(remove, changed.iter().flat_map(|f| f.syntax.chunks.iter().enumerate()), &new.id)?;
+                Ok((idx, CacheState::Updated))
+            }
+            None => {
+                drop(idx);
+                let _ = std::fs::remove_dir_all(&dir);
+                let mut idx = Bm25Index::open_or_create(&dir)?;
+                idx.update([], new.files.iter().flat_map(|f| f.syntax.chunks.iter().enumerate()), &new.id)?;
+                Ok((idx, CacheState::Cold))
+            }
+        }
+    };
+    match attempt() {
+        Ok(r) => Ok(r),
+        Err(e) => {
+            notes.push(format!("bm25 cache {}: {e}; using an in-memory index", dir.display()));
+            Ok((build_bm25_in_memory(&new.files)?, CacheState::Cold))
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    root: PathBuf,
+    files: Vec<CachedFile>,
+    bm25: Bm25Index,
+    skipped: SkipCounts,
+    parsed: usize,
+    cache: CacheState,
+    mut notes: Vec<String>,
+    started: Instant,
+    progress: &dyn Progress,
+) -> RepoIndex {
+    let syntax_errors = files.iter().filter(|f| f.syntax.has_syntax_errors).count();
+    for f in files.iter().filter(|f| f.syntax.has_syntax_errors) {
+        notes.push(format!("{}: syntax errors; indexed what the parser recovered", f.path));
+    }
+    progress.report(Phase::CallGraph, 0, 1);
+    let syntaxes: Vec<FileSyntax> = files.into_iter().map(|f| f.syntax).collect();
+    let graph = CallGraph::build(&syntaxes);
+    progress.report(Phase::CallGraph, 1, 1);
+    let files_count = syntaxes.len();
+    let mut ids = HashMap::new();
+    let mut chunks = Vec::new();
+    let mut spans = Vec::with_capacity(files_count);
+    for s in syntaxes {
+        spans.push(FileSpan { path: s.path.clone(), first: chunks.len() as u32, count: s.chunks.len() as u32 });
+        for (ord, c) in s.chunks.into_iter().enumerate() {
+            ids.insert((s.path.clone(), ord), chunks.len() as u32);
+            chunks.push(c);
+        }
+    }
+    let stats = IndexStats {
+        files: files_count,
+        chunks: chunks.len(),
+        edges: graph.edge_count(),
+        skipped,
+        syntax_errors,
+        parsed,
+        cache,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    RepoIndex { root, chunks, graph, stats, notes, files: spans, ids, bm25 }
+}

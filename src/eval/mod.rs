@@ -1,0 +1,7 @@
+//! Headless evaluation (DESIGN.md "Evaluation"): SWE-bench-style instances, their patches,
+//! the gold chunks a patch touches, and retrieval metrics over rankings.
+
+pub mod gold;
+pub mod instances;
+pub mod metrics;
+pub mod patch;

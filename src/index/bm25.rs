@@ -1,0 +1,266 @@
+//! BM25 over chunks with tantivy and the code-aware tokenizer; path, name and text fields.
+//!
+//! Documents are keyed by (path, ordinal within the file), not by global chunk id, so that an
+//! on-disk index survives edits elsewhere in the repository: updating a file deletes its
+//! documents by path and adds the new ones.
+
+use super::code_tokens::{tokens, CodeTokenizer};
+use crate::chunk::Chunk;
+use crate::error::{Error, Result};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED, STRING,
+};
+use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+const TOKENIZER: &str = "code";
+const WRITER_MEMORY: usize = 128 * 1024 * 1024;
+
+/// Per-field weights of a query term. The chunk text already holds the path and the name;
+/// the extra fields let a term that names the file or the symbol count more.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FieldBoosts {
+    pub text: f32,
+    pub name: f32,
+    pub path: f32,
+}
+
+impl Default for FieldBoosts {
+    fn default() -> Self {
+        FieldBoosts { text: 1.0, name: 0.5, path: 0.5 }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    path_key: Field,
+    ord: Field,
+    path: Field,
+    name: Field,
+    text: Field,
+}
+
+pub struct Bm25Index {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+/// A BM25 hit before it is mapped to a global chunk id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bm25Hit {
+    pub path: String,
+    pub ord: usize,
+    pub score: f32,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text_opts = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(TOKENIZER).set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        path_key: b.add_text_field("path_key", STRING | STORED),
+        ord: b.add_u64_field("ord", INDEXED | STORED | FAST),
+        path: b.add_text_field("path", text_opts.clone()),
+        name: b.add_text_field("name", text_opts.clone()),
+        text: b.add_text_field("text", text_opts),
+    };
+    (b.build(), fields)
+}
+
+fn tantivy_err(context: &str, e: impl std::fmt::Display) -> Error {
+    Error::context(format!("bm25 index: {context}"), e)
+}
+
+impl Bm25Index {
+    /// An index held in memory (eval snapshots, tests).
+    pub fn in_memory() -> Result<Self> {
+        let (schema, fields) = schema();
+        Self::wrap(Index::create_in_ram(schema), fields)
+    }
+
+    /// Opens the index in `dir`, or creates an empty one. Fails on a corrupt or foreign index;
+    /// the caller then deletes the directory and rebuilds.
+    pub fn open_or_create(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let (schema, fields) = schema();
+        let mmap = tantivy::directory::MmapDirectory::open(dir).map_err(|e| tantivy_err("open", e))?;
+        let index = Index::open_or_create(mmap, schema).map_err(|e| tantivy_err("open", e))?;
+        Self::wrap(index, fields)
+    }
+
+    fn wrap(index: Index, fields: Fields) -> Result<Self> {
+        index.tokenizers().register(TOKENIZER, CodeTokenizer);
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| tantivy_err("reader", e))?;
+        Ok(Bm25Index { index, reader, fields })
+    }
+
+    /// The opaque tag stored with the last commit (the cache stores the manifest id here, to
+    /// detect an index that does not belong to the manifest beside it).
+    pub fn commit_tag(&self) -> Option<String> {
+        self.index.load_metas().ok().and_then(|m| m.payload)
+    }
+
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Replaces the documents of `remove_paths` and adds `add` (chunks with their ordinal
+    /// within their file), then commits with `tag`. One commit, so a crash leaves either the
+    /// old or the new index, never a mix.
+    pub fn update<'a>(
+        &mut self,
+        remove_paths: impl IntoIterator<Item = &'a str>,
+        add: impl IntoIterator<Item = (usize, &'a Chunk)>,
+        tag: &str,
+    ) -> Result<()> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+        let mut writer: IndexWriter = self
+            .index
+            .writer_with_num_threads(threads, WRITER_MEMORY)
+            .map_err(|e| tantivy_err("writer", e))?;
+        for path in remove_paths {
+            writer.delete_term(Term::from_field_text(self.fields.path_key, path));
+        }
+        let f = self.fields;
+        for (ord, chunk) in add {
+            writer
+                .add_document(doc!(
+                    f.path_key => chunk.path.as_str(),
+                    f.ord => ord as u64,
+                    f.path => chunk.path.as_str(),
+                    f.name => chunk.name.as_str(),
+                    f.text => chunk.text.as_str(),
+                ))
+                .map_err(|e| tantivy_err("add", e))?;
+        }
+        let mut prepared = writer.prepare_commit().map_err(|e| tantivy_err("commit", e))?;
+        prepared.set_payload(tag);
+        prepared.commit().map_err(|e| tantivy_err("commit", e))?;
+        writer.wait_merging_threads().map_err(|e| tantivy_err("merge", e))?;
+        self.reader.reload().map_err(|e| tantivy_err("reload", e))?;
+        Ok(())
+    }
+
+    /// Top `k` chunks for a free-text query (an issue, a symbol, a sentence).
+    pub fn search(&self, query: &str, k: usize, boosts: FieldBoosts) -> Result<Vec<Bm25Hit>> {
+        let Some(q) = self.build_query(query, boosts) else {
+            return Ok(Vec::new());
+        };
+        let searcher = self.reader.searcher();
+        let top =
+            searcher.search(&q, &TopDocs::with_limit(k.max(1))).map_err(|e| tantivy_err("search", e))?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| tantivy_err("read", e))?;
+            let path = doc.get_first(self.fields.path_key).and_then(|v| v.as_str().map(str::to_string));
+            let ord = doc.get_first(self.fields.ord).and_then(|v| v.as_u64());
+            let (Some(path), Some(ord)) = (path, ord) else { continue };
+            let ord = ord as usize;
+            hits.push(Bm25Hit { path, ord, score });
+        }
+        Ok(hits)
+    }
+
+    fn build_query(&self, query: &str, boosts: FieldBoosts) -> Option<BooleanQuery> {
+        let mut seen = HashSet::new();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let fields = [
+            (self.fields.text, boosts.text),
+            (self.fields.name, boosts.name),
+            (self.fields.path, boosts.path),
+        ];
+        for token in tokens(query) {
+            if !seen.insert(token.clone()) {
+                continue;
+            }
+            for (field, boost) in fields {
+                if boost <= 0.0 {
+                    continue;
+                }
+                let tq = TermQuery::new(Term::from_field_text(field, &token), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), boost))));
+            }
+        }
+        (!clauses.is_empty()).then(|| BooleanQuery::new(clauses))
+    }
+}
+
+/// Maps BM25 hits to global chunk ids through `(path, ord) → id`; hits for documents the map
+/// does not know (a stale index) are dropped.
+pub fn to_global(hits: Vec<Bm25Hit>, ids: &HashMap<(String, usize), u32>) -> Vec<crate::search::Hit> {
+    hits.into_iter()
+        .filter_map(|h| ids.get(&(h.path, h.ord)).map(|&chunk| crate::search::Hit { chunk, score: h.score }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::ChunkKind;
+
+    fn chunk(path: &str, name: &str, text: &str) -> Chunk {
+        Chunk {
+            path: path.into(),
+            kind: ChunkKind::Function,
+            name: name.into(),
+            start_byte: 0,
+            end_byte: text.len(),
+            start_line: 1,
+            end_line: 1,
+            text: format!("{path}\n{text}"),
+        }
+    }
+
+    #[test]
+    fn prefers_the_chunk_whose_identifiers_the_query_names() {
+        let chunks = [
+            chunk("pkg/net.py", "send_request", "def send_request(url):\n    return fetch(url)"),
+            chunk("pkg/net.py", "parse_headers", "def parse_headers(raw):\n    return dict(raw)"),
+            chunk("pkg/util.py", "merge_settings", "def merge_settings(a, b):\n    return a | b"),
+        ];
+        let mut idx = Bm25Index::in_memory().unwrap();
+        idx.update([], chunks.iter().enumerate(), "t").unwrap();
+        let hits = idx.search("parseHeaders crashes on empty input", 3, FieldBoosts::default()).unwrap();
+        assert_eq!(hits[0].path, "pkg/net.py");
+        assert_eq!(hits[0].ord, 1);
+        let hits = idx.search("merge settings", 3, FieldBoosts::default()).unwrap();
+        assert_eq!((hits[0].path.as_str(), hits[0].ord), ("pkg/util.py", 2));
+    }
+
+    #[test]
+    fn update_replaces_a_files_documents_and_keeps_the_tag() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = chunk("a.py", "alpha", "def alpha(): pass");
+        let b = chunk("b.py", "beta", "def beta(): pass");
+        {
+            let mut idx = Bm25Index::open_or_create(dir.path()).unwrap();
+            idx.update([], [(0, &a), (0, &b)], "gen1").unwrap();
+            assert_eq!(idx.num_docs(), 2);
+        }
+        let mut idx = Bm25Index::open_or_create(dir.path()).unwrap();
+        assert_eq!(idx.commit_tag().as_deref(), Some("gen1"));
+        let b2 = chunk("b.py", "gamma", "def gamma(): pass");
+        idx.update(["b.py"], [(0, &b2)], "gen2").unwrap();
+        assert_eq!(idx.num_docs(), 2);
+        assert!(idx.search("beta", 5, FieldBoosts::default()).unwrap().is_empty());
+        assert_eq!(idx.search("gamma", 5, FieldBoosts::default()).unwrap()[0].path, "b.py");
+        assert_eq!(idx.commit_tag().as_deref(), Some("gen2"));
+    }
+
+    #[test]
+    fn empty_or_symbol_only_query_gives_no_hits() {
+        let mut idx = Bm25Index::in_memory().unwrap();
+        idx.update([], [(0, &chunk("a.py", "f", "def f(): pass"))], "t").unwrap();
+        assert!(idx.search("", 5, FieldBoosts::default()).unwrap().is_empty());
+        assert!(idx.search("!!! ???", 5, FieldBoosts::default()).unwrap().is_empty());
+    }
+}

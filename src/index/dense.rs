@@ -1,0 +1,296 @@
+//! Dense vectors: a persistent store of unit vectors keyed by the hash of the encoder input
+//! (and the model), and exact top-k search by cosine similarity.
+//!
+//! The store is an append-only log of checksummed records, so an embedding run that is
+//! interrupted keeps every finished batch: the next run resumes with what is missing. A torn
+//! last record fails its checksum and is cut off, never read. Keys hash the exact encoder
+//! input, so an unchanged chunk is embedded once, across edits and across commits.
+
+use crate::error::{Error, Result};
+use crate::search::Hit;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+const RECORD_MAGIC: &[u8; 4] = b"CDV1";
+
+/// Identifies one encoder input under one model configuration.
+pub type VectorKey = [u8; 16];
+
+/// Hashes an encoder input (chunk text, neighbour texts) under a model tag.
+pub fn vector_key(model_tag: &str, chunk: &str, neighbours: &[String]) -> VectorKey {
+    let mut h = blake3::Hasher::new();
+    h.update(model_tag.as_bytes());
+    h.update(&[0xff]);
+    h.update(chunk.as_bytes());
+    for n in neighbours {
+        h.update(&[0x1f]);
+        h.update(n.as_bytes());
+    }
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    key
+}
+
+/// Vectors by key, optionally backed by a log file.
+pub struct VectorStore {
+    dim: usize,
+    index: HashMap<VectorKey, usize>,
+    data: Vec<f32>,
+    log: Option<PathBuf>,
+}
+
+impl VectorStore {
+    pub fn in_memory(dim: usize) -> Self {
+        VectorStore { dim, index: HashMap::new(), data: Vec::new(), log: None }
+    }
+
+    /// Opens (or starts) the log at `path`. Records of another dimension, and a torn tail, are
+    /// dropped; returns the store and a note when something was dropped.
+    pub fn open(path: &Path, dim: usize) -> Result<(Self, Option<String>)> {
+        let mut store =
+            VectorStore { dim, index: HashMap::new(), data: Vec::new(), log: Some(path.to_path_buf()) };
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((store, None)),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let mut pos = 0;
+        while let Some((keys, data, next)) = parse_record(&bytes, pos, dim) {
+            for (i, key) in keys.into_iter().enumerate() {
+                store.insert(key, &data[i * dim..(i + 1) * dim]);
+            }
+            pos = next;
+        }
+        let mut note = None;
+        if pos < bytes.len() {
+            note = Some(format!(
+                "{}: dropped {} bytes of an interrupted or foreign write",
+                path.display(),
+                bytes.len() - pos
+            ));
+            let f = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
+            f.set_len(pos as u64).map_err(|e| Error::io(path, e))?;
+        }
+        Ok((store, note))
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn contains(&self, key: &VectorKey) -> bool {
+        self.index.contains_key(key)
+    }
+
+    pub fn get(&self, key: &VectorKey) -> Option<&[f32]> {
+        self.index.get(key).map(|&i| &self.data[i * self.dim..(i + 1) * self.dim])
+    }
+
+    fn insert(&mut self, key: VectorKey, v: &[f32]) {
+        if let Some(&i) = self.index.get(&key) {
+            self.data[i * self.dim..(i + 1) * self.dim].copy_from_slice(v);
+        } else {
+            self.index.insert(key, self.data.len() / self.dim);
+            self.data.extend_from_slice(v);
+        }
+    }
+
+    /// Adds a batch and, for a file-backed store, appends it to the log as one record.
+    pub fn add_batch(&mut self, keys: &[VectorKey], vectors: &[Vec<f32>]) -> Result<()> {
+        if keys.len() != vectors.len() || vectors.iter().any(|v| v.len() != self.dim) {
+            return Err(Error::invalid(format!("vector batch does not match dimension {}", self.dim)));
+        }
+        if let Some(path) = &self.log {
+            let record = encode_record(keys, vectors);
+            let dir = path.parent().unwrap_or(Path::new("."));
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            f.write_all(&record).and_then(|_| f.sync_data()).map_err(|e| Error::io(path, e))?;
+        }
+        for (k, v) in keys.iter().zip(vectors) {
+            self.insert(*k, v);
+        }
+        Ok(())
+    }
+}
+
+fn encode_record(keys: &[VectorKey], vectors: &[Vec<f32>]) -> Vec<u8> {
+    let dim = vectors.first().map_or(0, |v| v.len());
+    let mut body = Vec::with_capacity(keys.len() * (16 + dim * 4));
+    for k in keys {
+        body.extend_from_slice(k);
+    }
+    for v in vectors {
+        for x in v {
+            body.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    let mut rec = Vec::with_capacity(body.len() + 44);
+    rec.extend_from_slice(RECORD_MAGIC);
+    rec.extend_from_slice(&(keys.len() as u32).to_le_bytes());
+    rec.extend_from_slice(&(dim as u32).to_le_bytes());
+    rec.extend_from_slice(blake3::hash(&body).as_bytes());
+    rec.extend_from_slice(&body);
+    rec
+}
+
+/// Parses the record at `pos`; None for a torn, corrupt or foreign-dimension record.
+fn parse_record(bytes: &[u8], pos: usize, dim: usize) -> Option<(Vec<VectorKey>, Vec<f32>, usize)> {
+    let head = bytes.get(pos..pos + 44)?;
+    if &head[..4] != RECORD_MAGIC {
+        return None;
+    }
+    let count = u32::from_le_bytes(head[4..8].try_into().ok()?) as usize;
+    let rec_dim = u32::from_le_bytes(head[8..12].try_into().ok()?) as usize;
+    if rec_dim != dim {
+        return None;
+    }
+    let body_len = count.checked_mul(16 + dim * 4)?;
+    let body = bytes.get(pos + 44..pos + 44 + body_len)?;
+    if blake3::hash(body).as_bytes() != &head[12..44] {
+        return None;
+    }
+    let mut keys = Vec::with_capacity(count);
+    for i in 0..count {
+        let mut k = [0u8; 16];
+        k.copy_from_slice(&body[i * 16..(i + 1) * 16]);
+        keys.push(k);
+    }
+    let mut reader = &body[count * 16..];
+    let mut data = vec![0f32; count * dim];
+    for x in data.iter_mut() {
+        let mut b = [0u8; 4];
+        reader.read_exact(&mut b).ok()?;
+        *x = f32::from_le_bytes(b);
+    }
+    Some((keys, data, pos + 44 + body_len))
+}
+
+/// A dense index over the chunks of one repository: row `i` is chunk `i`'s unit vector.
+pub struct DenseIndex {
+    dim: usize,
+    matrix: Vec<f32>,
+}
+
+impl DenseIndex {
+    /// Gathers the rows for `keys` (one per chunk, in chunk order) from the store.
+    pub fn from_store(store: &VectorStore, keys: &[VectorKey]) -> Result<Self> {
+        let dim = store.dim();
+        let mut matrix = Vec::with_capacity(keys.len() * dim);
+        for (i, k) in keys.iter().enumerate() {
+            let v = store.get(k).ok_or_else(|| Error::invalid(format!("chunk {i} has no vector")))?;
+            matrix.extend_from_slice(v);
+        }
+        Ok(DenseIndex { dim, matrix })
+    }
+
+    pub fn len(&self) -> usize {
+        self.matrix.len() / self.dim.max(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.matrix.is_empty()
+    }
+
+    /// Exact top-`k` by cosine similarity (dot product of unit vectors).
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<Hit> {
+        if query.len() != self.dim || self.is_empty() {
+            return Vec::new();
+        }
+        let scores: Vec<f32> = self.matrix.par_chunks(self.dim).map(|row| dot(row, query)).collect();
+        top_k(&scores, k)
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The `k` best scores, best first; ties broken by lower chunk id for stable output.
+pub fn top_k(scores: &[f32], k: usize) -> Vec<Hit> {
+    let mut ids: Vec<u32> = (0..scores.len() as u32).collect();
+    let by_score = |a: &u32, b: &u32| scores[*b as usize].total_cmp(&scores[*a as usize]).then(a.cmp(b));
+    let k = k.min(ids.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < ids.len() {
+        ids.select_nth_unstable_by(k - 1, by_score);
+        ids.truncate(k);
+    }
+    ids.sort_by(by_score);
+    ids.into_iter().map(|i| Hit { chunk: i, score: scores[i as usize] }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn keys_depend_on_model_chunk_and_neighbours() {
+        let a = vector_key("m1", "def f(): pass", &[]);
+        assert_eq!(a, vector_key("m1", "def f(): pass", &[]));
+        assert_ne!(a, vector_key("m2", "def f(): pass", &[]));
+        assert_ne!(a, vector_key("m1", "def f(): pass", &["def g(): pass".into()]));
+        assert_ne!(vector_key("m", "ab", &["c".into()]), vector_key("m", "a", &["bc".into()]));
+    }
+
+    #[test]
+    fn exact_top_k_is_ordered_by_cosine() {
+        let mut store = VectorStore::in_memory(2);
+        let keys: Vec<VectorKey> = (0..4u8).map(|i| [i; 16]).collect();
+        let vecs = vec![unit(&[1.0, 0.0]), unit(&[0.0, 1.0]), unit(&[1.0, 1.0]), unit(&[-1.0, 0.2])];
+        store.add_batch(&keys, &vecs).unwrap();
+        let index = DenseIndex::from_store(&store, &keys).unwrap();
+        let hits = index.search(&unit(&[1.0, 0.1]), 3);
+        assert_eq!(hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), [0, 2, 1]);
+        assert!(hits[0].score > hits[1].score);
+        assert_eq!(index.search(&unit(&[1.0, 0.1]), 10).len(), 4);
+    }
+
+    #[test]
+    fn log_survives_reopen_and_drops_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.log");
+        {
+            let (mut s, note) = VectorStore::open(&path, 3).unwrap();
+            assert!(note.is_none());
+            s.add_batch(&[[1; 16]], &[vec![1.0, 0.0, 0.0]]).unwrap();
+            s.add_batch(&[[2; 16], [3; 16]], &[vec![0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0]]).unwrap();
+        }
+        // Simulate a crash in the middle of a third append.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let good = bytes.len();
+        bytes.extend_from_slice(&encode_record(&[[4; 16]], &[vec![0.5, 0.5, 0.5]])[..30]);
+        std::fs::write(&path, &bytes).unwrap();
+
+        let (s, note) = VectorStore::open(&path, 3).unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.get(&[2; 16]).unwrap(), &[0.0, 1.0, 0.0]);
+        assert!(note.unwrap().contains("dropped"));
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, good);
+
+        // A store of another dimension does not read these records.
+        let (other, _) = VectorStore::open(&path, 4).unwrap();
+        assert!(other.is_empty());
+    }
+}

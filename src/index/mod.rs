@@ -1,0 +1,5 @@
+//! Retrieval indexes over chunks: BM25 (tantivy) and dense vectors.
+
+pub mod bm25;
+pub mod code_tokens;
+pub mod dense;

@@ -1,0 +1,85 @@
+//! Deciding whether a file's bytes are indexable Python source.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a file was left out of the index. Skips are counted, never fatal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    Binary,
+    TooLarge,
+    NotUtf8,
+    Unreadable,
+}
+
+/// Counts of skipped files by reason (the `stats.skipped` object of `--json`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkipCounts {
+    pub binary: usize,
+    pub too_large: usize,
+    pub not_utf8: usize,
+    pub unreadable: usize,
+}
+
+impl SkipCounts {
+    pub fn add(&mut self, reason: SkipReason) {
+        match reason {
+            SkipReason::Binary => self.binary += 1,
+            SkipReason::TooLarge => self.too_large += 1,
+            SkipReason::NotUtf8 => self.not_utf8 += 1,
+            SkipReason::Unreadable => self.unreadable += 1,
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.binary + self.too_large + self.not_utf8 + self.unreadable
+    }
+}
+
+/// Default limit on a source file's size; generated or vendored giants rarely hold the code to edit.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
+
+/// Is this path a Python source file we index?
+pub fn is_python_path(path: &str) -> bool {
+    path.ends_with(".py")
+}
+
+/// Turns raw bytes into source text, or says why not. A NUL byte in the first 8 KiB marks a
+/// binary file (git's heuristic); anything else must be valid UTF-8.
+pub fn decode_source(bytes: Vec<u8>, max_size: u64) -> Result<String, SkipReason> {
+    if bytes.len() as u64 > max_size {
+        return Err(SkipReason::TooLarge);
+    }
+    let head = &bytes[..bytes.len().min(8192)];
+    if head.contains(&0) {
+        return Err(SkipReason::Binary);
+    }
+    let mut text = String::from_utf8(bytes).map_err(|_| SkipReason::NotUtf8)?;
+    // A UTF-8 byte-order mark is legal in Python sources but would shift byte offsets.
+    if text.starts_with('\u{feff}') {
+        text.drain(..3);
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_bytes() {
+        assert_eq!(decode_source(b"x = 1\n".to_vec(), 100).unwrap(), "x = 1\n");
+        assert_eq!(decode_source(b"x\0y".to_vec(), 100), Err(SkipReason::Binary));
+        assert_eq!(decode_source(vec![0xff, 0xfe, b'a'], 100), Err(SkipReason::NotUtf8));
+        assert_eq!(decode_source(vec![b'a'; 101], 100), Err(SkipReason::TooLarge));
+        assert_eq!(decode_source("\u{feff}x = 1".as_bytes().to_vec(), 100).unwrap(), "x = 1");
+    }
+
+    #[test]
+    fn counts_skips() {
+        let mut c = SkipCounts::default();
+        c.add(SkipReason::Binary);
+        c.add(SkipReason::NotUtf8);
+        c.add(SkipReason::NotUtf8);
+        assert_eq!((c.binary, c.not_utf8, c.total()), (1, 2, 3));
+    }
+}

@@ -1,0 +1,161 @@
+//! The headless query end to end: `coret-tui PATH --query TEXT --json`, exit codes, cache.
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn coret(cache: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("coret-tui").unwrap();
+    cmd.env("CORET_CACHE_DIR", cache).env_remove("CORET_MODEL");
+    cmd
+}
+
+fn query_json(repo: &Path, cache: &Path, query: &str) -> Value {
+    let out = coret(cache).arg(repo).args(["--query", query, "--json"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON object")
+}
+
+#[test]
+fn json_output_follows_the_schema_and_ranks_the_named_method_first() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let v = query_json(repo.path(), cache.path(), "total_price ignores the discount");
+    assert_eq!(v["repo"], std::fs::canonicalize(repo.path()).unwrap().display().to_string());
+    assert_eq!(v["query"], "total_price ignores the discount");
+    let stats = &v["stats"];
+    for key in ["files", "chunks", "edges", "seconds"] {
+        assert!(stats[key].is_number(), "stats.{key} missing");
+    }
+    for key in ["binary", "too_large", "not_utf8", "unreadable"] {
+        assert!(stats["skipped"][key].is_u64(), "stats.skipped.{key} missing");
+    }
+    let top = &v["results"]["bm25"][0];
+    assert_eq!(top["rank"], 1);
+    assert_eq!(top["path"], "shop/cart.py");
+    assert_eq!(top["kind"], "method");
+    assert_eq!(top["name"], "Cart.total_price");
+    assert!(top["score"].as_f64().unwrap() > 0.0);
+    assert!(top["start_line"].as_u64().unwrap() < top["end_line"].as_u64().unwrap());
+    let callees: Vec<&str> = top["callees"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert!(callees.contains(&"shop/pricing.py::apply_discount"), "{callees:?}");
+    assert!(callees.contains(&"shop/tax.py::with_vat"), "{callees:?}");
+    assert!(v["results"].get("dense").is_none());
+}
+
+#[test]
+fn skips_bad_files_and_honours_ignores() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let v = query_json(repo.path(), cache.path(), "function");
+    assert_eq!(v["stats"]["skipped"]["binary"], 1);
+    assert_eq!(v["stats"]["skipped"]["not_utf8"], 1);
+    let names: Vec<String> = v["results"]["bm25"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!names.iter().any(|n| n == "ignored_function" || n == "hidden_function"), "{names:?}");
+    // The file with a syntax error still yields what the parser recovered.
+    assert!(names.iter().any(|n| n == "ok_function"), "{names:?}");
+    // Six Python files are indexable: cart, pricing, tax, __init__, broken (+ none from the loop).
+    assert_eq!(v["stats"]["files"], 5);
+}
+
+#[test]
+fn too_large_files_are_skipped_and_counted() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "x", "--json", "--max-file-size", "100"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["stats"]["skipped"]["too_large"].as_u64().unwrap() >= 2);
+}
+
+#[test]
+fn cache_is_reused_updated_after_an_edit_and_rebuilt_when_truncated() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let first = query_json(repo.path(), cache.path(), "discount");
+    assert_eq!(first["stats"]["cache"], "cold");
+    let second = query_json(repo.path(), cache.path(), "discount");
+    assert_eq!(second["stats"]["cache"], "warm");
+    assert_eq!(first["results"], second["results"]);
+
+    common::write(repo.path(), "shop/pricing.py", "def apply_coupon(amount, code):\n    return amount - 5\n");
+    let third = query_json(repo.path(), cache.path(), "apply coupon");
+    assert_eq!(third["stats"]["cache"], "updated");
+    assert_eq!(third["results"]["bm25"][0]["name"], "apply_coupon");
+    let stale = query_json(repo.path(), cache.path(), "apply_discount");
+    assert!(stale["results"]["bm25"].as_array().unwrap().iter().all(|r| r["name"] != "apply_discount"));
+
+    // Truncate the manifest: the next run must notice and rebuild, not trust it.
+    let manifest = walkdir(cache.path()).into_iter().find(|p| p.ends_with("manifest.bin")).expect("manifest");
+    let bytes = std::fs::read(&manifest).unwrap();
+    std::fs::write(&manifest, &bytes[..bytes.len() / 2]).unwrap();
+    let out =
+        coret(cache.path()).arg(repo.path()).args(["--query", "apply coupon", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["stats"]["cache"], "cold");
+    assert_eq!(v["results"]["bm25"][0]["name"], "apply_coupon");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rebuilding"));
+}
+
+fn walkdir(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn query_from_stdin_and_readable_output() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let out =
+        coret(cache.path()).arg(repo.path()).args(["--query", "-"]).write_stdin("with_vat").output().unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let first = stdout.lines().nth(1).unwrap();
+    assert!(first.contains("shop/tax.py:4-5") && first.contains("with_vat"), "{stdout}");
+}
+
+#[test]
+fn exit_code_2_for_bad_paths_and_requests() {
+    let cache = tempfile::tempdir().unwrap();
+    let missing = coret(cache.path()).args(["/no/such/dir", "--query", "x"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/no/such/dir"));
+
+    let repo = common::fixture_repo();
+    let file = repo.path().join("README.md");
+    let not_dir = coret(cache.path()).arg(&file).args(["--query", "x"]).output().unwrap();
+    assert_eq!(not_dir.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&not_dir.stderr).contains("not a directory"));
+
+    let empty = tempfile::tempdir().unwrap();
+    common::write(empty.path(), "notes.txt", "no python here");
+    let none = coret(cache.path()).arg(empty.path()).args(["--query", "x"]).output().unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no Python files"));
+
+    let bad =
+        coret(cache.path()).arg(repo.path()).args(["--query", "x", "--retriever", "magic"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
