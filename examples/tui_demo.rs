@@ -7,11 +7,7 @@ use coret::tui::{Session, Theme};
 use std::time::Duration;
 
 fn main() -> anyhow::Result<()> {
-    let theme = Theme::load(
-        &std::env::args()
-            .nth(1)
-            .unwrap_or_else(|| "coret-dark".into()),
-    )?;
+    let theme = Theme::load(&std::env::args().nth(1).unwrap_or_else(|| "coret-dark".into()))?;
     let backend = DemoBackend::sample();
     // Real files, so that `o` ($EDITOR) has something to open.
     let repo = std::env::temp_dir().join("coret-tui-demo");

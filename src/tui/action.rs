@@ -23,13 +23,7 @@ pub enum Pane {
 
 impl Pane {
     /// Tab order.
-    pub const ORDER: [Pane; 5] = [
-        Pane::Editor,
-        Pane::Left,
-        Pane::Right,
-        Pane::Preview,
-        Pane::Neighbours,
-    ];
+    pub const ORDER: [Pane; 5] = [Pane::Editor, Pane::Left, Pane::Right, Pane::Preview, Pane::Neighbours];
 
     /// The results column index of a results pane.
     pub fn column(self) -> Option<usize> {
@@ -167,11 +161,9 @@ pub enum Command {
 impl std::fmt::Debug for Command {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Command::Search(r) => write!(
-                f,
-                "Search(column {}, gen {}, {}, {:?})",
-                r.column, r.generation, r.retriever, r.query
-            ),
+            Command::Search(r) => {
+                write!(f, "Search(column {}, gen {}, {}, {:?})", r.column, r.generation, r.retriever, r.query)
+            }
             Command::LoadFile { path, .. } => write!(f, "LoadFile({path})"),
             Command::OpenEditor { file, line } => {
                 write!(f, "OpenEditor({}:{line})", file.display())

@@ -104,13 +104,7 @@ impl IndexReporter {
     /// A reporter and the receiving end (the TUI's runtime owns the receiver).
     pub fn channel() -> (IndexReporter, Receiver<IndexEvent>) {
         let (tx, rx) = mpsc::channel();
-        (
-            IndexReporter {
-                tx,
-                cancel: Arc::new(AtomicBool::new(false)),
-            },
-            rx,
-        )
+        (IndexReporter { tx, cancel: Arc::new(AtomicBool::new(false)) }, rx)
     }
 
     /// Sends an event; `false` once the TUI has gone (stop working then).
@@ -171,11 +165,7 @@ mod tests {
         clone.report(Phase::Embed, 3, 10);
         assert!(matches!(
             rx.recv().unwrap(),
-            IndexEvent::Progress {
-                phase: Phase::Embed,
-                done: 3,
-                total: 10
-            }
+            IndexEvent::Progress { phase: Phase::Embed, done: 3, total: 10 }
         ));
         assert!(!clone.cancelled());
         let handle = reporter.cancel_handle();
@@ -183,9 +173,6 @@ mod tests {
         handle.cancel();
         assert!(clone.cancelled());
         drop(rx);
-        assert!(
-            !clone.send(IndexEvent::Info("gone".into())),
-            "send reports a closed TUI"
-        );
+        assert!(!clone.send(IndexEvent::Info("gone".into())), "send reports a closed TUI");
     }
 }

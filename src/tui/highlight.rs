@@ -24,12 +24,7 @@ pub struct HighlightedFile {
 impl HighlightedFile {
     /// The file without styles (used for huge files, and when highlighting fails).
     pub fn plain(source: &str) -> Self {
-        HighlightedFile {
-            lines: source
-                .lines()
-                .map(|l| Line::raw(l.replace('\t', TAB)))
-                .collect(),
-        }
+        HighlightedFile { lines: source.lines().map(|l| Line::raw(l.replace('\t', TAB))).collect() }
     }
 
     pub fn len(&self) -> usize {
@@ -82,10 +77,7 @@ pub fn highlight(path: &str, source: &str, theme_name: &str) -> HighlightedFile 
         let spans: Vec<Span<'static>> = ranges
             .into_iter()
             .map(|(style, text)| {
-                Span::styled(
-                    text.trim_end_matches(['\n', '\r']).to_string(),
-                    convert(style),
-                )
+                Span::styled(text.trim_end_matches(['\n', '\r']).to_string(), convert(style))
             })
             .filter(|span| !span.content.is_empty())
             .collect();
@@ -124,22 +116,15 @@ mod tests {
         let text: Vec<String> = file.lines.iter().map(|l| l.to_string()).collect();
         assert_eq!(text[0], "def add(a, b):");
         assert_eq!(text[1], "    return a + b  # sum", "tabs become spaces");
-        let colours: std::collections::HashSet<_> =
-            file.lines[0].spans.iter().map(|s| s.style.fg).collect();
+        let colours: std::collections::HashSet<_> = file.lines[0].spans.iter().map(|s| s.style.fg).collect();
         assert!(colours.len() > 1, "keyword and name get different colours");
     }
 
     #[test]
     fn unknown_theme_or_huge_line_falls_back_to_plain() {
-        assert_eq!(
-            highlight("m.py", SRC, "no-such-theme"),
-            HighlightedFile::plain(SRC)
-        );
+        assert_eq!(highlight("m.py", SRC, "no-such-theme"), HighlightedFile::plain(SRC));
         let long = format!("x = '{}'\n", "a".repeat(MAX_HIGHLIGHT_LINE_LEN));
-        assert_eq!(
-            highlight("m.py", &long, "base16-ocean.dark"),
-            HighlightedFile::plain(&long)
-        );
+        assert_eq!(highlight("m.py", &long, "base16-ocean.dark"), HighlightedFile::plain(&long));
     }
 
     #[test]

@@ -15,11 +15,7 @@ pub struct Binding {
 }
 
 const fn b(section: &'static str, keys: &'static str, action: &'static str) -> Binding {
-    Binding {
-        section,
-        keys,
-        action,
-    }
+    Binding { section, keys, action }
 }
 
 pub const BINDINGS: &[Binding] = &[
@@ -28,104 +24,40 @@ pub const BINDINGS: &[Binding] = &[
     b("Anywhere", "F1", "this help (? outside the editor)"),
     b("Anywhere", "F6", "right column: dense <-> hybrid (also t)"),
     b("Anywhere", "Ctrl-L", "clear the issue"),
-    b(
-        "Anywhere",
-        "Ctrl-P  Ctrl-N",
-        "previous / next query from history",
-    ),
+    b("Anywhere", "Ctrl-P  Ctrl-N", "previous / next query from history"),
     b("Anywhere", "Alt-Left", "back after a call-graph jump"),
     b("Anywhere", "Ctrl-C  Ctrl-Q", "quit (q outside the editor)"),
-    b(
-        "Issue editor",
-        "type, paste",
-        "multi-line issue text; pasting code is fine",
-    ),
+    b("Issue editor", "type, paste", "multi-line issue text; pasting code is fine"),
     b("Issue editor", "Enter", "new line"),
-    b(
-        "Issue editor",
-        "arrows  Home  End",
-        "move the cursor (Ctrl-A/E: line start/end)",
-    ),
-    b(
-        "Issue editor",
-        "Ctrl-Left  Ctrl-Right",
-        "word left / right (also Alt-B / Alt-F)",
-    ),
-    b(
-        "Issue editor",
-        "Ctrl-Home  Ctrl-End",
-        "start / end of the issue",
-    ),
-    b(
-        "Issue editor",
-        "Ctrl-W  Alt-Backspace",
-        "delete the word before the cursor",
-    ),
-    b(
-        "Issue editor",
-        "Ctrl-U  Ctrl-K",
-        "delete to line start / line end",
-    ),
-    b(
-        "Issue editor",
-        "Ctrl-D  Delete",
-        "delete the character under the cursor",
-    ),
+    b("Issue editor", "arrows  Home  End", "move the cursor (Ctrl-A/E: line start/end)"),
+    b("Issue editor", "Ctrl-Left  Ctrl-Right", "word left / right (also Alt-B / Alt-F)"),
+    b("Issue editor", "Ctrl-Home  Ctrl-End", "start / end of the issue"),
+    b("Issue editor", "Ctrl-W  Alt-Backspace", "delete the word before the cursor"),
+    b("Issue editor", "Ctrl-U  Ctrl-K", "delete to line start / line end"),
+    b("Issue editor", "Ctrl-D  Delete", "delete the character under the cursor"),
     b("Issue editor", "Esc", "go to the results"),
     b("Results", "j k  Down Up", "move the selection"),
     b("Results", "PgDn PgUp  Space", "move by a page"),
     b("Results", "g G  Home End", "first / last hit"),
-    b(
-        "Results",
-        "h l  Left Right  1 2",
-        "BM25 column / right column",
-    ),
-    b(
-        "Results",
-        "Enter  o  e",
-        "open in $EDITOR at the chunk's line",
-    ),
+    b("Results", "h l  Left Right  1 2", "BM25 column / right column"),
+    b("Results", "Enter  o  e", "open in $EDITOR at the chunk's line"),
     b("Results", "y", "copy path:line (OSC 52)"),
     b("Results", "t", "right column: CoRet dense <-> hybrid"),
-    b(
-        "Results",
-        "Ctrl-D  Ctrl-U",
-        "scroll the preview half a page",
-    ),
+    b("Results", "Ctrl-D  Ctrl-U", "scroll the preview half a page"),
     b("Results", "p  n", "go to the preview / the call graph"),
     b("Results", "i  /  Esc", "back to the issue editor"),
     b("Results", "?  q", "help / quit"),
     b("Preview", "j k  Down Up", "scroll a line"),
     b("Preview", "PgDn PgUp  Space", "scroll a page"),
     b("Preview", "g G", "top / bottom of the file"),
-    b(
-        "Preview",
-        "Enter  o  e  y",
-        "open in $EDITOR / copy path:line",
-    ),
+    b("Preview", "Enter  o  e  y", "open in $EDITOR / copy path:line"),
     b("Call graph", "j k  Down Up", "select a caller or callee"),
-    b(
-        "Call graph",
-        "Enter  l  Right",
-        "jump to it (the preview follows)",
-    ),
+    b("Call graph", "Enter  l  Right", "jump to it (the preview follows)"),
     b("Call graph", "Backspace  b  h  Left  Ctrl-O", "go back"),
-    b(
-        "Call graph",
-        "o  e  y",
-        "open / copy the selected neighbour",
-    ),
-    b(
-        "Mouse",
-        "wheel",
-        "scroll the list or preview under the pointer",
-    ),
+    b("Call graph", "o  e  y", "open / copy the selected neighbour"),
+    b("Mouse", "wheel", "scroll the list or preview under the pointer"),
     b("Mouse", "click", "select; a 2nd click on a neighbour jumps"),
-    b(
-        "Mouse",
-        "Shift-drag",
-        "select text (the terminal's own selection)",
-    ),
+    b("Mouse", "Shift-drag", "select text (the terminal's own selection)"),
     b("Help", "j k  PgDn PgUp", "scroll this help"),
     b("Help", "Esc  q  ?  F1", "close this help"),
 ];
@@ -139,9 +71,7 @@ pub fn map_event(app: &App, event: Event) -> Option<Action> {
         Event::Mouse(m) => {
             let (x, y) = (m.column, m.row);
             match m.kind {
-                MouseEventKind::Down(MouseButton::Left) => {
-                    Some(Action::Mouse(MouseInput::Click { x, y }))
-                }
+                MouseEventKind::Down(MouseButton::Left) => Some(Action::Mouse(MouseInput::Click { x, y })),
                 MouseEventKind::ScrollUp => Some(Action::Mouse(MouseInput::ScrollUp { x, y })),
                 MouseEventKind::ScrollDown => Some(Action::Mouse(MouseInput::ScrollDown { x, y })),
                 _ => None,
@@ -280,12 +210,7 @@ mod tests {
     use crate::tui::{Session, Theme};
 
     fn app() -> App {
-        App::new(
-            Session::default(),
-            Theme::default(),
-            (100, 30),
-            History::default(),
-        )
+        App::new(Session::default(), Theme::default(), (100, 30), History::default())
     }
 
     fn press(app: &App, code: KeyCode, modifiers: KeyModifiers) -> Option<Action> {
@@ -295,55 +220,28 @@ mod tests {
     #[test]
     fn letters_type_in_the_editor_but_command_elsewhere() {
         let mut app = app();
-        assert!(matches!(
-            press(&app, KeyCode::Char('q'), KeyModifiers::NONE),
-            Some(Action::Insert('q'))
-        ));
+        assert!(matches!(press(&app, KeyCode::Char('q'), KeyModifiers::NONE), Some(Action::Insert('q'))));
         app.update(Action::Focus(Pane::Left));
-        assert!(matches!(
-            press(&app, KeyCode::Char('q'), KeyModifiers::NONE),
-            Some(Action::Quit)
-        ));
-        assert!(matches!(
-            press(&app, KeyCode::Char('j'), KeyModifiers::NONE),
-            Some(Action::Move(1))
-        ));
+        assert!(matches!(press(&app, KeyCode::Char('q'), KeyModifiers::NONE), Some(Action::Quit)));
+        assert!(matches!(press(&app, KeyCode::Char('j'), KeyModifiers::NONE), Some(Action::Move(1))));
     }
 
     #[test]
     fn search_quit_and_help_work_from_the_editor() {
         let app = app();
-        assert!(matches!(
-            press(&app, KeyCode::Char('s'), KeyModifiers::CONTROL),
-            Some(Action::RunSearch)
-        ));
-        assert!(matches!(
-            press(&app, KeyCode::F(5), KeyModifiers::NONE),
-            Some(Action::RunSearch)
-        ));
-        assert!(matches!(
-            press(&app, KeyCode::Char('c'), KeyModifiers::CONTROL),
-            Some(Action::Quit)
-        ));
-        assert!(matches!(
-            press(&app, KeyCode::F(1), KeyModifiers::NONE),
-            Some(Action::ToggleHelp)
-        ));
+        assert!(matches!(press(&app, KeyCode::Char('s'), KeyModifiers::CONTROL), Some(Action::RunSearch)));
+        assert!(matches!(press(&app, KeyCode::F(5), KeyModifiers::NONE), Some(Action::RunSearch)));
+        assert!(matches!(press(&app, KeyCode::Char('c'), KeyModifiers::CONTROL), Some(Action::Quit)));
+        assert!(matches!(press(&app, KeyCode::F(1), KeyModifiers::NONE), Some(Action::ToggleHelp)));
     }
 
     #[test]
     fn enter_jumps_in_the_call_graph_and_opens_elsewhere() {
         let mut app = app();
         app.update(Action::Focus(Pane::Neighbours));
-        assert!(matches!(
-            press(&app, KeyCode::Enter, KeyModifiers::NONE),
-            Some(Action::Jump)
-        ));
+        assert!(matches!(press(&app, KeyCode::Enter, KeyModifiers::NONE), Some(Action::Jump)));
         app.update(Action::Focus(Pane::Right));
-        assert!(matches!(
-            press(&app, KeyCode::Enter, KeyModifiers::NONE),
-            Some(Action::OpenInEditor)
-        ));
+        assert!(matches!(press(&app, KeyCode::Enter, KeyModifiers::NONE), Some(Action::OpenInEditor)));
     }
 
     #[test]
@@ -351,14 +249,8 @@ mod tests {
         let mut app = app();
         app.update(Action::ToggleHelp);
         assert!(press(&app, KeyCode::Char('x'), KeyModifiers::NONE).is_none());
-        assert!(matches!(
-            press(&app, KeyCode::Esc, KeyModifiers::NONE),
-            Some(Action::ToggleHelp)
-        ));
-        assert!(matches!(
-            press(&app, KeyCode::Char('c'), KeyModifiers::CONTROL),
-            Some(Action::Quit)
-        ));
+        assert!(matches!(press(&app, KeyCode::Esc, KeyModifiers::NONE), Some(Action::ToggleHelp)));
+        assert!(matches!(press(&app, KeyCode::Char('c'), KeyModifiers::CONTROL), Some(Action::Quit)));
     }
 
     #[test]
@@ -376,16 +268,8 @@ mod tests {
     fn keys_md_documents_every_binding() {
         let doc = include_str!("KEYS.md");
         for binding in BINDINGS {
-            assert!(
-                doc.contains(binding.keys),
-                "KEYS.md lacks `{}`",
-                binding.keys
-            );
-            assert!(
-                doc.contains(binding.action),
-                "KEYS.md lacks `{}`",
-                binding.action
-            );
+            assert!(doc.contains(binding.keys), "KEYS.md lacks `{}`", binding.keys);
+            assert!(doc.contains(binding.action), "KEYS.md lacks `{}`", binding.action);
         }
     }
 }

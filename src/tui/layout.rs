@@ -25,10 +25,7 @@ pub struct Areas {
 impl Areas {
     pub fn compute(area: Rect, app: &App) -> Areas {
         let gauge_height = u16::from(app.index.busy() && app.index.progress.is_some());
-        let text_rows = app
-            .editor
-            .visual_rows(area.width.saturating_sub(2) as usize)
-            .len();
+        let text_rows = app.editor.visual_rows(area.width.saturating_sub(2) as usize).len();
         let editor_height = editor_height(area.height, app.focus == Pane::Editor, text_rows);
         let [editor, body, gauge, status] = Layout::vertical([
             Constraint::Length(editor_height),
@@ -40,22 +37,19 @@ impl Areas {
         let gauge = (gauge_height > 0).then_some(gauge);
         let (results, preview, neighbours) = if area.width >= WIDE {
             let [left, preview] =
-                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
-                    .areas(body);
+                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(body);
             let graph = (left.height * 35 / 100).clamp(6, 14).min(left.height / 2);
             let [results, neighbours] =
                 Layout::vertical([Constraint::Min(0), Constraint::Length(graph)]).areas(left);
             (results, preview, neighbours)
         } else {
             let [results, bottom] =
-                Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)])
-                    .areas(body);
+                Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(body);
             let [preview, neighbours] = if area.width >= NARROW {
                 let graph = (area.width * 35 / 100).clamp(24, 40);
                 Layout::horizontal([Constraint::Min(0), Constraint::Length(graph)]).areas(bottom)
             } else {
-                Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
-                    .areas(bottom)
+                Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(bottom)
             };
             (results, preview, neighbours)
         };
@@ -64,14 +58,7 @@ impl Areas {
         } else {
             Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(results)
         };
-        Areas {
-            editor,
-            columns,
-            preview,
-            neighbours,
-            gauge,
-            status,
-        }
+        Areas { editor, columns, preview, neighbours, gauge, status }
     }
 
     pub fn pane(&self, pane: Pane) -> Rect {
@@ -85,9 +72,7 @@ impl Areas {
     }
 
     pub fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
-        Pane::ORDER
-            .into_iter()
-            .find(|p| self.pane(*p).contains(Position { x, y }))
+        Pane::ORDER.into_iter().find(|p| self.pane(*p).contains(Position { x, y }))
     }
 }
 
@@ -106,10 +91,5 @@ fn editor_height(height: u16, focused: bool, text_rows: usize) -> u16 {
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
     let h = height.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
+    Rect::new(area.x + (area.width - w) / 2, area.y + (area.height - h) / 2, w, h)
 }

@@ -31,10 +31,7 @@ const TICK: Duration = Duration::from_millis(40);
 /// is left to finish on its own. The terminal is restored on every way out.
 pub fn run(session: Session, theme: Theme, indexer: Indexer) -> Result<()> {
     let history_path = history_path();
-    let history = history_path
-        .as_deref()
-        .map(History::load)
-        .unwrap_or_default();
+    let history = history_path.as_deref().map(History::load).unwrap_or_default();
     // The guard comes first: its panic hook must be in place before any thread starts.
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
     let (reporter, index_rx) = IndexReporter::channel();
@@ -49,19 +46,15 @@ pub fn run(session: Session, theme: Theme, indexer: Indexer) -> Result<()> {
         })
         .context("cannot start the indexing thread")?;
     let (action_tx, action_rx) = mpsc::channel();
-    let workers = Workers::spawn(action_tx, theme.syntax.clone())
-        .context("cannot start the worker threads")?;
+    let workers =
+        Workers::spawn(action_tx, theme.syntax.clone()).context("cannot start the worker threads")?;
 
     let result = (|| {
         let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
         let size = terminal.size()?;
         let mut app = App::new(session, theme, (size.width, size.height), history);
-        let mut event_loop = EventLoop {
-            terminal: &mut terminal,
-            guard: &mut guard,
-            workers: &workers,
-            indexer_done: false,
-        };
+        let mut event_loop =
+            EventLoop { terminal: &mut terminal, guard: &mut guard, workers: &workers, indexer_done: false };
         let outcome = event_loop.run(&mut app, &index_rx, &action_rx);
         Ok::<_, anyhow::Error>((outcome, app.history.clone()))
     })();
@@ -73,10 +66,7 @@ pub fn run(session: Session, theme: Theme, indexer: Indexer) -> Result<()> {
     let (outcome, history) = result?;
     if let Some(path) = history_path {
         if let Err(e) = history.save(&path) {
-            eprintln!(
-                "coret-tui: cannot save the query history to {}: {e}",
-                path.display()
-            );
+            eprintln!("coret-tui: cannot save the query history to {}: {e}", path.display());
         }
     }
     outcome
@@ -164,9 +154,7 @@ impl EventLoop<'_> {
     fn execute(&mut self, command: Command) -> Result<Option<Action>> {
         match command {
             Command::Search(request) => self.workers.search(request),
-            Command::LoadFile { path, backend } => {
-                self.workers.load_file(FileRequest { path, backend })
-            }
+            Command::LoadFile { path, backend } => self.workers.load_file(FileRequest { path, backend }),
             Command::Copy(text) => {
                 let mut out = io::stdout();
                 out.write_all(clipboard::osc52(&text).as_bytes())?;
@@ -186,12 +174,7 @@ impl EventLoop<'_> {
 
 fn index_action(event: IndexEvent, at: Instant) -> Action {
     match event {
-        IndexEvent::Progress { phase, done, total } => Action::IndexProgress {
-            phase,
-            done,
-            total,
-            at,
-        },
+        IndexEvent::Progress { phase, done, total } => Action::IndexProgress { phase, done, total, at },
         IndexEvent::Bm25Ready(backend) => Action::Bm25Ready(backend),
         IndexEvent::DenseReady(backend) => Action::DenseReady(backend),
         IndexEvent::Failed(message) => Action::IndexFailed(message),
@@ -204,11 +187,7 @@ fn run_editor(file: &Path, line: usize) -> Result<(), String> {
     let editor = std::env::var("VISUAL")
         .ok()
         .filter(|v| !v.trim().is_empty())
-        .or_else(|| {
-            std::env::var("EDITOR")
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-        })
+        .or_else(|| std::env::var("EDITOR").ok().filter(|v| !v.trim().is_empty()))
         .unwrap_or_else(|| "vi".into());
     let mut words = editor.split_whitespace();
     let program = words.next().unwrap_or("vi").to_string();
@@ -223,10 +202,7 @@ fn run_editor(file: &Path, line: usize) -> Result<(), String> {
 
 /// How editors take a line: `+LINE file` for most, `file:LINE` for some, `-g file:LINE` for VS Code.
 pub fn editor_args(program: &str, file: &Path, line: usize) -> Vec<String> {
-    let name = Path::new(program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(program);
+    let name = Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or(program);
     let at = format!("{}:{line}", file.display());
     match name {
         "code" | "code-insiders" | "codium" | "cursor" => vec!["-g".into(), at],

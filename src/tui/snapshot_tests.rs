@@ -20,12 +20,7 @@ fn draw(app: &App) -> TestBackend {
 }
 
 fn progress(app: &mut App, phase: Phase, done: usize, total: usize, t0: Instant, secs: u64) {
-    app.update(Action::IndexProgress {
-        phase,
-        done,
-        total,
-        at: t0 + Duration::from_secs(secs),
-    });
+    app.update(Action::IndexProgress { phase, done, total, at: t0 + Duration::from_secs(secs) });
 }
 
 #[test]
@@ -91,18 +86,11 @@ fn neighbours_after_a_jump() {
     let (mut app, backend) = searched_app((120, 36));
     let total = backend.id_of("Cart.total").unwrap();
     app.update(Action::Focus(Pane::Left));
-    let row = app.columns[0]
-        .hits
-        .iter()
-        .position(|h| h.chunk == total)
-        .unwrap();
+    let row = app.columns[0].hits.iter().position(|h| h.chunk == total).unwrap();
     app.update(Action::Move(row as isize));
     app.update(Action::Focus(Pane::Neighbours));
-    let target = app
-        .neighbours()
-        .iter()
-        .position(|n| Some(n.chunk) == backend.id_of("apply_discount"))
-        .unwrap();
+    let target =
+        app.neighbours().iter().position(|n| Some(n.chunk) == backend.id_of("apply_discount")).unwrap();
     app.update(Action::Move(target as isize));
     let commands = app.update(Action::Jump);
     settle(&mut app, commands);

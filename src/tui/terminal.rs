@@ -42,15 +42,9 @@ impl TerminalGuard {
                 previous(info);
             } else {
                 // Drawing over the TUI would garble it; the thread's owner reports the panic.
-                let location = info
-                    .location()
-                    .map(|l| format!(" at {l}"))
-                    .unwrap_or_default();
+                let location = info.location().map(|l| format!(" at {l}")).unwrap_or_default();
                 let text = format!("{}{location}", panic_message(info.payload()));
-                BACKGROUND_PANICS
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(text);
+                BACKGROUND_PANICS.lock().unwrap_or_else(|e| e.into_inner()).push(text);
             }
         }));
         install_sigint_handler();
@@ -109,12 +103,7 @@ static SET_UP: AtomicBool = AtomicBool::new(false);
 fn setup() -> io::Result<()> {
     SET_UP.store(true, Ordering::SeqCst);
     enable_raw_mode()?;
-    execute!(
-        io::stdout(),
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste
-    )
+    execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste)
 }
 
 /// Best effort: every step runs even if an earlier one fails; does nothing if already done.
@@ -160,10 +149,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Runs `f`, turning a panic into an error message (with the location, when the hook saw it).
 pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     panic::catch_unwind(panic::AssertUnwindSafe(f)).map_err(|payload| {
-        let recorded = BACKGROUND_PANICS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop();
+        let recorded = BACKGROUND_PANICS.lock().unwrap_or_else(|e| e.into_inner()).pop();
         recorded.unwrap_or_else(|| panic_message(payload.as_ref()))
     })
 }

@@ -153,10 +153,7 @@ impl Theme {
     fn resolve(raw: RawTheme, origin: &str) -> Result<Theme> {
         let raw = raw.with_parents(origin, 0)?;
         let name = raw.name.clone().unwrap_or_else(|| "custom".into());
-        let syntax = raw
-            .syntax
-            .clone()
-            .unwrap_or_else(|| "base16-ocean.dark".into());
+        let syntax = raw.syntax.clone().unwrap_or_else(|| "base16-ocean.dark".into());
         let available = crate::tui::highlight::syntax_theme_names();
         if !available.iter().any(|n| *n == syntax) {
             bail!(
@@ -173,42 +170,27 @@ impl Theme {
         let mut styles = HashMap::new();
         for (key, value) in &raw.ui {
             let is_scope = UI_KEYS.iter().any(|k| {
-                k.strip_prefix(key.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                k.strip_prefix(key.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
             });
             if !is_scope {
-                bail!(
-                    "{origin}: key `ui.\"{key}\"`: unknown UI key (known keys: {})",
-                    UI_KEYS.join(", ")
-                );
+                bail!("{origin}: key `ui.\"{key}\"`: unknown UI key (known keys: {})", UI_KEYS.join(", "));
             }
-            let style = parse_style(value, &palette)
-                .map_err(|e| anyhow!("{origin}: key `ui.\"{key}\"`: {e}"))?;
+            let style =
+                parse_style(value, &palette).map_err(|e| anyhow!("{origin}: key `ui.\"{key}\"`: {e}"))?;
             styles.insert(key.clone(), style);
         }
-        Ok(Theme {
-            name,
-            syntax,
-            origin: origin.to_string(),
-            styles,
-        })
+        Ok(Theme { name, syntax, origin: origin.to_string(), styles })
     }
 }
 
 fn user_theme_path(name: &str) -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "coret-tui").map(|dirs| {
-        dirs.config_dir()
-            .join("themes")
-            .join(format!("{name}.toml"))
-    })
+    directories::ProjectDirs::from("", "", "coret-tui")
+        .map(|dirs| dirs.config_dir().join("themes").join(format!("{name}.toml")))
 }
 
 fn builtin_raw(name: &str, origin: &str) -> Result<RawTheme> {
     let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-        anyhow!(
-            "{origin}: unknown theme `{name}` (built-in: {})",
-            Theme::builtin_names().join(", ")
-        )
+        anyhow!("{origin}: unknown theme `{name}` (built-in: {})", Theme::builtin_names().join(", "))
     })?;
     RawTheme::parse(text, &format!("built-in theme {name}"))
 }
@@ -225,9 +207,7 @@ struct RawTheme {
 
 impl RawTheme {
     fn parse(text: &str, origin: &str) -> Result<RawTheme> {
-        let table: toml::Table = text
-            .parse()
-            .map_err(|e| anyhow!("{origin}: invalid TOML: {e}"))?;
+        let table: toml::Table = text.parse().map_err(|e| anyhow!("{origin}: invalid TOML: {e}"))?;
         let mut raw = RawTheme::default();
         for (key, value) in table {
             match key.as_str() {
@@ -249,7 +229,9 @@ impl RawTheme {
                     let target = if key == "palette" { &mut raw.palette } else { &mut raw.ui };
                     target.extend(t);
                 }
-                other => bail!("{origin}: key `{other}`: unknown key (expected name, syntax, inherits, palette, ui)"),
+                other => bail!(
+                    "{origin}: key `{other}`: unknown key (expected name, syntax, inherits, palette, ui)"
+                ),
             }
         }
         Ok(raw)
@@ -290,38 +272,25 @@ fn parse_style(value: &toml::Value, palette: &HashMap<String, Color>) -> Result<
             let mut style = Style::default();
             for (key, v) in table {
                 match key.as_str() {
-                    "fg" => {
-                        style = style.fg(parse_colour(v, palette).map_err(|e| format!("fg: {e}"))?)
-                    }
-                    "bg" => {
-                        style = style.bg(parse_colour(v, palette).map_err(|e| format!("bg: {e}"))?)
-                    }
+                    "fg" => style = style.fg(parse_colour(v, palette).map_err(|e| format!("fg: {e}"))?),
+                    "bg" => style = style.bg(parse_colour(v, palette).map_err(|e| format!("bg: {e}"))?),
                     "modifiers" => style = style.add_modifier(parse_modifiers(v)?),
-                    other => {
-                        return Err(format!(
-                            "unknown field `{other}` (expected fg, bg, modifiers)"
-                        ))
-                    }
+                    other => return Err(format!("unknown field `{other}` (expected fg, bg, modifiers)")),
                 }
             }
             Ok(style)
         }
-        other => Err(format!(
-            "expected a colour or a table {{ fg, bg, modifiers }}, found {}",
-            other.type_str()
-        )),
+        other => {
+            Err(format!("expected a colour or a table {{ fg, bg, modifiers }}, found {}", other.type_str()))
+        }
     }
 }
 
 fn parse_modifiers(value: &toml::Value) -> Result<Modifier, String> {
-    let list = value
-        .as_array()
-        .ok_or("modifiers: expected a list of strings")?;
+    let list = value.as_array().ok_or("modifiers: expected a list of strings")?;
     let mut modifiers = Modifier::empty();
     for item in list {
-        let name = item
-            .as_str()
-            .ok_or("modifiers: expected a list of strings")?;
+        let name = item.as_str().ok_or("modifiers: expected a list of strings")?;
         modifiers |= match name {
             "bold" => Modifier::BOLD,
             "dim" => Modifier::DIM,
@@ -346,10 +315,7 @@ fn parse_colour(value: &toml::Value, palette: &HashMap<String, Color>) -> Result
             .map_err(|_| format!("colour index {index} is not in 0..=255"));
     }
     let Some(s) = value.as_str() else {
-        return Err(format!(
-            "expected a colour string, found {}",
-            value.type_str()
-        ));
+        return Err(format!("expected a colour string, found {}", value.type_str()));
     };
     if let Some(colour) = palette.get(s) {
         return Ok(*colour);
@@ -417,11 +383,7 @@ mod tests {
 
     #[test]
     fn scoped_keys_fall_back_to_parent_scope() {
-        let theme = Theme::from_toml(
-            "[ui]\nkind = \"red\"\n\"kind.class\" = \"blue\"\n",
-            "t.toml",
-        )
-        .unwrap();
+        let theme = Theme::from_toml("[ui]\nkind = \"red\"\n\"kind.class\" = \"blue\"\n", "t.toml").unwrap();
         assert_eq!(theme.style("kind.class").fg, Some(Color::Blue));
         assert_eq!(theme.style("kind.function").fg, Some(Color::Red));
         assert_eq!(theme.style("border.focus"), Style::default());
@@ -438,54 +400,29 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_and_the_key() {
-        let err = Theme::from_toml(
-            "[ui]\n\"border.focus\" = { fg = \"blu\" }\n",
-            "/x/mine.toml",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("/x/mine.toml") && err.contains("border.focus") && err.contains("blu"),
-            "{err}"
-        );
-
-        let err = Theme::from_toml("[ui]\nbordr = \"red\"\n", "/x/mine.toml")
+        let err = Theme::from_toml("[ui]\n\"border.focus\" = { fg = \"blu\" }\n", "/x/mine.toml")
             .unwrap_err()
             .to_string();
-        assert!(
-            err.contains("bordr") && err.contains("unknown UI key"),
-            "{err}"
-        );
+        assert!(err.contains("/x/mine.toml") && err.contains("border.focus") && err.contains("blu"), "{err}");
 
-        let err = Theme::from_toml("syntax = \"nope\"\n", "/x/mine.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("syntax") && err.contains("nope") && err.contains("InspiredGitHub"),
-            "{err}"
-        );
+        let err = Theme::from_toml("[ui]\nbordr = \"red\"\n", "/x/mine.toml").unwrap_err().to_string();
+        assert!(err.contains("bordr") && err.contains("unknown UI key"), "{err}");
 
-        let err = Theme::from_toml("[ui\n", "/x/mine.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("/x/mine.toml") && err.contains("TOML"),
-            "{err}"
-        );
+        let err = Theme::from_toml("syntax = \"nope\"\n", "/x/mine.toml").unwrap_err().to_string();
+        assert!(err.contains("syntax") && err.contains("nope") && err.contains("InspiredGitHub"), "{err}");
+
+        let err = Theme::from_toml("[ui\n", "/x/mine.toml").unwrap_err().to_string();
+        assert!(err.contains("/x/mine.toml") && err.contains("TOML"), "{err}");
     }
 
     #[test]
     fn inherits_overrides_the_parent() {
-        let text =
-            "inherits = \"coret-dark\"\nname = \"mine\"\n[ui]\n\"results.path\" = \"magenta\"\n";
+        let text = "inherits = \"coret-dark\"\nname = \"mine\"\n[ui]\n\"results.path\" = \"magenta\"\n";
         let theme = Theme::from_toml(text, "mine.toml").unwrap();
         assert_eq!(theme.name, "mine");
         assert_eq!(theme.syntax, "base16-ocean.dark");
         assert_eq!(theme.style("results.path").fg, Some(Color::Magenta));
-        assert_eq!(
-            theme.style("kind.class"),
-            Theme::builtin("coret-dark").unwrap().style("kind.class")
-        );
+        assert_eq!(theme.style("kind.class"), Theme::builtin("coret-dark").unwrap().style("kind.class"));
     }
 
     #[test]
@@ -493,15 +430,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.toml");
         std::fs::write(&path, "name = \"t\"\nsyntax = \"InspiredGitHub\"\n").unwrap();
-        assert_eq!(
-            Theme::load(path.to_str().unwrap()).unwrap().syntax,
-            "InspiredGitHub"
-        );
+        assert_eq!(Theme::load(path.to_str().unwrap()).unwrap().syntax, "InspiredGitHub");
         let err = Theme::load("no-such-theme-xyz").unwrap_err().to_string();
-        assert!(
-            err.contains("no-such-theme-xyz") && err.contains("coret-light"),
-            "{err}"
-        );
+        assert!(err.contains("no-such-theme-xyz") && err.contains("coret-light"), "{err}");
         assert_eq!(Theme::load("coret-light").unwrap().name, "coret-light");
     }
 }

@@ -7,9 +7,7 @@ use ratatui::Frame;
 
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
-    frame
-        .buffer_mut()
-        .set_style(area, app.theme.style("background"));
+    frame.buffer_mut().set_style(area, app.theme.style("background"));
     let areas = Areas::compute(area, app);
     editor::render(app, frame, areas.editor);
     for (index, column) in areas.columns.iter().enumerate() {

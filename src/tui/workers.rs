@@ -63,11 +63,7 @@ fn newest<T>(rx: &Receiver<T>, mut skipped: impl FnMut(T)) -> Option<T> {
 fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
     while let Some(request) = newest(&rx, drop) {
         let started = Instant::now();
-        let hits = match catch(|| {
-            request
-                .backend
-                .search(&request.query, request.retriever, request.k)
-        }) {
+        let hits = match catch(|| request.backend.search(&request.query, request.retriever, request.k)) {
             Ok(Ok(hits)) => Ok(hits),
             Ok(Err(e)) => Err(format!("{} search failed: {e:#}", request.retriever)),
             Err(panic) => Err(format!("{} search panicked: {panic}", request.retriever)),
@@ -98,13 +94,7 @@ fn highlight_worker(rx: Receiver<FileRequest>, actions: Sender<Action>, syntax_t
             Some(Arc::new(highlight(&request.path, &source, &syntax_theme)))
         })
         .unwrap_or(None::<Arc<HighlightedFile>>);
-        if actions
-            .send(Action::FileLoaded {
-                path: request.path,
-                file,
-            })
-            .is_err()
-        {
+        if actions.send(Action::FileLoaded { path: request.path, file }).is_err() {
             return;
         }
     }
@@ -131,20 +121,13 @@ mod tests {
             k: 5,
             backend: backend.clone(),
         });
-        workers.load_file(FileRequest {
-            path: "shop/cart.py".into(),
-            backend: backend.clone(),
-        });
-        workers.load_file(FileRequest {
-            path: "nope.py".into(),
-            backend,
-        });
+        workers.load_file(FileRequest { path: "shop/cart.py".into(), backend: backend.clone() });
+        workers.load_file(FileRequest { path: "nope.py".into(), backend });
         let (mut searched, mut loaded, mut missing) = (false, false, false);
         for _ in 0..3 {
             match rx.recv_timeout(Duration::from_secs(20)).unwrap() {
                 Action::SearchDone(o) => {
-                    searched =
-                        o.column == 1 && o.generation == 7 && o.hits.is_ok_and(|h| !h.is_empty())
+                    searched = o.column == 1 && o.generation == 7 && o.hits.is_ok_and(|h| !h.is_empty())
                 }
                 Action::FileLoaded { path, file } if path == "shop/cart.py" => {
                     loaded = file.is_some_and(|f| f.len() > 10)

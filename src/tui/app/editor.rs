@@ -17,12 +17,7 @@ pub struct Editor {
 
 impl Default for Editor {
     fn default() -> Self {
-        Editor {
-            lines: vec![String::new()],
-            row: 0,
-            col: 0,
-            scroll: 0,
-        }
+        Editor { lines: vec![String::new()], row: 0, col: 0, scroll: 0 }
     }
 }
 
@@ -74,14 +69,8 @@ impl Editor {
     /// Inserts pasted text: line endings normalised, tabs expanded, control characters dropped.
     /// Linear in the size of the paste, however long its lines.
     pub fn insert_str(&mut self, text: &str) {
-        let text = text
-            .replace("\r\n", "\n")
-            .replace('\r', "\n")
-            .replace('\t', "    ");
-        let clean: String = text
-            .chars()
-            .filter(|c| *c == '\n' || !c.is_control())
-            .collect();
+        let text = text.replace("\r\n", "\n").replace('\r', "\n").replace('\t', "    ");
+        let clean: String = text.chars().filter(|c| *c == '\n' || !c.is_control()).collect();
         let mut parts = clean.split('\n');
         let first = parts.next().unwrap_or_default();
         let at = self.byte_col();
@@ -221,20 +210,12 @@ impl Editor {
             for (i, c) in text.chars().enumerate() {
                 let w = c.width().unwrap_or(0);
                 if used + w > width {
-                    rows.push(VisualRow {
-                        line,
-                        start,
-                        end: i,
-                    });
+                    rows.push(VisualRow { line, start, end: i });
                     (start, used) = (i, 0);
                 }
                 used += w;
             }
-            rows.push(VisualRow {
-                line,
-                start,
-                end: text.chars().count(),
-            });
+            rows.push(VisualRow { line, start, end: text.chars().count() });
         }
         rows
     }
@@ -246,18 +227,10 @@ impl Editor {
         for (i, r) in rows.iter().enumerate() {
             let last_of_line = rows.get(i + 1).is_none_or(|next| next.line != r.line);
             if r.line == self.row && self.col >= r.start && (self.col < r.end || last_of_line) {
-                let x: usize = line
-                    .chars()
-                    .skip(r.start)
-                    .take(self.col - r.start)
-                    .filter_map(|c| c.width())
-                    .sum();
+                let x: usize =
+                    line.chars().skip(r.start).take(self.col - r.start).filter_map(|c| c.width()).sum();
                 // A cursor after a full-width last segment sits at the start of the next row.
-                return if x >= width.max(1) {
-                    (i + 1, 0)
-                } else {
-                    (i, x)
-                };
+                return if x >= width.max(1) { (i + 1, 0) } else { (i, x) };
             }
         }
         (rows.len().saturating_sub(1), 0)
@@ -352,21 +325,10 @@ mod tests {
         let e = typed("abcdefgh\nxy");
         let rows = e.visual_rows(3);
         assert_eq!(rows.len(), 4, "abc def gh xy");
-        assert_eq!(
-            rows[2],
-            VisualRow {
-                line: 0,
-                start: 6,
-                end: 8
-            }
-        );
+        assert_eq!(rows[2], VisualRow { line: 0, start: 6, end: 8 });
         assert_eq!(e.cursor_visual(3), (3, 2));
         let full = typed("abc");
-        assert_eq!(
-            full.cursor_visual(3),
-            (1, 0),
-            "after a full row the cursor wraps"
-        );
+        assert_eq!(full.cursor_visual(3), (1, 0), "after a full row the cursor wraps");
     }
 
     #[test]

@@ -73,22 +73,14 @@ impl History {
 
     pub fn load(path: &Path) -> Self {
         let text = std::fs::read_to_string(path).unwrap_or_default();
-        History::new(
-            text.lines()
-                .filter_map(|l| serde_json::from_str::<String>(l).ok())
-                .collect(),
-        )
+        History::new(text.lines().filter_map(|l| serde_json::from_str::<String>(l).ok()).collect())
     }
 
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let lines: Vec<String> = self
-            .entries
-            .iter()
-            .filter_map(|e| serde_json::to_string(e).ok())
-            .collect();
+        let lines: Vec<String> = self.entries.iter().filter_map(|e| serde_json::to_string(e).ok()).collect();
         std::fs::write(path, lines.join("\n") + "\n")
     }
 }

@@ -42,9 +42,7 @@ impl PhaseProgress {
 
     pub fn eta(&self) -> Option<Duration> {
         let rate = self.rate()?;
-        Some(Duration::from_secs_f64(
-            self.total.saturating_sub(self.done) as f64 / rate,
-        ))
+        Some(Duration::from_secs_f64(self.total.saturating_sub(self.done) as f64 / rate))
     }
 }
 
@@ -86,15 +84,7 @@ impl IndexStatus {
                 p.total = total;
                 p.last = at;
             }
-            _ => {
-                self.progress = Some(PhaseProgress {
-                    phase,
-                    done,
-                    total,
-                    started: at,
-                    last: at,
-                })
-            }
+            _ => self.progress = Some(PhaseProgress { phase, done, total, started: at, last: at }),
         }
     }
 
@@ -117,11 +107,7 @@ mod tests {
         let t0 = Instant::now();
         let mut s = IndexStatus::default();
         s.record(Phase::Embed, 0, 1000, t0);
-        assert_eq!(
-            s.progress.as_ref().unwrap().rate(),
-            None,
-            "no rate before any time passed"
-        );
+        assert_eq!(s.progress.as_ref().unwrap().rate(), None, "no rate before any time passed");
         s.record(Phase::Embed, 200, 1000, t0 + Duration::from_secs(2));
         let p = s.progress.as_ref().unwrap();
         assert_eq!(p.rate(), Some(100.0));
@@ -136,10 +122,7 @@ mod tests {
         s.record(Phase::Parse, 5, 10, t0);
         s.record(Phase::Bm25, 1, 50, t0 + Duration::from_secs(3));
         let p = s.progress.as_ref().unwrap();
-        assert_eq!(
-            (p.phase, p.started),
-            (Phase::Bm25, t0 + Duration::from_secs(3))
-        );
+        assert_eq!((p.phase, p.started), (Phase::Bm25, t0 + Duration::from_secs(3)));
         assert_eq!(s.files, Some(10));
     }
 }

@@ -103,10 +103,7 @@ impl App {
             history,
             backend: None,
             index: IndexStatus::default(),
-            columns: [
-                ResultsColumn::new(Retriever::Bm25),
-                ResultsColumn::new(Retriever::Dense),
-            ],
+            columns: [ResultsColumn::new(Retriever::Bm25), ResultsColumn::new(Retriever::Dense)],
             active_column: 0,
             nav: Vec::new(),
             neighbour_selected: 0,
@@ -122,12 +119,7 @@ impl App {
             should_quit: false,
             session,
         };
-        if let Some(query) = app
-            .session
-            .initial_query
-            .clone()
-            .filter(|q| !q.trim().is_empty())
-        {
+        if let Some(query) = app.session.initial_query.clone().filter(|q| !q.trim().is_empty()) {
             app.editor.set_text(&query);
             app.update(Action::RunSearch);
         }
@@ -156,9 +148,7 @@ impl App {
             Action::Page(pages) => self.page(pages),
             Action::Top => self.move_by(isize::MIN / 2),
             Action::Bottom => self.move_by(isize::MAX / 2),
-            Action::PreviewHalfPage(n) => {
-                self.scroll_preview(n * (self.preview_rows() / 2).max(1) as isize)
-            }
+            Action::PreviewHalfPage(n) => self.scroll_preview(n * (self.preview_rows() / 2).max(1) as isize),
             Action::Jump => self.jump(),
             Action::Back => self.back(),
             Action::OpenInEditor => self.open_in_editor(&mut commands),
@@ -167,12 +157,7 @@ impl App {
             Action::Quit => self.should_quit = true,
             Action::Resize(w, h) => self.resize(w, h),
             Action::Mouse(input) => self.mouse(input),
-            Action::IndexProgress {
-                phase,
-                done,
-                total,
-                at,
-            } => self.index.record(phase, done, total, at),
+            Action::IndexProgress { phase, done, total, at } => self.index.record(phase, done, total, at),
             Action::Bm25Ready(backend) => self.bm25_ready(backend, &mut commands),
             Action::DenseReady(backend) => self.dense_ready(backend, &mut commands),
             Action::IndexFailed(message) => self.index_failed(message),
@@ -196,11 +181,10 @@ impl App {
     /// The chunk the preview and the neighbours show: the last jump, else the selected hit
     /// of the active column.
     pub fn current_chunk(&self) -> Option<u32> {
-        self.nav.last().map(|e| e.chunk).or_else(|| {
-            self.columns[self.active_column]
-                .selected_hit()
-                .map(|h| h.chunk)
-        })
+        self.nav
+            .last()
+            .map(|e| e.chunk)
+            .or_else(|| self.columns[self.active_column].selected_hit().map(|h| h.chunk))
     }
 
     pub fn chunk(&self, id: u32) -> Option<&Chunk> {
@@ -212,27 +196,19 @@ impl App {
         let (Some(backend), Some(id)) = (self.backend.as_deref(), self.current_chunk()) else {
             return Vec::new();
         };
-        let with = |ids: Vec<u32>, direction| {
-            ids.into_iter()
-                .map(move |chunk| Neighbour { chunk, direction })
-        };
+        let with =
+            |ids: Vec<u32>, direction| ids.into_iter().map(move |chunk| Neighbour { chunk, direction });
         with(backend.callers(id), Direction::Caller)
             .chain(with(backend.callees(id), Direction::Callee))
             .collect()
     }
 
     fn info(&mut self, text: impl Into<String>) {
-        self.message = Some(Message {
-            text: text.into(),
-            error: false,
-        });
+        self.message = Some(Message { text: text.into(), error: false });
     }
 
     fn error(&mut self, text: impl Into<String>) {
-        self.message = Some(Message {
-            text: text.into(),
-            error: true,
-        });
+        self.message = Some(Message { text: text.into(), error: true });
     }
 
     fn edit(&mut self, f: impl FnOnce(&mut Editor)) {
@@ -280,10 +256,7 @@ impl App {
     }
 
     fn copy_location(&mut self, commands: &mut Vec<Command>) {
-        match self
-            .target_chunk()
-            .map(|c| format!("{}:{}", c.path, c.start_line))
-        {
+        match self.target_chunk().map(|c| format!("{}:{}", c.path, c.start_line)) {
             Some(location) => {
                 self.info(format!("copied {location}"));
                 commands.push(Command::Copy(location));
@@ -296,10 +269,7 @@ impl App {
     /// the current chunk.
     fn target_chunk(&self) -> Option<&Chunk> {
         let id = match self.focus {
-            Pane::Neighbours => self
-                .neighbours()
-                .get(self.neighbour_selected)
-                .map(|n| n.chunk),
+            Pane::Neighbours => self.neighbours().get(self.neighbour_selected).map(|n| n.chunk),
             _ => self.current_chunk(),
         };
         self.chunk(id?)
@@ -322,9 +292,7 @@ impl App {
             self.neighbour_for = current;
             self.neighbour_selected = 0;
         }
-        self.neighbour_selected = self
-            .neighbour_selected
-            .min(self.neighbours().len().saturating_sub(1));
+        self.neighbour_selected = self.neighbour_selected.min(self.neighbours().len().saturating_sub(1));
         let Some((id, backend)) = current.zip(self.backend.clone()) else {
             return;
         };
@@ -336,10 +304,7 @@ impl App {
             self.preview_scroll = chunk.start_line.saturating_sub(1 + PREVIEW_CONTEXT);
         }
         if self.files.request(&chunk.path) {
-            commands.push(Command::LoadFile {
-                path: chunk.path.clone(),
-                backend: backend.clone(),
-            });
+            commands.push(Command::LoadFile { path: chunk.path.clone(), backend: backend.clone() });
         }
     }
 }
@@ -364,10 +329,7 @@ fn is_user_input(action: &Action) -> bool {
 
 /// Inside size (width, height) of a bordered pane.
 pub fn inner_size(area: Rect) -> (usize, usize) {
-    (
-        area.width.saturating_sub(2) as usize,
-        area.height.saturating_sub(2) as usize,
-    )
+    (area.width.saturating_sub(2) as usize, area.height.saturating_sub(2) as usize)
 }
 
 /// Visible list rows of a bordered pane.

@@ -43,10 +43,8 @@ impl App {
             Pane::Preview => self.scroll_preview(delta),
             Pane::Neighbours => {
                 let count = self.neighbours().len();
-                self.neighbour_selected = self
-                    .neighbour_selected
-                    .saturating_add_signed(delta)
-                    .min(count.saturating_sub(1));
+                self.neighbour_selected =
+                    self.neighbour_selected.saturating_add_signed(delta).min(count.saturating_sub(1));
             }
             Pane::Editor => {}
         }
@@ -85,10 +83,7 @@ impl App {
     pub(super) fn jump(&mut self) {
         match self.neighbours().get(self.neighbour_selected) {
             Some(target) => {
-                let entry = NavEntry {
-                    chunk: target.chunk,
-                    came_from_selection: self.neighbour_selected,
-                };
+                let entry = NavEntry { chunk: target.chunk, came_from_selection: self.neighbour_selected };
                 self.nav.push(entry);
             }
             None => self.info("no call-graph neighbour selected"),

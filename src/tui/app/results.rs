@@ -47,10 +47,7 @@ impl ResultsColumn {
 
     /// 1-based rank of `chunk` in this column.
     pub fn rank_of(&self, chunk: u32) -> Option<usize> {
-        self.hits
-            .iter()
-            .position(|h| h.chunk == chunk)
-            .map(|i| i + 1)
+        self.hits.iter().position(|h| h.chunk == chunk).map(|i| i + 1)
     }
 
     /// Clears the hits (new retriever, or a new search that cannot run yet).
@@ -93,12 +90,7 @@ mod tests {
 
     fn column(n: u32) -> ResultsColumn {
         let mut c = ResultsColumn::new(Retriever::Bm25);
-        c.hits = (0..n)
-            .map(|i| Hit {
-                chunk: i * 10,
-                score: 1.0,
-            })
-            .collect();
+        c.hits = (0..n).map(|i| Hit { chunk: i * 10, score: 1.0 }).collect();
         c
     }
 

@@ -106,11 +106,7 @@ impl App {
 
     pub(super) fn bm25_ready(&mut self, backend: Arc<dyn Backend>, commands: &mut Vec<Command>) {
         self.index.chunks = Some(backend.chunk_count());
-        self.index.state = if backend.has_dense() {
-            IndexState::Ready
-        } else {
-            IndexState::Bm25Only
-        };
+        self.index.state = if backend.has_dense() { IndexState::Ready } else { IndexState::Bm25Only };
         self.backend = Some(backend);
         if std::mem::take(&mut self.search_pending) {
             for column in 0..self.columns.len() {
@@ -141,9 +137,7 @@ impl App {
         } else {
             self.index.dense_error = Some(message.clone());
             if self.columns[1].status == ColumnStatus::WaitingForIndex {
-                self.columns[1].reset(ColumnStatus::Failed(format!(
-                    "dense index unavailable: {message}"
-                )));
+                self.columns[1].reset(ColumnStatus::Failed(format!("dense index unavailable: {message}")));
             }
         }
         self.error(message);

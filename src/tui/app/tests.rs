@@ -9,12 +9,8 @@ use std::time::Duration;
 const QUERY: &str = "Applying a coupon can make the cart total negative";
 
 pub(crate) fn new_app(size: (u16, u16)) -> App {
-    let session = Session {
-        repo: "/repo".into(),
-        model: "demo".into(),
-        device: "cpu".into(),
-        initial_query: None,
-    };
+    let session =
+        Session { repo: "/repo".into(), model: "demo".into(), device: "cpu".into(), initial_query: None };
     App::new(session, Theme::default(), size, History::default())
 }
 
@@ -27,16 +23,12 @@ pub(crate) fn settle(app: &mut App, mut commands: Vec<Command>) -> Vec<Command> 
             Command::Search(r) => Action::SearchDone(SearchOutcome {
                 column: r.column,
                 generation: r.generation,
-                hits: r
-                    .backend
-                    .search(&r.query, r.retriever, r.k)
-                    .map_err(|e| e.to_string()),
+                hits: r.backend.search(&r.query, r.retriever, r.k).map_err(|e| e.to_string()),
                 elapsed: Duration::from_millis(3),
             }),
             Command::LoadFile { path, backend } => {
-                let file = backend
-                    .file_source(&path)
-                    .map(|s| Arc::new(highlight(&path, &s, "base16-ocean.dark")));
+                let file =
+                    backend.file_source(&path).map(|s| Arc::new(highlight(&path, &s, "base16-ocean.dark")));
                 Action::FileLoaded { path, file }
             }
             other => {
@@ -51,11 +43,7 @@ pub(crate) fn settle(app: &mut App, mut commands: Vec<Command>) -> Vec<Command> 
 
 pub(crate) fn type_text(app: &mut App, text: &str) {
     for c in text.chars() {
-        let action = if c == '\n' {
-            Action::Edit(EditOp::Newline)
-        } else {
-            Action::Insert(c)
-        };
+        let action = if c == '\n' { Action::Edit(EditOp::Newline) } else { Action::Insert(c) };
         assert!(app.update(action).is_empty());
     }
 }
@@ -83,16 +71,8 @@ fn searches(commands: &[Command]) -> Vec<(usize, u64, Retriever)> {
 }
 
 fn outcome(column: usize, generation: u64, chunks: &[u32]) -> Action {
-    let hits = chunks
-        .iter()
-        .map(|&chunk| crate::search::Hit { chunk, score: 1.0 })
-        .collect();
-    Action::SearchDone(SearchOutcome {
-        column,
-        generation,
-        hits: Ok(hits),
-        elapsed: Duration::ZERO,
-    })
+    let hits = chunks.iter().map(|&chunk| crate::search::Hit { chunk, score: 1.0 }).collect();
+    Action::SearchDone(SearchOutcome { column, generation, hits: Ok(hits), elapsed: Duration::ZERO })
 }
 
 #[test]
@@ -108,14 +88,9 @@ fn typing_builds_a_multi_line_issue() {
 fn a_paste_lands_in_the_editor_whatever_has_the_focus() {
     let mut app = new_app((100, 30));
     app.update(Action::Focus(Pane::Preview));
-    app.update(Action::Paste(
-        "Traceback:\r\n```py\n\tcart.total()\n```".into(),
-    ));
+    app.update(Action::Paste("Traceback:\r\n```py\n\tcart.total()\n```".into()));
     assert_eq!(app.focus, Pane::Editor);
-    assert_eq!(
-        app.editor.lines(),
-        ["Traceback:", "```py", "    cart.total()", "```"]
-    );
+    assert_eq!(app.editor.lines(), ["Traceback:", "```py", "    cart.total()", "```"]);
 }
 
 #[test]
@@ -129,31 +104,19 @@ fn running_a_search_marks_both_columns_pending() {
     assert_eq!((sent[0].0, sent[0].2), (0, Retriever::Bm25));
     assert_eq!((sent[1].0, sent[1].2), (1, Retriever::Dense));
     assert_ne!(sent[0].1, sent[1].1, "each request has its own generation");
-    assert!(app
-        .columns
-        .iter()
-        .all(|c| c.status == ColumnStatus::Searching));
+    assert!(app.columns.iter().all(|c| c.status == ColumnStatus::Searching));
     assert_eq!(app.history.entries(), [QUERY]);
 }
 
 #[test]
 fn results_arrive_and_the_preview_follows_the_first_hit() {
     let (app, backend) = searched_app((100, 30));
-    assert!(app
-        .columns
-        .iter()
-        .all(|c| c.status == ColumnStatus::Ready && !c.hits.is_empty()));
+    assert!(app.columns.iter().all(|c| c.status == ColumnStatus::Ready && !c.hits.is_empty()));
     let first = app.columns[0].hits[0].chunk;
     assert_eq!(app.current_chunk(), Some(first));
     let chunk = backend.chunk(first).unwrap();
-    assert!(
-        matches!(app.files.get(&chunk.path), Cached::Loaded(_)),
-        "the preview's file was loaded"
-    );
-    assert_eq!(
-        app.preview_scroll,
-        chunk.start_line.saturating_sub(1 + PREVIEW_CONTEXT)
-    );
+    assert!(matches!(app.files.get(&chunk.path), Cached::Loaded(_)), "the preview's file was loaded");
+    assert_eq!(app.preview_scroll, chunk.start_line.saturating_sub(1 + PREVIEW_CONTEXT));
 }
 
 #[test]
@@ -165,20 +128,13 @@ fn results_of_a_stale_search_are_dropped() {
     type_text(&mut app, " and second");
     let new = searches(&app.update(Action::RunSearch));
     app.update(outcome(0, old[0].1, &[1, 2]));
-    assert_eq!(
-        app.columns[0].status,
-        ColumnStatus::Searching,
-        "old results ignored"
-    );
+    assert_eq!(app.columns[0].status, ColumnStatus::Searching, "old results ignored");
     assert!(app.columns[0].hits.is_empty());
     app.update(outcome(0, new[0].1, &[3]));
     assert_eq!(app.columns[0].status, ColumnStatus::Ready);
     assert_eq!(app.columns[0].hits[0].chunk, 3);
     app.update(outcome(0, old[0].1, &[1, 2]));
-    assert_eq!(
-        app.columns[0].hits[0].chunk, 3,
-        "late old results do not overwrite new ones"
-    );
+    assert_eq!(app.columns[0].hits[0].chunk, 3, "late old results do not overwrite new ones");
 }
 
 #[test]
@@ -187,16 +143,9 @@ fn a_search_before_indexing_waits_for_bm25_then_dense() {
     let mut app = new_app((100, 30));
     type_text(&mut app, QUERY);
     assert!(app.update(Action::RunSearch).is_empty());
-    assert!(app
-        .columns
-        .iter()
-        .all(|c| c.status == ColumnStatus::WaitingForIndex));
+    assert!(app.columns.iter().all(|c| c.status == ColumnStatus::WaitingForIndex));
     let sent = searches(&app.update(Action::Bm25Ready(Arc::new(backend.with_dense(false)))));
-    assert_eq!(
-        sent.iter().map(|s| s.0).collect::<Vec<_>>(),
-        [0],
-        "BM25 runs at once"
-    );
+    assert_eq!(sent.iter().map(|s| s.0).collect::<Vec<_>>(), [0], "BM25 runs at once");
     assert_eq!(app.columns[1].status, ColumnStatus::WaitingForIndex);
     assert_eq!(app.index.state, IndexState::Bm25Only);
     let sent = searches(&app.update(Action::DenseReady(Arc::new(backend))));
@@ -218,11 +167,7 @@ fn selection_moves_within_the_list_and_changes_the_preview() {
     app.update(Action::Bottom);
     assert_eq!(app.columns[0].selected, hits.len() - 1);
     app.update(Action::Move(5));
-    assert_eq!(
-        app.columns[0].selected,
-        hits.len() - 1,
-        "clamped at the end"
-    );
+    assert_eq!(app.columns[0].selected, hits.len() - 1, "clamped at the end");
     app.update(Action::Top);
     assert_eq!(app.columns[0].selected, 0);
     app.update(Action::Focus(Pane::Right));
@@ -239,11 +184,7 @@ fn jumping_to_a_neighbour_and_back() {
     let total = backend.id_of("Cart.total").unwrap();
     let discount = backend.id_of("apply_discount").unwrap();
     app.update(Action::Focus(Pane::Left));
-    let row = app.columns[0]
-        .hits
-        .iter()
-        .position(|h| h.chunk == total)
-        .expect("Cart.total is ranked");
+    let row = app.columns[0].hits.iter().position(|h| h.chunk == total).expect("Cart.total is ranked");
     app.update(Action::Move(row as isize));
     app.update(Action::Focus(Pane::Neighbours));
     let target = app
@@ -256,22 +197,12 @@ fn jumping_to_a_neighbour_and_back() {
     settle(&mut app, commands);
     assert_eq!(app.current_chunk(), Some(discount));
     assert_eq!(app.neighbour_selected, 0);
-    assert!(app
-        .neighbours()
-        .iter()
-        .any(|n| n.chunk == total && n.direction == Direction::Caller));
+    assert!(app.neighbours().iter().any(|n| n.chunk == total && n.direction == Direction::Caller));
     app.update(Action::Back);
     assert_eq!(app.current_chunk(), Some(total));
-    assert_eq!(
-        app.neighbour_selected, target,
-        "the selection we jumped from is restored"
-    );
+    assert_eq!(app.neighbour_selected, target, "the selection we jumped from is restored");
     app.update(Action::Back);
-    assert_eq!(
-        app.current_chunk(),
-        Some(total),
-        "nothing more to go back to"
-    );
+    assert_eq!(app.current_chunk(), Some(total), "nothing more to go back to");
     assert!(app.message.is_some());
 }
 
@@ -281,16 +212,9 @@ fn toggling_hybrid_re_runs_the_right_column_and_drops_its_old_results() {
     let dense_generation = app.columns[1].generation;
     let sent = searches(&app.update(Action::ToggleHybrid));
     assert_eq!(app.columns[1].retriever, Retriever::Hybrid);
-    assert_eq!(
-        sent.iter().map(|s| (s.0, s.2)).collect::<Vec<_>>(),
-        [(1, Retriever::Hybrid)]
-    );
+    assert_eq!(sent.iter().map(|s| (s.0, s.2)).collect::<Vec<_>>(), [(1, Retriever::Hybrid)]);
     app.update(outcome(1, dense_generation, &[0]));
-    assert_eq!(
-        app.columns[1].status,
-        ColumnStatus::Searching,
-        "a dense answer is not a hybrid one"
-    );
+    assert_eq!(app.columns[1].status, ColumnStatus::Searching, "a dense answer is not a hybrid one");
     app.update(outcome(1, sent[0].1, &[4, 5]));
     assert_eq!(app.columns[1].hits.len(), 2);
     app.update(Action::ToggleHybrid);
@@ -332,26 +256,15 @@ fn indexing_failures_are_reported() {
     let mut app = new_app((100, 30));
     type_text(&mut app, QUERY);
     app.update(Action::RunSearch);
-    app.update(Action::IndexFailed(
-        "cannot read /repo: permission denied".into(),
-    ));
+    app.update(Action::IndexFailed("cannot read /repo: permission denied".into()));
     assert!(matches!(&app.index.state, IndexState::Failed(m) if m.contains("permission")));
     assert!(matches!(&app.columns[0].status, ColumnStatus::Failed(m) if m.contains("permission")));
 
     let mut app = new_app((100, 30));
-    app.update(Action::Bm25Ready(Arc::new(
-        DemoBackend::sample().with_dense(false),
-    )));
+    app.update(Action::Bm25Ready(Arc::new(DemoBackend::sample().with_dense(false))));
     app.update(Action::IndexerStopped);
-    assert!(app
-        .index
-        .dense_error
-        .as_ref()
-        .is_some_and(|e| e.contains("dense")));
-    assert!(
-        !app.index.busy(),
-        "no gauge for a dense index that will not come"
-    );
+    assert!(app.index.dense_error.as_ref().is_some_and(|e| e.contains("dense")));
+    assert!(!app.index.busy(), "no gauge for a dense index that will not come");
 }
 
 #[test]
@@ -378,10 +291,7 @@ fn open_and_copy_act_on_the_selection() {
 fn clicking_a_row_selects_it_and_the_wheel_scrolls_the_preview() {
     let (mut app, _) = searched_app((100, 30));
     let area = app.areas().columns[1];
-    let commands = app.update(Action::Mouse(MouseInput::Click {
-        x: area.x + 3,
-        y: area.y + 1 + 2,
-    }));
+    let commands = app.update(Action::Mouse(MouseInput::Click { x: area.x + 3, y: area.y + 1 + 2 }));
     settle(&mut app, commands);
     assert_eq!(app.focus, Pane::Right);
     assert_eq!(app.columns[1].selected, 2);
@@ -389,10 +299,7 @@ fn clicking_a_row_selects_it_and_the_wheel_scrolls_the_preview() {
     app.update(Action::Top);
     assert_eq!(app.preview_scroll, 0);
     let preview = app.areas().preview;
-    app.update(Action::Mouse(MouseInput::ScrollDown {
-        x: preview.x + 2,
-        y: preview.y + 2,
-    }));
+    app.update(Action::Mouse(MouseInput::ScrollDown { x: preview.x + 2, y: preview.y + 2 }));
     assert_eq!(app.preview_scroll, 3);
 }
 
@@ -400,36 +307,20 @@ fn clicking_a_row_selects_it_and_the_wheel_scrolls_the_preview() {
 fn the_layout_adapts_to_the_terminal_size() {
     let (mut app, _) = searched_app((160, 45));
     let wide = app.areas();
-    assert_eq!(
-        wide.preview.y, wide.columns[0].y,
-        "wide: preview beside the results"
-    );
+    assert_eq!(wide.preview.y, wide.columns[0].y, "wide: preview beside the results");
     app.update(Action::Resize(80, 24));
     let narrow = app.areas();
-    assert!(
-        narrow.preview.y > narrow.columns[0].y,
-        "narrow: preview below the results"
-    );
+    assert!(narrow.preview.y > narrow.columns[0].y, "narrow: preview below the results");
     app.update(Action::Resize(60, 24));
     let tiny = app.areas();
-    assert!(
-        tiny.columns[1].y > tiny.columns[0].y,
-        "very narrow: result columns stack"
-    );
+    assert!(tiny.columns[1].y > tiny.columns[0].y, "very narrow: result columns stack");
     app.update(Action::Focus(Pane::Left));
-    assert_eq!(
-        app.areas().editor.height,
-        3,
-        "short terminal: the unfocused editor shrinks"
-    );
+    assert_eq!(app.areas().editor.height, 3, "short terminal: the unfocused editor shrinks");
 }
 
 #[test]
 fn an_initial_query_runs_once_bm25_is_ready() {
-    let session = Session {
-        initial_query: Some(QUERY.into()),
-        ..Session::default()
-    };
+    let session = Session { initial_query: Some(QUERY.into()), ..Session::default() };
     let mut app = App::new(session, Theme::default(), (100, 30), History::default());
     assert_eq!(app.editor.text(), QUERY);
     let sent = searches(&app.update(Action::Bm25Ready(Arc::new(DemoBackend::sample()))));

@@ -19,16 +19,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     if let Some((i, n)) = app.history.position() {
         title.push_str(&format!("· history {i}/{n} "));
     }
-    let hint = if focused {
-        " Ctrl-S search · Esc results · F1 help "
-    } else {
-        " i edit · Ctrl-S search "
-    };
-    let block = pane_block(theme, title, focused).title_top(
-        Line::from(hint)
-            .right_aligned()
-            .style(theme.style("text.dim")),
-    );
+    let hint =
+        if focused { " Ctrl-S search · Esc results · F1 help " } else { " i edit · Ctrl-S search " };
+    let block = pane_block(theme, title, focused)
+        .title_top(Line::from(hint).right_aligned().style(theme.style("text.dim")));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.width == 0 || inner.height == 0 {
@@ -36,29 +30,21 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let editor = &app.editor;
     if editor.is_blank() && editor.lines().len() == 1 {
-        let text =
-            "Paste or type an issue (bug report, feature request, stack trace), then press Ctrl-S";
-        let placeholder = Paragraph::new(Line::styled(text, theme.style("editor.placeholder")))
-            .wrap(Wrap { trim: true });
+        let text = "Paste or type an issue (bug report, feature request, stack trace), then press Ctrl-S";
+        let placeholder =
+            Paragraph::new(Line::styled(text, theme.style("editor.placeholder"))).wrap(Wrap { trim: true });
         frame.render_widget(placeholder, inner);
     } else {
         let (width, height) = (inner.width as usize, inner.height as usize);
         let rows = editor.visual_rows(width);
-        let top = if focused {
-            editor.scroll.min(rows.len().saturating_sub(1))
-        } else {
-            0
-        };
+        let top = if focused { editor.scroll.min(rows.len().saturating_sub(1)) } else { 0 };
         let mut lines: Vec<Line> = rows
             .iter()
             .skip(top)
             .take(height)
             .map(|r| {
-                let text: String = editor.lines()[r.line]
-                    .chars()
-                    .skip(r.start)
-                    .take(r.end - r.start)
-                    .collect();
+                let text: String =
+                    editor.lines()[r.line].chars().skip(r.start).take(r.end - r.start).collect();
                 Line::from(Span::styled(text, theme.style("text")))
             })
             .collect();
@@ -79,10 +65,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         let (row, col) = editor.cursor_visual(inner.width as usize);
         let top = editor.scroll;
         if row >= top && row < top + inner.height as usize {
-            frame.set_cursor_position(Position {
-                x: inner.x + col as u16,
-                y: inner.y + (row - top) as u16,
-            });
+            frame.set_cursor_position(Position { x: inner.x + col as u16, y: inner.y + (row - top) as u16 });
         }
     }
 }

@@ -35,16 +35,10 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
         if binding.section != section {
             section = binding.section;
             out.push(Line::raw(""));
-            out.push(Line::styled(
-                section.to_string(),
-                theme.style("help.section"),
-            ));
+            out.push(Line::styled(section.to_string(), theme.style("help.section")));
         }
         out.push(Line::from(vec![
-            Span::styled(
-                format!("  {:<KEYS_WIDTH$}", binding.keys),
-                theme.style("help.key"),
-            ),
+            Span::styled(format!("  {:<KEYS_WIDTH$}", binding.keys), theme.style("help.key")),
             Span::styled(binding.action.to_string(), theme.style("text")),
         ]));
     }
@@ -54,11 +48,7 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
 /// Lines in the overlay (for clamping its scroll): two legend lines, then per section a
 /// blank line and a heading, and one line per binding.
 pub fn line_count() -> usize {
-    let sections = BINDINGS
-        .windows(2)
-        .filter(|w| w[0].section != w[1].section)
-        .count()
-        + 1;
+    let sections = BINDINGS.windows(2).filter(|w| w[0].section != w[1].section).count() + 1;
     2 + 2 * sections + BINDINGS.len()
 }
 
@@ -70,18 +60,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .border_type(BorderType::Thick)
         .border_style(theme.style_or("border", true))
         .title(Line::styled(" Keys ", theme.style_or("title", true)))
-        .title_bottom(
-            Line::styled(" j/k scroll · Esc close ", theme.style("text.dim")).right_aligned(),
-        )
+        .title_bottom(Line::styled(" j/k scroll · Esc close ", theme.style("text.dim")).right_aligned())
         .style(theme.style("background"));
     let inner = block.inner(box_area);
     let max_scroll = content.len().saturating_sub(inner.height as usize);
     let scroll = app.help.unwrap_or(0).min(max_scroll) as u16;
     frame.render_widget(Clear, box_area);
-    frame.render_widget(
-        Paragraph::new(content).block(block).scroll((scroll, 0)),
-        box_area,
-    );
+    frame.render_widget(Paragraph::new(content).block(block).scroll((scroll, 0)), box_area);
 }
 
 #[cfg(test)]

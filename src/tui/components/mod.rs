@@ -18,11 +18,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 /// is obvious even without colours.
 pub fn pane_block<'a>(theme: &Theme, title: impl Into<Line<'a>>, focused: bool) -> Block<'a> {
     Block::bordered()
-        .border_type(if focused {
-            BorderType::Thick
-        } else {
-            BorderType::Rounded
-        })
+        .border_type(if focused { BorderType::Thick } else { BorderType::Rounded })
         .border_style(theme.style_or("border", focused))
         .title(title.into().style(theme.style_or("title", focused)))
 }
@@ -38,10 +34,7 @@ pub fn kind_tag(kind: ChunkKind) -> &'static str {
 }
 
 pub fn kind_span(theme: &Theme, kind: ChunkKind) -> Span<'static> {
-    Span::styled(
-        kind_tag(kind),
-        theme.style(&format!("kind.{}", kind.as_str())),
-    )
+    Span::styled(kind_tag(kind), theme.style(&format!("kind.{}", kind.as_str())))
 }
 
 pub fn width(s: &str) -> usize {
@@ -99,8 +92,7 @@ pub fn dim_line(theme: &Theme, text: impl Into<String>) -> Line<'static> {
 pub fn pad_line(mut line: Line<'static>, width: usize, style: Style) -> Line<'static> {
     let used = line.width();
     if used < width {
-        line.spans
-            .push(Span::styled(" ".repeat(width - used), style));
+        line.spans.push(Span::styled(" ".repeat(width - used), style));
     }
     line
 }
@@ -112,10 +104,7 @@ mod tests {
     #[test]
     fn truncation_keeps_width_and_marks_the_cut() {
         assert_eq!(truncate_end("Cart.subtotal", 8), "Cart.su…");
-        assert_eq!(
-            truncate_start("shop/very/long/cart.py:12", 12),
-            "…/cart.py:12"
-        );
+        assert_eq!(truncate_start("shop/very/long/cart.py:12", 12), "…/cart.py:12");
         assert_eq!(truncate_end("short", 8), "short");
         let wide = truncate_start("日本語のパス.py", 7);
         assert!(width(&wide) <= 7 && wide.ends_with("ス.py"), "{wide}");

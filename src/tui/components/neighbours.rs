@@ -19,9 +19,8 @@ pub enum Row {
 pub fn display_rows(neighbours: &[Neighbour]) -> Vec<Row> {
     let mut rows = Vec::new();
     for direction in [Direction::Caller, Direction::Callee] {
-        let items: Vec<usize> = (0..neighbours.len())
-            .filter(|i| neighbours[*i].direction == direction)
-            .collect();
+        let items: Vec<usize> =
+            (0..neighbours.len()).filter(|i| neighbours[*i].direction == direction).collect();
         rows.push(Row::Header(direction, items.len()));
         if items.is_empty() {
             rows.push(Row::Empty);
@@ -33,10 +32,7 @@ pub fn display_rows(neighbours: &[Neighbour]) -> Vec<Row> {
 
 /// First displayed row that keeps the selected item visible in `height` rows.
 pub fn scroll_top(rows: &[Row], selected: usize, height: usize) -> usize {
-    let at = rows
-        .iter()
-        .position(|r| *r == Row::Item(selected))
-        .unwrap_or(0);
+    let at = rows.iter().position(|r| *r == Row::Item(selected)).unwrap_or(0);
     (at + 1).saturating_sub(height.max(1))
 }
 
@@ -45,10 +41,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let focused = app.focus == Pane::Neighbours;
     let current = app.current_chunk().and_then(|id| app.chunk(id));
     let title = match current {
-        Some(c) => format!(
-            " Call graph · {} ",
-            truncate_end(&c.name, (area.width as usize).saturating_sub(18))
-        ),
+        Some(c) => {
+            format!(" Call graph · {} ", truncate_end(&c.name, (area.width as usize).saturating_sub(18)))
+        }
         None => " Call graph ".into(),
     };
     let mut block = pane_block(theme, title, focused);
@@ -108,16 +103,9 @@ fn item_line(app: &App, id: u32, w: usize, selected: bool) -> Line<'static> {
     let available = w.saturating_sub(5);
     let name = truncate_end(&chunk.name, available.min(width(&chunk.name)));
     let room = available.saturating_sub(width(&name));
-    let location = if room >= 12 {
-        truncate_start(&location, room)
-    } else {
-        String::new()
-    };
+    let location = if room >= 12 { truncate_start(&location, room) } else { String::new() };
     Line::from(vec![
-        Span::styled(
-            if selected { "› " } else { "  " },
-            theme.style("results.marker"),
-        ),
+        Span::styled(if selected { "› " } else { "  " }, theme.style("results.marker")),
         kind_span(theme, chunk.kind),
         Span::raw(" "),
         Span::styled(name, theme.style("results.name")),
@@ -132,19 +120,11 @@ mod tests {
 
     #[test]
     fn rows_have_headers_and_none_markers() {
-        let n = [Neighbour {
-            chunk: 7,
-            direction: Direction::Callee,
-        }];
+        let n = [Neighbour { chunk: 7, direction: Direction::Callee }];
         let rows = display_rows(&n);
         assert_eq!(
             rows,
-            [
-                Row::Header(Direction::Caller, 0),
-                Row::Empty,
-                Row::Header(Direction::Callee, 1),
-                Row::Item(0)
-            ]
+            [Row::Header(Direction::Caller, 0), Row::Empty, Row::Header(Direction::Callee, 1), Row::Item(0)]
         );
         assert_eq!(scroll_top(&rows, 0, 2), 2);
         assert_eq!(scroll_top(&rows, 0, 10), 0);

@@ -18,21 +18,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let title = match chunk {
         Some(c) => {
             let location = format!("{}:{}-{}", c.path, c.start_line, c.end_line);
-            format!(
-                " {} ",
-                truncate_start(&location, (area.width as usize).saturating_sub(6))
-            )
+            format!(" {} ", truncate_start(&location, (area.width as usize).saturating_sub(6)))
         }
         None => " Preview ".into(),
     };
     let mut block = pane_block(theme, title, focused);
     if !app.nav.is_empty() {
         let back = format!(" jumped {}× · Backspace back ", app.nav.len());
-        block = block.title_bottom(
-            Line::from(back)
-                .right_aligned()
-                .style(theme.style("text.dim")),
-        );
+        block = block.title_bottom(Line::from(back).right_aligned().style(theme.style("text.dim")));
     }
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -43,10 +36,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let lines = match app.files.get(&chunk.path) {
         Cached::Loaded(file) => numbered(app, chunk, &file.lines, inner),
         Cached::Unavailable => {
-            let mut lines = vec![dim_line(
-                theme,
-                format!("({} is not readable; showing the indexed text)", chunk.path),
-            )];
+            let mut lines =
+                vec![dim_line(theme, format!("({} is not readable; showing the indexed text)", chunk.path))];
             lines.extend(chunk.text.lines().map(|l| Line::raw(l.to_string())));
             lines
         }
@@ -64,9 +55,7 @@ fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], inner: Rect) -> Ve
     let digits = file.len().max(1).to_string().len();
     let span_style = theme.style("preview.span");
     // A chunk near the end of its file still gets a full pane.
-    let top = app
-        .preview_scroll
-        .min(file.len().saturating_sub(inner.height as usize));
+    let top = app.preview_scroll.min(file.len().saturating_sub(inner.height as usize));
     file.iter()
         .enumerate()
         .skip(top)
@@ -83,15 +72,9 @@ fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], inner: Rect) -> Ve
                 Span::styled(format!("{number:>digits$}"), gutter_style),
                 Span::styled(bar, gutter_style),
             ];
-            let body_style = if in_chunk {
-                span_style
-            } else {
-                Style::default()
-            };
+            let body_style = if in_chunk { span_style } else { Style::default() };
             spans.extend(
-                line.spans
-                    .iter()
-                    .map(|s| Span::styled(s.content.clone(), s.style.patch(body_style))),
+                line.spans.iter().map(|s| Span::styled(s.content.clone(), s.style.patch(body_style))),
             );
             let line = Line::from(spans);
             if in_chunk {
@@ -114,10 +97,7 @@ fn welcome(app: &App) -> Vec<Line<'static>> {
         ])
     };
     vec![
-        Line::styled(
-            "Find the code an issue is about.",
-            theme.style("help.section"),
-        ),
+        Line::styled("Find the code an issue is about.", theme.style("help.section")),
         Line::raw(""),
         tip("paste", "an issue into the editor above"),
         tip("Ctrl-S", "rank code: BM25 | CoRet side by side"),

@@ -42,39 +42,24 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
     let column = &app.columns[index];
     let other = &app.columns[1 - index];
     let focused = app.focus == [Pane::Left, Pane::Right][index];
-    let mut block = pane_block(
-        theme,
-        format!(" {} {} ", index + 1, title(column.retriever)),
-        focused,
-    );
+    let mut block = pane_block(theme, format!(" {} {} ", index + 1, title(column.retriever)), focused);
     if let Some(summary) = summary(column) {
-        block = block.title_top(
-            Line::from(summary)
-                .right_aligned()
-                .style(theme.style("text.dim")),
-        );
+        block = block.title_top(Line::from(summary).right_aligned().style(theme.style("text.dim")));
     }
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if column.hits.is_empty() {
         let (text, error) = empty_text(app, index);
-        let line = if error {
-            Line::styled(text, theme.style("message.error"))
-        } else {
-            dim_line(theme, text)
-        };
+        let line =
+            if error { Line::styled(text, theme.style("message.error")) } else { dim_line(theme, text) };
         frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), inner);
         return;
     }
     let rows = list_rows(area);
     let offset = scroll_to_show(column.offset, column.selected, rows);
     let rank_w = column.hits.len().to_string().len();
-    let score_w = column
-        .hits
-        .iter()
-        .map(|h| format_score(column.retriever, h.score).len())
-        .max()
-        .unwrap_or(0);
+    let score_w =
+        column.hits.iter().map(|h| format_score(column.retriever, h.score).len()).max().unwrap_or(0);
     let lines: Vec<Line> = column
         .hits
         .iter()
@@ -82,19 +67,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
         .skip(offset)
         .take(rows)
         .map(|(i, hit)| {
-            let marker = other
-                .rank_of(hit.chunk)
-                .map(|r| format!("{}{r}", marker_letter(other.retriever)));
+            let marker = other.rank_of(hit.chunk).map(|r| format!("{}{r}", marker_letter(other.retriever)));
             // The cursor shows in both columns; the bar only in the one the preview follows.
             let selected = i == column.selected;
-            let row = Row {
-                rank: i + 1,
-                rank_w,
-                score_w,
-                hit: *hit,
-                marker,
-                selected,
-            };
+            let row = Row { rank: i + 1, rank_w, score_w, hit: *hit, marker, selected };
             let line = row.line(app, column.retriever, inner.width as usize);
             if selected && app.active_column == index {
                 let style = theme.style_or("selection", focused);
@@ -112,10 +88,7 @@ fn summary(column: &ResultsColumn) -> Option<String> {
     match &column.status {
         ColumnStatus::Searching => Some(" searching… ".into()),
         ColumnStatus::Ready => {
-            let ms = column
-                .elapsed
-                .map(|d| format!(" · {} ms", d.as_millis()))
-                .unwrap_or_default();
+            let ms = column.elapsed.map(|d| format!(" · {} ms", d.as_millis())).unwrap_or_default();
             Some(format!(" {} hits{ms} ", column.hits.len()))
         }
         _ => None,
@@ -125,26 +98,20 @@ fn summary(column: &ResultsColumn) -> Option<String> {
 /// The text of a column without hits, and whether it is an error.
 fn empty_text(app: &App, index: usize) -> (String, bool) {
     let column = &app.columns[index];
-    let waiting_dense = || match app
-        .index
-        .progress
-        .as_ref()
-        .filter(|_| app.index.state == IndexState::Bm25Only)
-    {
-        Some(p) => format!(
-            "Waiting for the dense index ({} {:.0}%). BM25 results are ready.",
-            p.phase,
-            p.ratio() * 100.0
-        ),
-        None => "Waiting for the dense index…".to_string(),
-    };
+    let waiting_dense =
+        || match app.index.progress.as_ref().filter(|_| app.index.state == IndexState::Bm25Only) {
+            Some(p) => format!(
+                "Waiting for the dense index ({} {:.0}%). BM25 results are ready.",
+                p.phase,
+                p.ratio() * 100.0
+            ),
+            None => "Waiting for the dense index…".to_string(),
+        };
     let text = match &column.status {
         ColumnStatus::Failed(e) => return (e.clone(), true),
         ColumnStatus::Searching => "Searching…".to_string(),
         ColumnStatus::Ready => "No matches.".to_string(),
-        ColumnStatus::WaitingForIndex if app.backend.is_none() => {
-            "Waiting for the BM25 index…".to_string()
-        }
+        ColumnStatus::WaitingForIndex if app.backend.is_none() => "Waiting for the BM25 index…".to_string(),
         ColumnStatus::WaitingForIndex => waiting_dense(),
         ColumnStatus::Idle if app.backend.is_none() => {
             "Indexing… you can type the issue meanwhile.".to_string()
@@ -181,20 +148,10 @@ impl Row {
         let gap = available.saturating_sub(width(&name) + width(&location));
         let marker = self.marker.clone().unwrap_or_default();
         Line::from(vec![
+            Span::styled(if self.selected { "›" } else { " " }, theme.style("results.marker")),
+            Span::styled(format!("{:>w$} ", self.rank, w = self.rank_w), theme.style("results.rank")),
             Span::styled(
-                if self.selected { "›" } else { " " },
-                theme.style("results.marker"),
-            ),
-            Span::styled(
-                format!("{:>w$} ", self.rank, w = self.rank_w),
-                theme.style("results.rank"),
-            ),
-            Span::styled(
-                format!(
-                    "{:>w$} ",
-                    format_score(retriever, self.hit.score),
-                    w = self.score_w
-                ),
+                format!("{:>w$} ", format_score(retriever, self.hit.score), w = self.score_w),
                 theme.style("results.score"),
             ),
             kind_span(theme, chunk.kind),
@@ -203,10 +160,7 @@ impl Row {
             Span::raw(" ".repeat(gap)),
             Span::styled(location, theme.style("results.path")),
             Span::raw(" "),
-            Span::styled(
-                format!("{marker:>MARKER_WIDTH$}"),
-                theme.style("results.marker"),
-            ),
+            Span::styled(format!("{marker:>MARKER_WIDTH$}"), theme.style("results.marker")),
         ])
     }
 }
@@ -219,16 +173,10 @@ fn fit(name: &str, location: &str, available: usize) -> (String, String) {
     if nw + 1 + lw <= available {
         (name.to_string(), location.to_string())
     } else if available >= nw + 1 + MIN_LOCATION {
-        (
-            name.to_string(),
-            truncate_start(location, available - nw - 1),
-        )
+        (name.to_string(), truncate_start(location, available - nw - 1))
     } else if available >= 30 {
         let name_w = available - MIN_LOCATION - 1;
-        (
-            truncate_end(name, name_w),
-            truncate_start(location, MIN_LOCATION),
-        )
+        (truncate_end(name, name_w), truncate_start(location, MIN_LOCATION))
     } else {
         (truncate_end(name, available), String::new())
     }
@@ -241,28 +189,13 @@ mod tests {
     #[test]
     fn fit_cuts_the_location_from_the_left_and_the_name_from_the_right() {
         let (n, l) = fit("Cart.subtotal", "shop/cart.py:23", 40);
-        assert_eq!(
-            (n.as_str(), l.as_str()),
-            ("Cart.subtotal", "shop/cart.py:23")
-        );
-        let (n, l) = fit(
-            "VeryLongClassName.method_name",
-            "pkg/sub/module/file.py:123",
-            40,
-        );
+        assert_eq!((n.as_str(), l.as_str()), ("Cart.subtotal", "shop/cart.py:23"));
+        let (n, l) = fit("VeryLongClassName.method_name", "pkg/sub/module/file.py:123", 40);
         assert!(width(&n) + 1 + width(&l) <= 40, "{n} {l}");
         assert!(l.ends_with(".py:123") && l.starts_with('…'), "{l}");
         let (n, l) = fit("Cart.total", "pkg/sub/module/cart.py:25", 24);
-        assert_eq!(
-            (n.as_str(), l.as_str()),
-            ("Cart.total", "…e/cart.py:25"),
-            "the name stays whole"
-        );
+        assert_eq!((n.as_str(), l.as_str()), ("Cart.total", "…e/cart.py:25"), "the name stays whole");
         let (n, l) = fit("apply_discount", "shop/pricing.py:6", 20);
-        assert_eq!(
-            (n.as_str(), l.as_str()),
-            ("apply_discount", ""),
-            "too narrow: the location goes"
-        );
+        assert_eq!((n.as_str(), l.as_str()), ("apply_discount", ""), "too narrow: the location goes");
     }
 }

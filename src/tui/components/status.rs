@@ -22,37 +22,18 @@ pub fn render_status(app: &App, frame: &mut Frame, area: Rect) {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| app.session.repo.display().to_string());
-    let model = app
-        .session
-        .model
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let chunk_count = app
-        .backend
-        .as_ref()
-        .map(|b| b.chunk_count())
-        .or(app.index.chunks);
+    let model = app.session.model.rsplit('/').next().unwrap_or_default().to_string();
+    let chunk_count = app.backend.as_ref().map(|b| b.chunk_count()).or(app.index.chunks);
     let chunks = match chunk_count {
         Some(n) => format!("{} chunks", thousands(n)),
         None => "… chunks".into(),
     };
     let (state, state_style) = state_label(app);
     // Session details, dropped from the end (model first) when the bar is too narrow.
-    let details: Vec<String> = [repo, chunks, app.session.device.clone(), model]
-        .into_iter()
-        .filter(|d| !d.is_empty())
-        .collect();
+    let details: Vec<String> =
+        [repo, chunks, app.session.device.clone(), model].into_iter().filter(|d| !d.is_empty()).collect();
     let (right, right_style) = match (&app.message, &app.index.info) {
-        (Some(m), _) => (
-            m.text.clone(),
-            theme.style(if m.error {
-                "message.error"
-            } else {
-                "message.info"
-            }),
-        ),
+        (Some(m), _) => (m.text.clone(), theme.style(if m.error { "message.error" } else { "message.info" })),
         (None, Some(info)) => (info.clone(), label),
         (None, None) => ("F1 help".into(), label),
     };
@@ -86,22 +67,13 @@ pub fn render_status(app: &App, frame: &mut Frame, area: Rect) {
 
 fn state_label(app: &App) -> (String, Style) {
     let theme = &app.theme;
-    let phase = app
-        .index
-        .progress
-        .as_ref()
-        .map(|p| p.phase.to_string())
-        .unwrap_or_else(|| "starting".into());
+    let phase = app.index.progress.as_ref().map(|p| p.phase.to_string()).unwrap_or_else(|| "starting".into());
     match &app.index.state {
         IndexState::Indexing => (format!("indexing: {phase}"), theme.style("status.busy")),
-        IndexState::Bm25Only if app.index.dense_error.is_some() => (
-            "BM25 only (dense failed)".into(),
-            theme.style("status.error"),
-        ),
-        IndexState::Bm25Only => (
-            "BM25 ready · dense building".into(),
-            theme.style("status.busy"),
-        ),
+        IndexState::Bm25Only if app.index.dense_error.is_some() => {
+            ("BM25 only (dense failed)".into(), theme.style("status.error"))
+        }
+        IndexState::Bm25Only => ("BM25 ready · dense building".into(), theme.style("status.busy")),
         IndexState::Ready => ("ready".into(), theme.style("status.ok")),
         IndexState::Failed(_) => ("index failed".into(), theme.style("status.error")),
     }
@@ -130,11 +102,7 @@ pub fn gauge_label(p: &PhaseProgress, files: Option<usize>) -> String {
     };
     let mut label = format!("{what} {}/{} {unit}", thousands(p.done), thousands(p.total));
     if let Some(rate) = p.rate() {
-        let per = if p.phase == Phase::Embed {
-            "embeddings"
-        } else {
-            unit
-        };
+        let per = if p.phase == Phase::Embed { "embeddings" } else { unit };
         label.push_str(&format!(" · {rate:.0} {per}/s"));
     }
     if let Some(eta) = p.eta() {

@@ -41,13 +41,7 @@ pub fn chunk_file(path: &str, source: &str) -> Vec<Chunk> {
             for j in i + 1..=end {
                 if let Some(("def", method)) = definition(lines[j], 4) {
                     let m_end = block_end(&lines, j, 4);
-                    chunks.push(make(
-                        ChunkKind::Method,
-                        format!("{name}.{method}"),
-                        j,
-                        m_end,
-                        Some(i),
-                    ));
+                    chunks.push(make(ChunkKind::Method, format!("{name}.{method}"), j, m_end, Some(i)));
                 }
             }
         } else {
@@ -88,10 +82,7 @@ fn definition(line: &str, indent: usize) -> Option<(&'static str, String)> {
     } else {
         ("class", rest.strip_prefix("class ")?)
     };
-    let name: String = rest
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
+    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
     (!name.is_empty()).then_some((kind, name))
 }
 
@@ -153,10 +144,7 @@ fn calls(body: &str) -> Vec<(String, bool)> {
         if *c != '(' {
             continue;
         }
-        let start = (0..i)
-            .rev()
-            .take_while(|&j| chars[j].is_alphanumeric() || chars[j] == '_')
-            .last();
+        let start = (0..i).rev().take_while(|&j| chars[j].is_alphanumeric() || chars[j] == '_').last();
         if let Some(start) = start {
             let before: String = chars[start.saturating_sub(6)..start].iter().collect();
             if before.ends_with("def ") || before.ends_with("class ") {
@@ -175,30 +163,17 @@ mod tests {
 
     #[test]
     fn classes_methods_and_functions_with_spans() {
-        let src =
-            "import x\n\nclass A:\n    def f(self):\n        return g()\n\n\ndef g():\n    pass\n";
+        let src = "import x\n\nclass A:\n    def f(self):\n        return g()\n\n\ndef g():\n    pass\n";
         let chunks = chunk_file("m.py", src);
-        let names: Vec<_> = chunks
-            .iter()
-            .map(|c| (c.name.as_str(), c.start_line, c.end_line))
-            .collect();
+        let names: Vec<_> = chunks.iter().map(|c| (c.name.as_str(), c.start_line, c.end_line)).collect();
         assert_eq!(names, [("A", 3, 5), ("A.f", 4, 5), ("g", 8, 9)]);
-        assert_eq!(
-            chunks[1].text,
-            "m.py\nclass A:\n    def f(self):\n        return g()"
-        );
-        assert_eq!(
-            &src[chunks[2].start_byte..chunks[2].end_byte],
-            "def g():\n    pass"
-        );
+        assert_eq!(chunks[1].text, "m.py\nclass A:\n    def f(self):\n        return g()");
+        assert_eq!(&src[chunks[2].start_byte..chunks[2].end_byte], "def g():\n    pass");
         assert_eq!(callees(&chunks)[1], vec![2], "A.f calls g");
         assert_eq!(
             chunks[0].text, "m.py\nclass A:\n    def f(self):\n        ...",
             "class bodies are elided"
         );
-        assert!(
-            callees(&chunks)[0].is_empty(),
-            "a class does not call what its methods call"
-        );
+        assert!(callees(&chunks)[0].is_empty(), "a class does not call what its methods call");
     }
 }

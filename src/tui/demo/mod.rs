@@ -33,10 +33,8 @@ impl DemoBackend {
 
     /// A backend over `(path, source)` files.
     pub fn new(files: &[(&str, &str)]) -> Self {
-        let chunks: Vec<Chunk> = files
-            .iter()
-            .flat_map(|(path, src)| chunker::chunk_file(path, src))
-            .collect();
+        let chunks: Vec<Chunk> =
+            files.iter().flat_map(|(path, src)| chunker::chunk_file(path, src)).collect();
         let callees = chunker::callees(&chunks);
         let mut callers = vec![Vec::new(); chunks.len()];
         for (from, targets) in callees.iter().enumerate() {
@@ -46,10 +44,7 @@ impl DemoBackend {
         }
         let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
         DemoBackend {
-            files: files
-                .iter()
-                .map(|(p, s)| (p.to_string(), s.to_string()))
-                .collect(),
+            files: files.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect(),
             bm25: Arc::new(rank::Bm25::new(&texts)),
             chunks,
             callees,
@@ -60,18 +55,12 @@ impl DemoBackend {
 
     /// The same backend with or without the dense side (to mimic "BM25 ready, dense pending").
     pub fn with_dense(&self, dense: bool) -> Self {
-        DemoBackend {
-            dense,
-            ..self.clone()
-        }
+        DemoBackend { dense, ..self.clone() }
     }
 
     /// Id of the chunk with this qualified name (tests use it to avoid hard-coding ids).
     pub fn id_of(&self, name: &str) -> Option<u32> {
-        self.chunks
-            .iter()
-            .position(|c| c.name == name)
-            .map(|i| i as u32)
+        self.chunks.iter().position(|c| c.name == name).map(|i| i as u32)
     }
 
     /// Writes the sample files under `dir`, so that `$EDITOR` can open them in the demo.
@@ -137,12 +126,8 @@ impl Backend for DemoBackend {
 pub fn simulate_indexing(reporter: IndexReporter, backend: DemoBackend, step: Duration) {
     let files = backend.files.len();
     let chunks = backend.chunk_count();
-    let phases = [
-        (Phase::Walk, files),
-        (Phase::Parse, files),
-        (Phase::CallGraph, chunks),
-        (Phase::Bm25, chunks),
-    ];
+    let phases =
+        [(Phase::Walk, files), (Phase::Parse, files), (Phase::CallGraph, chunks), (Phase::Bm25, chunks)];
     for (phase, total) in phases {
         for done in 0..=total {
             if !reporter.send(crate::tui::IndexEvent::Progress { phase, done, total }) {
@@ -153,11 +138,7 @@ pub fn simulate_indexing(reporter: IndexReporter, backend: DemoBackend, step: Du
     }
     reporter.bm25_ready(Arc::new(backend.with_dense(false)));
     for done in 0..=chunks {
-        if !reporter.send(crate::tui::IndexEvent::Progress {
-            phase: Phase::Embed,
-            done,
-            total: chunks,
-        }) {
+        if !reporter.send(crate::tui::IndexEvent::Progress { phase: Phase::Embed, done, total: chunks }) {
             return;
         }
         std::thread::sleep(step);
@@ -176,10 +157,7 @@ mod tests {
         let discount = b.id_of("apply_discount").unwrap();
         assert!(b.callees(total).contains(&discount));
         assert!(b.callers(discount).contains(&total));
-        assert!(b
-            .file_source("shop/cart.py")
-            .unwrap()
-            .contains("class Cart"));
+        assert!(b.file_source("shop/cart.py").unwrap().contains("class Cart"));
     }
 
     #[test]
@@ -190,10 +168,7 @@ mod tests {
         assert_eq!(bm25[0].chunk, b.id_of("apply_discount").unwrap());
         assert!(bm25.len() <= 5);
         assert!(!b.search(query, Retriever::Hybrid, 5).unwrap().is_empty());
-        assert!(b
-            .with_dense(false)
-            .search(query, Retriever::Dense, 5)
-            .is_err());
+        assert!(b.with_dense(false).search(query, Retriever::Dense, 5).is_err());
     }
 
     #[test]
@@ -201,12 +176,10 @@ mod tests {
         let (reporter, rx) = IndexReporter::channel();
         simulate_indexing(reporter, DemoBackend::sample(), Duration::ZERO);
         let events: Vec<_> = rx.iter().collect();
-        let bm25 = events
-            .iter()
-            .position(|e| matches!(e, crate::tui::IndexEvent::Bm25Ready(b) if !b.has_dense()));
-        let dense = events
-            .iter()
-            .position(|e| matches!(e, crate::tui::IndexEvent::DenseReady(b) if b.has_dense()));
+        let bm25 =
+            events.iter().position(|e| matches!(e, crate::tui::IndexEvent::Bm25Ready(b) if !b.has_dense()));
+        let dense =
+            events.iter().position(|e| matches!(e, crate::tui::IndexEvent::DenseReady(b) if b.has_dense()));
         assert!(bm25.unwrap() < dense.unwrap());
     }
 }

@@ -7,10 +7,7 @@ use std::collections::HashMap;
 /// Identifier-aware tokens: split on non-alphanumerics and camelCase, lowercased.
 pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
         let mut piece = String::new();
         let mut prev_lower = false;
         for c in word.chars() {
@@ -82,11 +79,7 @@ pub fn trigram_scores(query: &str, texts: &[&str]) -> Vec<f32> {
 }
 
 fn trigrams(text: &str) -> HashMap<[char; 3], f32> {
-    let chars: Vec<char> = text
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || *c == ' ')
-        .collect();
+    let chars: Vec<char> = text.to_lowercase().chars().filter(|c| c.is_alphanumeric() || *c == ' ').collect();
     let mut out = HashMap::new();
     for w in chars.windows(3) {
         *out.entry([w[0], w[1], w[2]]).or_insert(0.0) += 1.0;
@@ -111,10 +104,7 @@ pub fn top_k(scores: &[f32], k: usize) -> Vec<Hit> {
         .iter()
         .enumerate()
         .filter(|(_, s)| **s > 0.0)
-        .map(|(i, s)| Hit {
-            chunk: i as u32,
-            score: *s,
-        })
+        .map(|(i, s)| Hit { chunk: i as u32, score: *s })
         .collect();
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
     hits.truncate(k);
@@ -142,10 +132,7 @@ mod tests {
 
     #[test]
     fn tokens_split_identifiers() {
-        assert_eq!(
-            tokens("applyDiscount tax_for(x)"),
-            ["apply", "discount", "tax", "for"]
-        );
+        assert_eq!(tokens("applyDiscount tax_for(x)"), ["apply", "discount", "tax", "for"]);
     }
 
     #[test]
@@ -158,26 +145,8 @@ mod tests {
 
     #[test]
     fn rrf_rewards_agreement() {
-        let a = [
-            Hit {
-                chunk: 1,
-                score: 9.0,
-            },
-            Hit {
-                chunk: 2,
-                score: 8.0,
-            },
-        ];
-        let b = [
-            Hit {
-                chunk: 2,
-                score: 0.9,
-            },
-            Hit {
-                chunk: 3,
-                score: 0.8,
-            },
-        ];
+        let a = [Hit { chunk: 1, score: 9.0 }, Hit { chunk: 2, score: 8.0 }];
+        let b = [Hit { chunk: 2, score: 0.9 }, Hit { chunk: 3, score: 0.8 }];
         assert_eq!(rrf(&a, &b, 10)[0].chunk, 2);
     }
 }
