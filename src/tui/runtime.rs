@@ -25,6 +25,8 @@ pub type Indexer = Box<dyn FnOnce(IndexReporter) + Send>;
 
 /// How long to wait for a terminal event before looking at the background channels.
 const TICK: Duration = Duration::from_millis(40);
+/// Most background reports handled between two looks at the keyboard.
+const MAX_BACKGROUND_BATCH: usize = 4096;
 
 /// Runs the TUI until the user quits. `indexer` runs on a background thread meanwhile; when
 /// the user quits before it is done, its reporter's `cancelled()` turns true and the thread
@@ -125,7 +127,8 @@ impl EventLoop<'_> {
         action_rx: &Receiver<Action>,
     ) -> Vec<Action> {
         let mut actions = Vec::new();
-        while !self.indexer_done {
+        // Bounded, so a flood of progress reports cannot starve the keyboard.
+        while !self.indexer_done && actions.len() < MAX_BACKGROUND_BATCH {
             match index_rx.try_recv() {
                 Ok(event) => actions.push(index_action(event, Instant::now())),
                 Err(TryRecvError::Empty) => break,
@@ -135,7 +138,7 @@ impl EventLoop<'_> {
                 }
             }
         }
-        actions.extend(action_rx.try_iter());
+        actions.extend(action_rx.try_iter().take(MAX_BACKGROUND_BATCH));
         actions
     }
 

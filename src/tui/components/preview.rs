@@ -23,6 +23,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         None => " Preview ".into(),
     };
     let mut block = pane_block(theme, title, focused);
+    let loaded = chunk.and_then(|c| match app.files.get(&c.path) {
+        Cached::Loaded(file) => Some(file),
+        _ => None,
+    });
+    // A chunk near the end of its file still gets a full pane.
+    let rows = area.height.saturating_sub(2) as usize;
+    let top = loaded.map_or(0, |f| app.preview_scroll.min(f.len().saturating_sub(rows)));
+    if let Some(file) = loaded {
+        let position = format!(" {}-{}/{} ", top + 1, (top + rows).min(file.len()), file.len());
+        block = block.title_bottom(Line::from(position).style(theme.style("text.dim")));
+    }
     if !app.nav.is_empty() {
         let back = format!(" jumped {}× · Backspace back ", app.nav.len());
         block = block.title_bottom(Line::from(back).right_aligned().style(theme.style("text.dim")));
@@ -34,7 +45,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     };
     let lines = match app.files.get(&chunk.path) {
-        Cached::Loaded(file) => numbered(app, chunk, &file.lines, inner),
+        Cached::Loaded(file) => numbered(app, chunk, &file.lines, top, inner),
         Cached::Unavailable => {
             let mut lines =
                 vec![dim_line(theme, format!("({} is not readable; showing the indexed text)", chunk.path))];
@@ -50,12 +61,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
 
 /// The visible window of the file with a line-number gutter; lines of the chunk get a
 /// tinted background and a bright line number.
-fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], inner: Rect) -> Vec<Line<'static>> {
+fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], top: usize, inner: Rect) -> Vec<Line<'static>> {
     let theme = &app.theme;
     let digits = file.len().max(1).to_string().len();
     let span_style = theme.style("preview.span");
-    // A chunk near the end of its file still gets a full pane.
-    let top = app.preview_scroll.min(file.len().saturating_sub(inner.height as usize));
     file.iter()
         .enumerate()
         .skip(top)

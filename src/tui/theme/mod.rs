@@ -5,15 +5,20 @@
 //! (`<config>/coret-tui/themes/NAME.toml`), then in the built-in themes; a path to a `.toml`
 //! file also works. Every error names the file and the key that is wrong.
 
+mod raw;
+mod style;
+
 use anyhow::{anyhow, bail, Context, Result};
 use ratatui::style::{Color, Modifier, Style};
-use std::collections::{BTreeMap, HashMap};
+use raw::RawTheme;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use style::{parse_colour, parse_style};
 
 /// Built-in themes, embedded in the binary: (name, TOML text).
 const BUILTIN: &[(&str, &str)] = &[
-    ("coret-dark", include_str!("../../themes/coret-dark.toml")),
-    ("coret-light", include_str!("../../themes/coret-light.toml")),
+    ("coret-dark", include_str!("../../../themes/coret-dark.toml")),
+    ("coret-light", include_str!("../../../themes/coret-light.toml")),
 ];
 
 /// The theme used when none is asked for.
@@ -196,165 +201,6 @@ fn builtin_raw(name: &str, origin: &str) -> Result<RawTheme> {
 }
 
 /// A theme file before palette references are resolved.
-#[derive(Default)]
-struct RawTheme {
-    name: Option<String>,
-    syntax: Option<String>,
-    inherits: Option<String>,
-    palette: BTreeMap<String, toml::Value>,
-    ui: BTreeMap<String, toml::Value>,
-}
-
-impl RawTheme {
-    fn parse(text: &str, origin: &str) -> Result<RawTheme> {
-        let table: toml::Table = text.parse().map_err(|e| anyhow!("{origin}: invalid TOML: {e}"))?;
-        let mut raw = RawTheme::default();
-        for (key, value) in table {
-            match key.as_str() {
-                "name" | "syntax" | "inherits" => {
-                    let s = value
-                        .as_str()
-                        .ok_or_else(|| anyhow!("{origin}: key `{key}`: expected a string"))?
-                        .to_string();
-                    match key.as_str() {
-                        "name" => raw.name = Some(s),
-                        "syntax" => raw.syntax = Some(s),
-                        _ => raw.inherits = Some(s),
-                    }
-                }
-                "palette" | "ui" => {
-                    let toml::Value::Table(t) = value else {
-                        bail!("{origin}: key `{key}`: expected a table");
-                    };
-                    let target = if key == "palette" { &mut raw.palette } else { &mut raw.ui };
-                    target.extend(t);
-                }
-                other => bail!(
-                    "{origin}: key `{other}`: unknown key (expected name, syntax, inherits, palette, ui)"
-                ),
-            }
-        }
-        Ok(raw)
-    }
-
-    /// Merges the `inherits` chain: the child's palette and ui entries override the parent's.
-    fn with_parents(self, origin: &str, depth: usize) -> Result<RawTheme> {
-        let Some(parent_name) = self.inherits.clone() else {
-            return Ok(self);
-        };
-        if depth > 8 {
-            bail!("{origin}: key `inherits`: inheritance chain too deep (a cycle?)");
-        }
-        let parent = match user_theme_path(&parent_name).filter(|p| p.is_file()) {
-            Some(path) => {
-                let text = std::fs::read_to_string(&path)
-                    .with_context(|| format!("cannot read theme file {}", path.display()))?;
-                RawTheme::parse(&text, &path.display().to_string())?
-            }
-            None => builtin_raw(&parent_name, &format!("{origin}: key `inherits`"))?,
-        };
-        let mut merged = parent.with_parents(origin, depth + 1)?;
-        merged.palette.extend(self.palette);
-        merged.ui.extend(self.ui);
-        merged.name = self.name.or(merged.name);
-        merged.syntax = self.syntax.or(merged.syntax);
-        merged.inherits = None;
-        Ok(merged)
-    }
-}
-
-fn parse_style(value: &toml::Value, palette: &HashMap<String, Color>) -> Result<Style, String> {
-    match value {
-        toml::Value::String(_) | toml::Value::Integer(_) => {
-            Ok(Style::default().fg(parse_colour(value, palette)?))
-        }
-        toml::Value::Table(table) => {
-            let mut style = Style::default();
-            for (key, v) in table {
-                match key.as_str() {
-                    "fg" => style = style.fg(parse_colour(v, palette).map_err(|e| format!("fg: {e}"))?),
-                    "bg" => style = style.bg(parse_colour(v, palette).map_err(|e| format!("bg: {e}"))?),
-                    "modifiers" => style = style.add_modifier(parse_modifiers(v)?),
-                    other => return Err(format!("unknown field `{other}` (expected fg, bg, modifiers)")),
-                }
-            }
-            Ok(style)
-        }
-        other => {
-            Err(format!("expected a colour or a table {{ fg, bg, modifiers }}, found {}", other.type_str()))
-        }
-    }
-}
-
-fn parse_modifiers(value: &toml::Value) -> Result<Modifier, String> {
-    let list = value.as_array().ok_or("modifiers: expected a list of strings")?;
-    let mut modifiers = Modifier::empty();
-    for item in list {
-        let name = item.as_str().ok_or("modifiers: expected a list of strings")?;
-        modifiers |= match name {
-            "bold" => Modifier::BOLD,
-            "dim" => Modifier::DIM,
-            "italic" => Modifier::ITALIC,
-            "underlined" => Modifier::UNDERLINED,
-            "slow_blink" => Modifier::SLOW_BLINK,
-            "rapid_blink" => Modifier::RAPID_BLINK,
-            "reversed" => Modifier::REVERSED,
-            "hidden" => Modifier::HIDDEN,
-            "crossed_out" => Modifier::CROSSED_OUT,
-            other => return Err(format!("modifiers: unknown modifier `{other}`")),
-        };
-    }
-    Ok(modifiers)
-}
-
-/// A colour: a palette name, `#rrggbb`, an ANSI colour name, or an index 0–255.
-fn parse_colour(value: &toml::Value, palette: &HashMap<String, Color>) -> Result<Color, String> {
-    if let Some(index) = value.as_integer() {
-        return u8::try_from(index)
-            .map(Color::Indexed)
-            .map_err(|_| format!("colour index {index} is not in 0..=255"));
-    }
-    let Some(s) = value.as_str() else {
-        return Err(format!("expected a colour string, found {}", value.type_str()));
-    };
-    if let Some(colour) = palette.get(s) {
-        return Ok(*colour);
-    }
-    if let Some(hex) = s.strip_prefix('#') {
-        let valid = hex.len() == 6 && hex.chars().all(|c| c.is_ascii_hexdigit());
-        let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0);
-        return if valid {
-            Ok(Color::Rgb(channel(0), channel(2), channel(4)))
-        } else {
-            Err(format!("invalid hex colour `{s}` (expected #rrggbb)"))
-        };
-    }
-    let named = match s.to_ascii_lowercase().replace('_', "-").as_str() {
-        "reset" | "default" => Color::Reset,
-        "black" => Color::Black,
-        "red" => Color::Red,
-        "green" => Color::Green,
-        "yellow" => Color::Yellow,
-        "blue" => Color::Blue,
-        "magenta" => Color::Magenta,
-        "cyan" => Color::Cyan,
-        "gray" | "grey" => Color::Gray,
-        "dark-gray" | "dark-grey" | "darkgray" => Color::DarkGray,
-        "light-red" => Color::LightRed,
-        "light-green" => Color::LightGreen,
-        "light-yellow" => Color::LightYellow,
-        "light-blue" => Color::LightBlue,
-        "light-magenta" => Color::LightMagenta,
-        "light-cyan" => Color::LightCyan,
-        "white" => Color::White,
-        _ => {
-            return Err(format!(
-                "unknown colour `{s}` (not in the palette, not #rrggbb, not an ANSI colour name)"
-            ))
-        }
-    };
-    Ok(named)
-}
 
 #[cfg(test)]
 mod tests {
