@@ -129,7 +129,9 @@ impl App {
     /// The only place state changes.
     pub fn update(&mut self, action: Action) -> Vec<Command> {
         let mut commands = Vec::new();
-        if is_user_input(&action) && self.message.as_ref().is_some_and(|m| !m.error) {
+        // A message answers the previous key; the next one clears it. Lasting conditions
+        // (failed indexes) also show in the status state and in the columns.
+        if is_user_input(&action) {
             self.message = None;
         }
         match action {
@@ -309,7 +311,7 @@ impl App {
     }
 }
 
-/// Actions typed or clicked by the user (they clear informational messages).
+/// Actions typed or clicked by the user (they clear the status-bar message).
 fn is_user_input(action: &Action) -> bool {
     !matches!(
         action,

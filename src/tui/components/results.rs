@@ -101,12 +101,14 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
     let waiting_dense =
         || match app.index.progress.as_ref().filter(|_| app.index.state == IndexState::Bm25Only) {
             Some(p) => format!(
-                "Waiting for the dense index ({} {:.0}%). BM25 results are ready.",
+                "Waiting for the dense index ({} {:.0}%). BM25 works already.",
                 p.phase,
                 p.ratio() * 100.0
             ),
             None => "Waiting for the dense index…".to_string(),
         };
+    let dense_missing =
+        column.retriever != Retriever::Bm25 && !app.backend.as_ref().is_some_and(|b| b.has_dense());
     let text = match &column.status {
         ColumnStatus::Failed(e) => return (e.clone(), true),
         ColumnStatus::Searching => "Searching…".to_string(),
@@ -116,6 +118,10 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
         ColumnStatus::Idle if app.backend.is_none() => {
             "Indexing… you can type the issue meanwhile.".to_string()
         }
+        ColumnStatus::Idle if dense_missing => match &app.index.dense_error {
+            Some(e) => return (format!("Dense index unavailable: {e}"), true),
+            None => waiting_dense(),
+        },
         ColumnStatus::Idle => "Press Ctrl-S to search.".to_string(),
     };
     (text, false)
