@@ -9,7 +9,7 @@ mod raw;
 mod style;
 
 use anyhow::{anyhow, bail, Context, Result};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Style;
 use raw::RawTheme;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -200,11 +200,10 @@ fn builtin_raw(name: &str, origin: &str) -> Result<RawTheme> {
     RawTheme::parse(text, &format!("built-in theme {name}"))
 }
 
-/// A theme file before palette references are resolved.
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::style::{Color, Modifier};
 
     #[test]
     fn builtin_themes_parse_and_define_every_key() {

@@ -4,6 +4,7 @@ use super::{builtin_raw, user_theme_path};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::BTreeMap;
 
+/// A theme file before palette references are resolved.
 #[derive(Default)]
 pub(super) struct RawTheme {
     pub(super) name: Option<String>,
