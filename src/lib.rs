@@ -6,6 +6,7 @@
 pub mod callgraph;
 pub mod chunk;
 pub mod error;
+pub mod model;
 pub mod progress;
 
 pub use chunk::{Chunk, ChunkKind};
