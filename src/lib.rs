@@ -10,6 +10,7 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod index;
+pub mod model;
 pub mod progress;
 pub mod repo;
 pub mod search;

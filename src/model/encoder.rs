@@ -1,0 +1,242 @@
+//! The dense encoder: a BERT checkpoint, mean pooling over the attention mask, unit vectors.
+//!
+//! One encoder embeds both queries and chunks (tied weights). Inputs are tokenised in
+//! parallel, sorted by token length and batched, so a batch pads to a length close to
+//! all of its members; results come back in input order.
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{self, BertModel};
+use rayon::prelude::*;
+use tokenizers::Tokenizer;
+
+use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
+use super::pool::{l2_normalize, mean_pool, pad_batch};
+use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
+use super::weights::sha256_cached;
+use crate::error::{Error, Result};
+use crate::progress::{Phase, Progress};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncoderOptions {
+    /// Tokens per sequence, special tokens included; clamped to the model's positions.
+    pub max_len: usize,
+    /// Sequences per forward pass.
+    pub batch_size: usize,
+    /// Weights and activations. F32 on CPU; F16/BF16 are for CUDA.
+    pub dtype: DType,
+}
+
+impl Default for EncoderOptions {
+    fn default() -> Self {
+        EncoderOptions {
+            max_len: 256,
+            batch_size: 32,
+            dtype: DType::F32,
+        }
+    }
+}
+
+pub struct Encoder {
+    bert: BertModel,
+    tokenizer: InputTokenizer,
+    config: bert::Config,
+    device: Device,
+    opts: EncoderOptions,
+    model_id: String,
+}
+
+fn tensor_err(e: candle_core::Error) -> Error {
+    Error::context("encoder", e)
+}
+
+impl Encoder {
+    /// Loads `dir/{config.json, tokenizer.json, model.safetensors}`.
+    pub fn load(dir: &Path, device: &Device, opts: EncoderOptions) -> Result<Encoder> {
+        let config = load_bert_config(dir)?;
+        let tokenizer_path = dir.join(TOKENIZER_FILE);
+        let tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .map_err(|e| Error::context(tokenizer_path.display().to_string(), e))?;
+        let weights_path = dir.join(WEIGHTS_FILE);
+        let weights_err =
+            |e: candle_core::Error| Error::context(weights_path.display().to_string(), e);
+        let digest = sha256_cached(&weights_path)?;
+        let bytes = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
+        let tensors = candle_core::safetensors::load_buffer(&bytes, device).map_err(weights_err)?;
+        drop(bytes);
+        let vb = VarBuilder::from_tensors(tensors, opts.dtype, device);
+        let bert = BertModel::load(vb, &config).map_err(weights_err)?;
+        let name = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "model".to_string());
+        let model_id = format!("{name}-{}", &digest[..12]);
+        Self::from_parts(bert, tokenizer, config, device.clone(), opts, model_id)
+            .map_err(|e| Error::context(dir.display().to_string(), e))
+    }
+
+    /// Assembles an encoder from a model built elsewhere, e.g. by training from a
+    /// `VarMap`-backed `VarBuilder` with a tokenizer that has gained `[DOWN]`.
+    pub fn from_parts(
+        bert: BertModel,
+        tokenizer: Tokenizer,
+        config: bert::Config,
+        device: Device,
+        opts: EncoderOptions,
+        model_id: String,
+    ) -> Result<Encoder> {
+        let tokenizer = InputTokenizer::new(tokenizer, config.pad_token_id as u32, TOKENIZER_FILE)?;
+        if tokenizer.vocab_size() > config.vocab_size {
+            return Err(Error::invalid(format!(
+                "{TOKENIZER_FILE} has {} tokens but config.json's vocab_size is {}",
+                tokenizer.vocab_size(),
+                config.vocab_size
+            )));
+        }
+        if opts.max_len < 2 {
+            return Err(Error::invalid(format!(
+                "max length {} leaves no room for [CLS] and [SEP]",
+                opts.max_len
+            )));
+        }
+        let opts = EncoderOptions {
+            max_len: opts.max_len.min(config.max_position_embeddings),
+            batch_size: opts.batch_size.max(1),
+            dtype: opts.dtype,
+        };
+        Ok(Encoder {
+            bert,
+            tokenizer,
+            config,
+            device,
+            opts,
+            model_id,
+        })
+    }
+
+    /// Names the weights: directory name and a short sha256 of `model.safetensors`.
+    pub fn model_id(&self) -> String {
+        self.model_id.clone()
+    }
+
+    /// What an embedding depends on besides its text: for cache keys.
+    pub fn fingerprint(&self) -> String {
+        let vocab = self.tokenizer.vocab_size();
+        let down = if self.tokenizer.has_down_token() {
+            "down"
+        } else {
+            "sep"
+        };
+        format!("{}-len{}-v{vocab}-{down}", self.model_id, self.opts.max_len)
+    }
+
+    pub fn dim(&self) -> usize {
+        self.config.hidden_size
+    }
+    pub fn max_len(&self) -> usize {
+        self.opts.max_len
+    }
+    pub fn options(&self) -> &EncoderOptions {
+        &self.opts
+    }
+    pub fn config(&self) -> &bert::Config {
+        &self.config
+    }
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+    pub fn input_tokenizer(&self) -> &InputTokenizer {
+        &self.tokenizer
+    }
+
+    /// A query as a single sequence (segment 0).
+    pub fn tokenize_query(&self, text: &str) -> Result<TokenizedInput> {
+        self.tokenizer.query(text, self.opts.max_len)
+    }
+
+    /// A chunk with its downstream neighbours; see [`InputTokenizer::input`].
+    pub fn tokenize_input(&self, input: &EncoderInput) -> Result<TokenizedInput> {
+        self.tokenizer.input(input, self.opts.max_len)
+    }
+
+    /// Unit vectors for queries, in order.
+    pub fn embed_queries(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let tokenized: Vec<TokenizedInput> = texts
+            .par_iter()
+            .map(|t| self.tokenize_query(t))
+            .collect::<Result<_>>()?;
+        self.embed_tokenized(&tokenized, &mut |_| Ok(()))
+    }
+
+    /// Unit vectors for chunk inputs, in order. Reports `Phase::Embed` as batches finish
+    /// and stops with [`Error::Cancelled`] once `progress.cancelled()`.
+    pub fn embed_inputs(
+        &self,
+        inputs: &[EncoderInput],
+        progress: &dyn Progress,
+    ) -> Result<Vec<Vec<f32>>> {
+        let total = inputs.len();
+        progress.report(Phase::Embed, 0, total);
+        let tokenized: Vec<TokenizedInput> = inputs
+            .par_iter()
+            .map(|i| self.tokenize_input(i))
+            .collect::<Result<_>>()?;
+        self.embed_tokenized(&tokenized, &mut |done| {
+            if progress.cancelled() {
+                return Err(Error::Cancelled);
+            }
+            progress.report(Phase::Embed, done, total);
+            Ok(())
+        })
+    }
+
+    /// Embeds already tokenised sequences, in order. `after_batch(done)` runs after each
+    /// batch (and once before the first, with 0) and may stop the run with an error.
+    pub fn embed_tokenized(
+        &self,
+        items: &[TokenizedInput],
+        after_batch: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> Result<Vec<Vec<f32>>> {
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by_key(|&i| (items[i].len(), i));
+        let mut out = vec![Vec::new(); items.len()];
+        let mut done = 0;
+        after_batch(done)?;
+        for batch in order.chunks(self.opts.batch_size) {
+            let refs: Vec<&TokenizedInput> = batch.iter().map(|&i| &items[i]).collect();
+            let rows = self
+                .forward_refs(&refs)?
+                .to_vec2::<f32>()
+                .map_err(tensor_err)?;
+            for (&i, row) in batch.iter().zip(rows) {
+                out[i] = row;
+            }
+            done += batch.len();
+            after_batch(done)?;
+        }
+        Ok(out)
+    }
+
+    /// Differentiable forward over one padded batch: pooled, normalised [B, hidden] in f32.
+    pub fn forward_pooled(&self, batch: &[TokenizedInput]) -> Result<Tensor> {
+        let refs: Vec<&TokenizedInput> = batch.iter().collect();
+        self.forward_refs(&refs)
+    }
+
+    fn forward_refs(&self, batch: &[&TokenizedInput]) -> Result<Tensor> {
+        let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(tensor_err)?;
+        let hidden = self
+            .bert
+            .forward(&padded.ids, &padded.type_ids, Some(&padded.mask))
+            .map_err(tensor_err)?;
+        let pooled = mean_pool(&hidden, &padded.mask).map_err(tensor_err)?;
+        l2_normalize(&pooled).map_err(tensor_err)
+    }
+}
+
+#[cfg(test)]
+#[path = "encoder_tests.rs"]
+mod tests;

@@ -1,0 +1,22 @@
+//! The dense encoder: BERT-family checkpoints through candle, mean pooling, unit vectors.
+//!
+//! `config` reads and checks `config.json`; `tokenize` lays out `[CLS] chunk [DOWN] …`;
+//! `encoder` batches and embeds; `device` picks CPU or CUDA; `provision` finds or fetches
+//! the default model; `bench` measures throughput.
+
+pub mod bench;
+pub mod config;
+pub mod device;
+pub mod encoder;
+pub mod pool;
+pub mod provision;
+#[doc(hidden)]
+pub mod testutil;
+pub mod tokenize;
+pub mod weights;
+
+pub use bench::{bench_embed, EmbedBenchReport};
+pub use device::{select_device, DeviceChoice};
+pub use encoder::{Encoder, EncoderOptions};
+pub use provision::{default_model_dir, resolve_model_dir};
+pub use tokenize::{EncoderInput, TokenizedInput, DOWN_TOKEN};
