@@ -130,6 +130,8 @@ pub struct RepoIndex {
     pub notes: Vec<String>,
     /// Each indexed file and the global ids of its chunks, in path order.
     pub files: Vec<FileSpan>,
+    /// This repository's cache directory, when caching is on (dense vectors live here too).
+    pub cache_entry: Option<PathBuf>,
     /// `(path, ordinal within file)` → global chunk id.
     ids: HashMap<(String, usize), u32>,
     bm25: Bm25Index,
@@ -170,10 +172,13 @@ impl RepoIndex {
         let id = manifest_id(&files);
         let manifest = Manifest { id, files };
 
+        let n_chunks: usize = manifest.files.iter().map(|f| f.syntax.chunks.len()).sum();
+        progress.report(Phase::Bm25, 0, n_chunks);
         let (bm25, cache_state) = match entry.as_deref() {
             None => (build_bm25_in_memory(&manifest.files)?, CacheState::Off),
             Some(dir) => sync_bm25_on_disk(dir, old.as_ref(), &manifest, &mut notes)?,
         };
+        progress.report(Phase::Bm25, n_chunks, n_chunks);
         check_cancel(progress)?;
         if let Some(dir) = entry.as_deref() {
             let unchanged = old.as_ref().is_some_and(|o| same_files(o, &manifest));
@@ -181,13 +186,20 @@ impl RepoIndex {
                 cache::write_framed(&dir.join(MANIFEST_FILE), MANIFEST_VERSION, &manifest)?;
             }
         }
-        Ok(assemble(root, manifest.files, bm25, skipped, parsed, cache_state, notes, started, progress))
+        let mut index =
+            assemble(root, manifest.files, bm25, skipped, parsed, cache_state, notes, started, progress);
+        index.cache_entry = entry;
+        Ok(index)
     }
 
     /// Indexes in-memory sources (a git snapshot for eval) without touching the disk cache.
     /// `syntax_cache` keeps parsed files by (path, content) across calls, so the snapshots of
     /// one repository at many commits parse each file version once.
-    pub fn from_texts(root: PathBuf, texts: &[(String, String)], syntax_cache: &mut SyntaxCache) -> Result<RepoIndex> {
+    pub fn from_texts(
+        root: PathBuf,
+        texts: &[(String, String)],
+        syntax_cache: &mut SyntaxCache,
+    ) -> Result<RepoIndex> {
         let started = Instant::now();
         let keys: Vec<[u8; 32]> = texts.par_iter().map(|(p, t)| syntax_key(p, t)).collect();
         let todo: Vec<usize> = (0..texts.len()).filter(|&i| !syntax_cache.contains_key(&keys[i])).collect();
@@ -198,12 +210,28 @@ impl RepoIndex {
         let mut files: Vec<CachedFile> = keys
             .iter()
             .filter_map(|k| syntax_cache.get(k))
-            .map(|syntax| CachedFile { path: syntax.path.clone(), size: 0, mtime_ns: 0, hash: [0; 32], syntax: syntax.clone() })
+            .map(|syntax| CachedFile {
+                path: syntax.path.clone(),
+                size: 0,
+                mtime_ns: 0,
+                hash: [0; 32],
+                syntax: syntax.clone(),
+            })
             .collect();
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let bm25 = build_bm25_in_memory(&files)?;
         let skipped = SkipCounts::default();
-        Ok(assemble(root, files, bm25, skipped, parsed, CacheState::Off, Vec::new(), started, &crate::progress::NoProgress))
+        Ok(assemble(
+            root,
+            files,
+            bm25,
+            skipped,
+            parsed,
+            CacheState::Off,
+            Vec::new(),
+            started,
+            &crate::progress::NoProgress,
+        ))
     }
 
     /// BM25 ranking of the top `k` chunks for `query`.
@@ -437,7 +465,11 @@ fn assemble(
     let mut chunks = Vec::new();
     let mut spans = Vec::with_capacity(files_count);
     for s in syntaxes {
-        spans.push(FileSpan { path: s.path.clone(), first: chunks.len() as u32, count: s.chunks.len() as u32 });
+        spans.push(FileSpan {
+            path: s.path.clone(),
+            first: chunks.len() as u32,
+            count: s.chunks.len() as u32,
+        });
         for (ord, c) in s.chunks.into_iter().enumerate() {
             ids.insert((s.path.clone(), ord), chunks.len() as u32);
             chunks.push(c);
@@ -453,5 +485,5 @@ fn assemble(
         cache,
         seconds: started.elapsed().as_secs_f64(),
     };
-    RepoIndex { root, chunks, graph, stats, notes, files: spans, ids, bm25 }
+    RepoIndex { root, chunks, graph, stats, notes, files: spans, cache_entry: None, ids, bm25 }
 }

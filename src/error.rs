@@ -15,30 +15,22 @@ pub enum Error {
     /// The user asked for something impossible (missing path, no Python files, ...): exit 2.
     #[error("{0}")]
     Usage(String),
+    /// A long phase stopped because the client asked it to (`Progress::cancelled`).
     #[error("interrupted")]
     Cancelled,
     #[error("{context}: {message}")]
     Context { context: String, message: String },
-    /// A long phase stopped because the client asked it to (`Progress::cancelled`).
-    #[error("cancelled")]
-    Cancelled,
 }
 
 impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io {
-            path: path.into(),
-            source,
-        }
+        Error::Io { path: path.into(), source }
     }
     pub fn invalid(msg: impl Into<String>) -> Self {
         Error::Invalid(msg.into())
     }
     pub fn context(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
-        Error::Context {
-            context: context.into(),
-            message: message.to_string(),
-        }
+        Error::Context { context: context.into(), message: message.to_string() }
     }
 }
 

@@ -14,6 +14,8 @@ pub mod model;
 pub mod progress;
 pub mod repo;
 pub mod search;
+pub mod searcher;
+pub mod semantic;
 pub mod tui;
 
 pub use chunk::{Chunk, ChunkKind};

@@ -20,9 +20,9 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub query: Option<String>,
 
-    /// Which ranking(s) to print: bm25, dense, hybrid, or all.
-    #[arg(long, default_value = "bm25", value_name = "NAME")]
-    pub retriever: RetrieverArg,
+    /// Which ranking(s): bm25, dense, hybrid, all, or a comma list [query default: bm25; eval default: all].
+    #[arg(long, value_name = "NAME")]
+    pub retriever: Option<RetrieverArg>,
 
     /// How many results per ranking.
     #[arg(long, default_value_t = 20, value_name = "N")]
@@ -44,6 +44,82 @@ pub struct Args {
     #[arg(long, default_value_t = coret::repo::source::DEFAULT_MAX_FILE_SIZE, value_name = "BYTES")]
     pub max_file_size: u64,
 
+    /// Model directory (config.json, tokenizer.json, model.safetensors) [default: all-MiniLM-L6-v2, provisioned on first use].
+    #[arg(long, env = "CORET_MODEL", value_name = "DIR")]
+    pub model: Option<PathBuf>,
+
+    /// Where the encoder runs: auto, cpu or cuda.
+    #[arg(long, default_value = "auto", value_name = "DEVICE")]
+    pub device: String,
+
+    /// Token budget of a chunk and its neighbours.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_len: usize,
+
+    /// Token budget of a query.
+    #[arg(long, default_value_t = 512, value_name = "N")]
+    pub query_max_len: usize,
+
+    /// Sequences per encoder forward pass.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub batch_size: usize,
+
+    /// Ablation: embed chunks without their call-graph neighbours.
+    #[arg(long)]
+    pub no_callgraph: bool,
+
+    /// Ablation: embed chunks without their file-path line.
+    #[arg(long)]
+    pub no_path: bool,
+
+    /// At most this many downstream neighbours per chunk.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub neighbours: usize,
+
+    /// Evaluate retrieval on SWE-bench-style instances (.jsonl or .jsonl.gz).
+    #[arg(long, value_name = "INSTANCES", requires = "repos")]
+    pub eval: Option<PathBuf>,
+
+    /// Directory of git repositories for --eval: DIR/<owner>+<name>/repo, DIR/<owner>+<name> or DIR/<owner>/<name>.
+    #[arg(long, value_name = "DIR")]
+    pub repos: Option<PathBuf>,
+
+    /// Cut-offs for the eval metrics.
+    #[arg(long, default_value = "1,5,10,20", value_name = "K,K", value_delimiter = ',')]
+    pub k: Vec<usize>,
+
+    /// Evaluate only the first N instances.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Evaluate only these instance ids.
+    #[arg(long, value_name = "ID,ID")]
+    pub instances: Option<String>,
+
+    /// Write summary.json and instances.jsonl here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Eval: append the instance's hints_text to the query.
+    #[arg(long)]
+    pub use_hints: bool,
+
+    /// Hybrid: reciprocal-rank-fusion constant.
+    #[arg(long, default_value_t = 60.0, value_name = "K")]
+    pub rrf_k: f32,
+
+    /// Hybrid: weight of the dense ranking against BM25's 1.0.
+    #[arg(long, default_value_t = 1.0, value_name = "W")]
+    pub dense_weight: f32,
+
+    /// Colour theme: a built-in name (coret-dark, coret-light), a name under the config directory's themes/, or a .toml path.
+    #[arg(long, default_value = "coret-dark", value_name = "NAME")]
+    pub theme: String,
+
+    /// Provision the default model (if missing) and exit.
+    #[arg(long, hide = true)]
+    pub fetch_model: bool,
+
     /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm).
     #[arg(long, hide = true, value_name = "WHAT")]
     pub bench: Option<String>,
@@ -60,6 +136,9 @@ impl std::str::FromStr for RetrieverArg {
             return Ok(RetrieverArg(Retriever::ALL.to_vec()));
         }
         let mut list = Vec::new();
+        if s.trim().is_empty() {
+            return Err("no retriever named".into());
+        }
         for part in s.split(',') {
             let r: Retriever = part.parse()?;
             if !list.contains(&r) {
@@ -67,5 +146,12 @@ impl std::str::FromStr for RetrieverArg {
             }
         }
         Ok(RetrieverArg(list))
+    }
+}
+
+impl Args {
+    /// The retrievers asked for, or `default` when none was.
+    pub fn retrievers_or(&self, default: &[Retriever]) -> Vec<Retriever> {
+        self.retriever.as_ref().map_or_else(|| default.to_vec(), |r| r.0.clone())
     }
 }

@@ -6,8 +6,9 @@
 
 use super::args::Args;
 use coret::engine::{IndexOptions, RepoIndex};
-use coret::progress::NoProgress;
+use coret::progress::{Phase, Progress};
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Instant;
 
 pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
@@ -44,20 +45,53 @@ fn index_once(args: &Args) -> anyhow::Result<()> {
         no_cache: args.no_cache,
     };
     let t = Instant::now();
-    let index = RepoIndex::open(&args.path, &opts, &NoProgress)?;
+    let timing = PhaseTimes::default();
+    let index = RepoIndex::open(&args.path, &opts, &timing)?;
     let secs = t.elapsed().as_secs_f64();
     let s = &index.stats;
     println!(
-        "files {} chunks {} edges {} parsed {} cache {:?} seconds {:.3} peak_rss_mib {:.1}",
+        "files {} chunks {} edges {} parsed {} cache {:?} seconds {:.3} peak_rss_mib {:.1} phases [{}]",
         s.files,
         s.chunks,
         s.edges,
         s.parsed,
         s.cache,
         secs,
-        peak_rss_mib()
+        peak_rss_mib(),
+        timing.summary(t)
     );
     Ok(())
+}
+
+/// Records when each phase was first reported, to split a run's time by phase.
+#[derive(Default)]
+struct PhaseTimes {
+    starts: Mutex<Vec<(Phase, Instant)>>,
+}
+
+impl Progress for PhaseTimes {
+    fn report(&self, phase: Phase, _: usize, _: usize) {
+        let mut s = self.starts.lock().unwrap_or_else(|p| p.into_inner());
+        if s.last().is_none_or(|(p, _)| *p != phase) {
+            s.push((phase, Instant::now()));
+        }
+    }
+}
+
+impl PhaseTimes {
+    /// `phase seconds` for each phase, the last one running until now.
+    fn summary(&self, _start: Instant) -> String {
+        let s = self.starts.lock().unwrap_or_else(|p| p.into_inner());
+        let end = Instant::now();
+        s.iter()
+            .enumerate()
+            .map(|(i, (p, t))| {
+                let next = s.get(i + 1).map_or(end, |(_, n)| *n);
+                format!("{p} {:.2}s", (next - *t).as_secs_f64())
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// Peak resident set size of this process (Linux `VmHWM`), 0 elsewhere.

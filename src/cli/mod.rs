@@ -2,8 +2,12 @@
 
 mod args;
 mod bench;
+
+mod eval;
+mod model;
 mod progress;
 mod query;
+mod tui;
 
 use args::Args;
 use clap::Parser;
@@ -32,10 +36,18 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
     if let Some(what) = args.bench.clone() {
         return bench::run(&args, &what);
     }
+    if args.fetch_model {
+        let dir = coret::model::resolve_model_dir(args.model.as_deref())?;
+        println!("{}", dir.display());
+        return Ok(());
+    }
+    if args.eval.is_some() {
+        return eval::run(&args);
+    }
     if args.query.is_some() {
         return query::run(&args);
     }
-    anyhow::bail!(Error::Usage("the TUI is not built yet: pass --query TEXT for a headless search".into()))
+    tui::run(&args)
 }
 
 fn exit_code(e: &anyhow::Error) -> i32 {

@@ -36,6 +36,14 @@ impl BarProgress {
         BarProgress { bar, phase: Mutex::new(None), cancel }
     }
 
+    /// Prints a line above the bar (or to stderr without one).
+    pub fn println(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();

@@ -4,19 +4,17 @@ use super::args::Args;
 use super::progress::BarProgress;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::search::{Hit, Retriever};
-use coret::Error;
+use coret::searcher::Searcher;
 use serde_json::{json, Value};
 use std::io::Read;
+use std::sync::Arc;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
-    for r in &args.retriever.0 {
-        if *r != Retriever::Bm25 {
-            anyhow::bail!(Error::Usage(format!(
-                "the {r} retriever is not available in this build yet; use --retriever bm25"
-            )));
-        }
-    }
+    let retrievers = args.retrievers_or(&[Retriever::Bm25]);
+    let needs_dense = retrievers.iter().any(|r| *r != Retriever::Bm25);
+    // Load the model before indexing so a missing model fails fast.
+    let model = if needs_dense { Some(super::model::load(args)?) } else { None };
     let opts = IndexOptions {
         max_file_size: args.max_file_size,
         cache_dir: args.cache_dir.clone(),
@@ -29,18 +27,30 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     for note in &index.notes {
         eprintln!("note: {note}");
     }
-    let mut results = Vec::new();
-    for &r in &args.retriever.0 {
-        let hits = match r {
-            Retriever::Bm25 => index.search_bm25(&query, args.top)?,
-            _ => unreachable!("rejected above"),
-        };
-        results.push((r, hits));
+    let mut searcher = Searcher::bm25_only(Arc::new(index));
+    searcher.fusion.dense_weight = args.dense_weight;
+    searcher.fusion.rrf_k = args.rrf_k;
+    let mut device = None;
+    if let Some(m) = model {
+        let progress = BarProgress::new();
+        let full = searcher.with_dense(m.encoder, super::model::dense_options(args), &progress);
+        progress.finish();
+        searcher = full?;
+        device = Some(m.device);
     }
+    let mut results = Vec::new();
+    for &r in &retrievers {
+        results.push((r, searcher.search(&query, r, args.top)?));
+    }
+    let index = &searcher.repo;
     if args.json {
-        println!("{}", serde_json::to_string(&to_json(&index, &query, &results))?);
+        let mut v = to_json(index, &query, &results);
+        if let Some(d) = device {
+            v["stats"]["device"] = Value::String(d);
+        }
+        println!("{}", serde_json::to_string(&v)?);
     } else {
-        print_table(&index, &results);
+        print_table(index, &results);
     }
     Ok(())
 }

@@ -5,3 +5,4 @@ pub mod gold;
 pub mod instances;
 pub mod metrics;
 pub mod patch;
+pub mod run;

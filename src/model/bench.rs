@@ -67,8 +67,7 @@ pub fn read_bench_texts(path: &Path) -> Result<Vec<EncoderInput>> {
             continue;
         }
         let at = || format!("{}:{}", path.display(), n + 1);
-        let value: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| Error::context(at(), e))?;
+        let value: serde_json::Value = serde_json::from_str(&line).map_err(|e| Error::context(at(), e))?;
         let text = value
             .get("text")
             .and_then(|t| t.as_str())
@@ -96,10 +95,7 @@ mod tests {
     fn bench_texts_round_trip_and_bad_lines_are_located() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("texts.jsonl");
-        let inputs = vec![
-            EncoderInput::new("def f():\n  \"q\""),
-            EncoderInput::new(""),
-        ];
+        let inputs = vec![EncoderInput::new("def f():\n  \"q\""), EncoderInput::new("")];
         write_bench_texts(&path, &inputs).unwrap();
         assert_eq!(read_bench_texts(&path).unwrap(), inputs);
         std::fs::write(&path, "{\"text\": \"a\"}\n{\"txt\": 1}\n").unwrap();

@@ -26,8 +26,7 @@ pub fn parse_bert_config(text: &str, path: &Path) -> Result<bert::Config> {
     let ctx = || path.display().to_string();
     let value: Value = serde_json::from_str(text).map_err(|e| Error::context(ctx(), e))?;
     check_family(&value).map_err(|m| Error::context(ctx(), m))?;
-    let config: bert::Config =
-        serde_json::from_value(value).map_err(|e| Error::context(ctx(), e))?;
+    let config: bert::Config = serde_json::from_value(value).map_err(|e| Error::context(ctx(), e))?;
     if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
         return Err(Error::context(
             ctx(),
@@ -77,24 +76,16 @@ mod tests {
     #[test]
     fn minilm_config_parses() {
         let c = parse_bert_config(MINILM, Path::new("x/config.json")).unwrap();
-        assert_eq!(
-            (c.hidden_size, c.num_hidden_layers, c.vocab_size),
-            (384, 6, 30522)
-        );
+        assert_eq!((c.hidden_size, c.num_hidden_layers, c.vocab_size), (384, 6, 30522));
     }
 
     #[test]
     fn other_families_are_rejected_naming_the_file() {
-        let roberta = MINILM
-            .replace("\"bert\"", "\"roberta\"")
-            .replace("BertModel", "RobertaModel");
+        let roberta = MINILM.replace("\"bert\"", "\"roberta\"").replace("BertModel", "RobertaModel");
         let err = parse_bert_config(&roberta, Path::new("ckpt/config.json")).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("ckpt/config.json"), "{msg}");
-        assert!(
-            msg.contains("roberta") && msg.contains("RobertaModel"),
-            "{msg}"
-        );
+        assert!(msg.contains("roberta") && msg.contains("RobertaModel"), "{msg}");
     }
 
     #[test]
@@ -108,9 +99,6 @@ mod tests {
         let err = parse_bert_config(r#"{"model_type":"bert"}"#, Path::new("m/config.json"))
             .unwrap_err()
             .to_string();
-        assert!(
-            err.contains("m/config.json") && err.contains("missing field"),
-            "{err}"
-        );
+        assert!(err.contains("m/config.json") && err.contains("missing field"), "{err}");
     }
 }

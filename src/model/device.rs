@@ -23,9 +23,7 @@ impl FromStr for DeviceChoice {
             "auto" => Ok(DeviceChoice::Auto),
             "cpu" => Ok(DeviceChoice::Cpu),
             "cuda" | "gpu" => Ok(DeviceChoice::Cuda),
-            other => Err(Error::invalid(format!(
-                "unknown device `{other}`: expected auto, cpu or cuda"
-            ))),
+            other => Err(Error::invalid(format!("unknown device `{other}`: expected auto, cpu or cuda"))),
         }
     }
 }
@@ -78,10 +76,7 @@ mod tests {
         assert_eq!("CPU".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cpu);
         assert_eq!("cuda".parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda);
         let err = "tpu".parse::<DeviceChoice>().unwrap_err().to_string();
-        assert!(
-            err.contains("tpu") && err.contains("auto, cpu or cuda"),
-            "{err}"
-        );
+        assert!(err.contains("tpu") && err.contains("auto, cpu or cuda"), "{err}");
     }
 
     #[test]

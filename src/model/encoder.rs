@@ -31,11 +31,7 @@ pub struct EncoderOptions {
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        EncoderOptions {
-            max_len: 256,
-            batch_size: 32,
-            dtype: DType::F32,
-        }
+        EncoderOptions { max_len: 256, batch_size: 32, dtype: DType::F32 }
     }
 }
 
@@ -60,8 +56,7 @@ impl Encoder {
         let tokenizer = Tokenizer::from_file(&tokenizer_path)
             .map_err(|e| Error::context(tokenizer_path.display().to_string(), e))?;
         let weights_path = dir.join(WEIGHTS_FILE);
-        let weights_err =
-            |e: candle_core::Error| Error::context(weights_path.display().to_string(), e);
+        let weights_err = |e: candle_core::Error| Error::context(weights_path.display().to_string(), e);
         let digest = sha256_cached(&weights_path)?;
         let bytes = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
         let tensors = candle_core::safetensors::load_buffer(&bytes, device).map_err(weights_err)?;
@@ -107,14 +102,7 @@ impl Encoder {
             batch_size: opts.batch_size.max(1),
             dtype: opts.dtype,
         };
-        Ok(Encoder {
-            bert,
-            tokenizer,
-            config,
-            device,
-            opts,
-            model_id,
-        })
+        Ok(Encoder { bert, tokenizer, config, device, opts, model_id })
     }
 
     /// Names the weights: directory name and a short sha256 of `model.safetensors`.
@@ -125,11 +113,7 @@ impl Encoder {
     /// What an embedding depends on besides its text: for cache keys.
     pub fn fingerprint(&self) -> String {
         let vocab = self.tokenizer.vocab_size();
-        let down = if self.tokenizer.has_down_token() {
-            "down"
-        } else {
-            "sep"
-        };
+        let down = if self.tokenizer.has_down_token() { "down" } else { "sep" };
         format!("{}-len{}-v{vocab}-{down}", self.model_id, self.opts.max_len)
     }
 
@@ -164,26 +148,18 @@ impl Encoder {
 
     /// Unit vectors for queries, in order.
     pub fn embed_queries(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        let tokenized: Vec<TokenizedInput> = texts
-            .par_iter()
-            .map(|t| self.tokenize_query(t))
-            .collect::<Result<_>>()?;
+        let tokenized: Vec<TokenizedInput> =
+            texts.par_iter().map(|t| self.tokenize_query(t)).collect::<Result<_>>()?;
         self.embed_tokenized(&tokenized, &mut |_| Ok(()))
     }
 
     /// Unit vectors for chunk inputs, in order. Reports `Phase::Embed` as batches finish
     /// and stops with [`Error::Cancelled`] once `progress.cancelled()`.
-    pub fn embed_inputs(
-        &self,
-        inputs: &[EncoderInput],
-        progress: &dyn Progress,
-    ) -> Result<Vec<Vec<f32>>> {
+    pub fn embed_inputs(&self, inputs: &[EncoderInput], progress: &dyn Progress) -> Result<Vec<Vec<f32>>> {
         let total = inputs.len();
         progress.report(Phase::Embed, 0, total);
-        let tokenized: Vec<TokenizedInput> = inputs
-            .par_iter()
-            .map(|i| self.tokenize_input(i))
-            .collect::<Result<_>>()?;
+        let tokenized: Vec<TokenizedInput> =
+            inputs.par_iter().map(|i| self.tokenize_input(i)).collect::<Result<_>>()?;
         self.embed_tokenized(&tokenized, &mut |done| {
             if progress.cancelled() {
                 return Err(Error::Cancelled);
@@ -207,10 +183,7 @@ impl Encoder {
         after_batch(done)?;
         for batch in order.chunks(self.opts.batch_size) {
             let refs: Vec<&TokenizedInput> = batch.iter().map(|&i| &items[i]).collect();
-            let rows = self
-                .forward_refs(&refs)?
-                .to_vec2::<f32>()
-                .map_err(tensor_err)?;
+            let rows = self.forward_refs(&refs)?.to_vec2::<f32>().map_err(tensor_err)?;
             for (&i, row) in batch.iter().zip(rows) {
                 out[i] = row;
             }
@@ -228,10 +201,8 @@ impl Encoder {
 
     fn forward_refs(&self, batch: &[&TokenizedInput]) -> Result<Tensor> {
         let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(tensor_err)?;
-        let hidden = self
-            .bert
-            .forward(&padded.ids, &padded.type_ids, Some(&padded.mask))
-            .map_err(tensor_err)?;
+        let hidden =
+            self.bert.forward(&padded.ids, &padded.type_ids, Some(&padded.mask)).map_err(tensor_err)?;
         let pooled = mean_pool(&hidden, &padded.mask).map_err(tensor_err)?;
         l2_normalize(&pooled).map_err(tensor_err)
     }

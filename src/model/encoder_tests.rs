@@ -15,25 +15,15 @@ fn tiny(vocab: &[&str], opts: EncoderOptions) -> (tempfile::TempDir, Encoder) {
 }
 
 fn small_batches() -> EncoderOptions {
-    EncoderOptions {
-        max_len: 64,
-        batch_size: 4,
-        ..Default::default()
-    }
+    EncoderOptions { max_len: 64, batch_size: 4, ..Default::default() }
 }
 
 fn input(chunk: &str, neighbours: &[&str]) -> EncoderInput {
-    EncoderInput {
-        chunk: chunk.to_string(),
-        neighbours: neighbours.iter().map(|s| s.to_string()).collect(),
-    }
+    EncoderInput { chunk: chunk.to_string(), neighbours: neighbours.iter().map(|s| s.to_string()).collect() }
 }
 
 fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }
 
 fn norm(v: &[f32]) -> f32 {
@@ -42,13 +32,7 @@ fn norm(v: &[f32]) -> f32 {
 
 #[test]
 fn padding_does_not_change_a_vector() {
-    let (_d, enc) = tiny(
-        &["load", "config"],
-        EncoderOptions {
-            batch_size: 8,
-            ..small_batches()
-        },
-    );
+    let (_d, enc) = tiny(&["load", "config"], EncoderOptions { batch_size: 8, ..small_batches() });
     let short = "load config".to_string();
     let long = "load the config file from disk and parse every line of it ".repeat(3);
     let alone = enc.embed_queries(std::slice::from_ref(&short)).unwrap();
@@ -59,26 +43,18 @@ fn padding_does_not_change_a_vector() {
 #[test]
 fn vectors_are_unit_length_and_in_input_order() {
     let (_d, enc) = tiny(&[], small_batches());
-    let texts: Vec<String> = [
-        "x",
-        "a much longer text with many more tokens than the others",
-        "",
-        "b c",
-        "d e f g",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let texts: Vec<String> =
+        ["x", "a much longer text with many more tokens than the others", "", "b c", "d e f g"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     let all = enc.embed_queries(&texts).unwrap();
     assert_eq!(all.len(), texts.len());
     for (text, vector) in texts.iter().zip(&all) {
         assert_eq!(vector.len(), enc.dim());
         assert!((norm(vector) - 1.0).abs() < 1e-5, "{text:?}");
         let one = enc.embed_queries(std::slice::from_ref(text)).unwrap();
-        assert!(
-            max_diff(&one[0], vector) < 1e-5,
-            "{text:?} moved in the batch"
-        );
+        assert!(max_diff(&one[0], vector) < 1e-5, "{text:?} moved in the batch");
     }
 }
 
@@ -118,10 +94,7 @@ fn neighbours_and_their_order_matter() {
 
 #[test]
 fn long_inputs_are_cut_to_max_len() {
-    let opts = EncoderOptions {
-        max_len: 200,
-        ..small_batches()
-    };
+    let opts = EncoderOptions { max_len: 200, ..small_batches() };
     let (_d, enc) = tiny(&[], opts);
     // The shipped tokenizer.json pads and truncates to 128; ours must not.
     assert_eq!(enc.tokenize_query("a b").unwrap().len(), 4);
@@ -135,10 +108,7 @@ fn long_inputs_are_cut_to_max_len() {
 
 #[test]
 fn max_len_is_clamped_to_the_models_positions() {
-    let opts = EncoderOptions {
-        max_len: 100_000,
-        ..small_batches()
-    };
+    let opts = EncoderOptions { max_len: 100_000, ..small_batches() };
     let (_d, enc) = tiny(&[], opts);
     let limit = crate::model::testutil::TINY_MAX_POSITIONS;
     assert_eq!(enc.max_len(), limit);
@@ -149,10 +119,7 @@ fn max_len_is_clamped_to_the_models_positions() {
 #[test]
 fn forward_pooled_is_a_unit_batch() {
     let (_d, enc) = tiny(&[], small_batches());
-    let batch = vec![
-        enc.tokenize_query("a").unwrap(),
-        enc.tokenize_query("b c d").unwrap(),
-    ];
+    let batch = vec![enc.tokenize_query("a").unwrap(), enc.tokenize_query("b c d").unwrap()];
     let t = enc.forward_pooled(&batch).unwrap();
     assert_eq!(t.dims(), &[2, enc.dim()]);
     let rows = t.to_vec2::<f32>().unwrap();
@@ -177,37 +144,18 @@ impl Progress for Recorder {
 
 #[test]
 fn progress_reaches_total_and_cancel_stops() {
-    let (_d, enc) = tiny(
-        &[],
-        EncoderOptions {
-            batch_size: 2,
-            ..small_batches()
-        },
-    );
+    let (_d, enc) = tiny(&[], EncoderOptions { batch_size: 2, ..small_batches() });
     let inputs: Vec<EncoderInput> = (0..7).map(|i| input(&"t ".repeat(i + 1), &[])).collect();
-    let rec = Recorder {
-        reports: Mutex::new(Vec::new()),
-        cancel_after: usize::MAX,
-        calls: 0.into(),
-    };
+    let rec = Recorder { reports: Mutex::new(Vec::new()), cancel_after: usize::MAX, calls: 0.into() };
     enc.embed_inputs(&inputs, &rec).unwrap();
     let reports = rec.reports.lock().unwrap().clone();
     assert_eq!(reports.last(), Some(&(7, 7)));
     assert!(reports.windows(2).all(|w| w[0].0 <= w[1].0));
 
-    let rec = Recorder {
-        reports: Mutex::new(Vec::new()),
-        cancel_after: 2,
-        calls: 0.into(),
-    };
+    let rec = Recorder { reports: Mutex::new(Vec::new()), cancel_after: 2, calls: 0.into() };
     let err = enc.embed_inputs(&inputs, &rec).unwrap_err();
     assert!(matches!(err, Error::Cancelled), "{err}");
-    assert!(rec
-        .reports
-        .lock()
-        .unwrap()
-        .iter()
-        .all(|&(done, _)| done < 7));
+    assert!(rec.reports.lock().unwrap().iter().all(|&(done, _)| done < 7));
 }
 
 #[test]
@@ -230,10 +178,7 @@ fn unsupported_architecture_is_named() {
     config["model_type"] = "gpt2".into();
     config["architectures"] = serde_json::json!(["GPT2LMHeadModel"]);
     write_config(dir.path(), &config);
-    let err = Encoder::load(dir.path(), &Device::Cpu, small_batches())
-        .err()
-        .unwrap()
-        .to_string();
+    let err = Encoder::load(dir.path(), &Device::Cpu, small_batches()).err().unwrap().to_string();
     assert!(err.contains("config.json") && err.contains("gpt2"), "{err}");
 }
 
@@ -251,17 +196,10 @@ fn tokenizer_larger_than_embedding_table_is_rejected() {
     let varmap = candle_nn::VarMap::new();
     let vb = VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu);
     let bert = BertModel::load(vb, &config).unwrap();
-    let err = Encoder::from_parts(
-        bert,
-        tokenizer,
-        config,
-        Device::Cpu,
-        small_batches(),
-        "t".into(),
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    let err = Encoder::from_parts(bert, tokenizer, config, Device::Cpu, small_batches(), "t".into())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("vocab_size"), "{err}");
 }
 
@@ -270,9 +208,6 @@ fn missing_weights_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
     write_tiny_bert(dir.path(), &[]);
     std::fs::remove_file(dir.path().join("model.safetensors")).unwrap();
-    let err = Encoder::load(dir.path(), &Device::Cpu, small_batches())
-        .err()
-        .unwrap()
-        .to_string();
+    let err = Encoder::load(dir.path(), &Device::Cpu, small_batches()).err().unwrap().to_string();
     assert!(err.contains("model.safetensors"), "{err}");
 }

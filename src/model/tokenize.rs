@@ -27,10 +27,7 @@ pub struct EncoderInput {
 
 impl EncoderInput {
     pub fn new(chunk: impl Into<String>) -> Self {
-        EncoderInput {
-            chunk: chunk.into(),
-            neighbours: Vec::new(),
-        }
+        EncoderInput { chunk: chunk.into(), neighbours: Vec::new() }
     }
 }
 
@@ -65,17 +62,15 @@ const PREFIX_BYTES_PER_TOKEN: usize = 12;
 impl InputTokenizer {
     /// Loads `tokenizer.json`; errors name the file.
     pub fn load(path: &Path, pad_id: u32) -> Result<Self> {
-        let tokenizer = Tokenizer::from_file(path)
-            .map_err(|e| Error::context(path.display().to_string(), e))?;
+        let tokenizer =
+            Tokenizer::from_file(path).map_err(|e| Error::context(path.display().to_string(), e))?;
         Self::new(tokenizer, pad_id, &path.display().to_string())
     }
 
     /// `source` names the tokenizer in errors (a path, or "training tokenizer").
     pub fn new(mut tokenizer: Tokenizer, pad_id: u32, source: &str) -> Result<Self> {
         tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| Error::context(source.to_string(), e))?;
+        tokenizer.with_truncation(None).map_err(|e| Error::context(source.to_string(), e))?;
         let id = |token: &str| {
             tokenizer.token_to_id(token).ok_or_else(|| {
                 Error::context(
@@ -87,13 +82,7 @@ impl InputTokenizer {
         let cls = id(CLS_TOKEN)?;
         let sep = id(SEP_TOKEN)?;
         let down = tokenizer.token_to_id(DOWN_TOKEN).unwrap_or(sep);
-        Ok(InputTokenizer {
-            tokenizer,
-            cls,
-            sep,
-            down,
-            pad: pad_id,
-        })
+        Ok(InputTokenizer { tokenizer, cls, sep, down, pad: pad_id })
     }
 
     pub fn tokenizer(&self) -> &Tokenizer {
@@ -128,12 +117,7 @@ impl InputTokenizer {
     /// are 0; the neighbours, later separators and the final `[SEP]` are 1. With `[SEP]` as
     /// the separator and one neighbour this is exactly BERT's `[CLS] A [SEP] B [SEP]`;
     /// with none it is the plain single-sequence encoding.
-    fn assemble(
-        &self,
-        chunk: &str,
-        neighbours: &[String],
-        max_len: usize,
-    ) -> Result<TokenizedInput> {
+    fn assemble(&self, chunk: &str, neighbours: &[String], max_len: usize) -> Result<TokenizedInput> {
         let max_len = max_len.max(2);
         let mut ids = Vec::with_capacity(max_len.min(512));
         ids.push(self.cls);
@@ -185,10 +169,7 @@ impl InputTokenizer {
     }
 
     fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let encoding = self
-            .tokenizer
-            .encode_fast(text, false)
-            .map_err(|e| Error::context("tokenizer", e))?;
+        let encoding = self.tokenizer.encode_fast(text, false).map_err(|e| Error::context("tokenizer", e))?;
         Ok(encoding.get_ids().to_vec())
     }
 }
@@ -243,12 +224,8 @@ mod tests {
         let mut reference = Tokenizer::from_file(dir.path().join("tokenizer.json")).unwrap();
         reference.with_padding(None);
         reference.with_truncation(None).unwrap();
-        let want = reference
-            .encode(("def load(p)", "def read(f)"), true)
-            .unwrap();
-        let got = tok
-            .input(&input("def load(p)", &["def read(f)"]), 64)
-            .unwrap();
+        let want = reference.encode(("def load(p)", "def read(f)"), true).unwrap();
+        let got = tok.input(&input("def load(p)", &["def read(f)"]), 64).unwrap();
         assert_eq!(got.ids, want.get_ids());
         assert_eq!(got.type_ids, want.get_type_ids());
     }
@@ -269,18 +246,14 @@ mod tests {
     fn neighbours_fill_the_rest_in_order_with_segment_one() {
         let (_dir, tok) = tiny(&["[DOWN]"]);
         assert!(tok.has_down_token());
-        let got = tok
-            .input(&input("a a", &["b b b", "c c c c c c"]), 12)
-            .unwrap();
+        let got = tok.input(&input("a a", &["b b b", "c c c c c c"]), 12).unwrap();
         let t = |s: &str| tok.tokenizer().token_to_id(s).unwrap();
         let (cls, sep, down) = (t("[CLS]"), t("[SEP]"), t("[DOWN]"));
         let (a, b, c) = (t("a"), t("b"), t("c"));
         // 12 = [CLS] a a [DOWN] b b b [DOWN] c c c [SEP]: the second neighbour is cut.
         assert_eq!(got.ids, vec![cls, a, a, down, b, b, b, down, c, c, c, sep]);
         assert_eq!(got.type_ids, vec![0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
-        let swapped = tok
-            .input(&input("a a", &["c c c c c c", "b b b"]), 12)
-            .unwrap();
+        let swapped = tok.input(&input("a a", &["c c c c c c", "b b b"]), 12).unwrap();
         assert_eq!(swapped.ids[4..7], [c, c, c]);
     }
 

@@ -56,11 +56,8 @@ fn side_file(path: &Path) -> PathBuf {
 
 fn stamp(path: &Path) -> Result<String> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
+    let mtime =
+        meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
     Ok(format!("v1 {} {}", meta.len(), mtime))
 }
 

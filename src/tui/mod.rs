@@ -16,6 +16,7 @@ pub mod backend;
 mod clipboard;
 mod components;
 pub mod demo;
+mod engine_backend;
 pub mod highlight;
 pub mod keymap;
 pub mod layout;

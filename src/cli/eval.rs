@@ -1,0 +1,117 @@
+//! `--eval INSTANCES --repos DIR`: retrieval metrics on SWE-bench-style instances.
+
+use super::args::Args;
+use super::progress::BarProgress;
+use coret::eval::instances::{parse_id_list, read_instances, select};
+use coret::eval::run::{run_eval, DenseEval, EvalConfig, EvalSummary};
+use coret::search::{FusionParams, Retriever};
+use coret::Error;
+use std::io::Write;
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let path = args.eval.as_deref().ok_or_else(|| Error::Usage("--eval needs a file".into()))?;
+    let repos_dir = args.repos.clone().ok_or_else(|| Error::Usage("--eval needs --repos DIR".into()))?;
+    let (all, bad_lines) = read_instances(path).map_err(|e| Error::Usage(e.to_string()))?;
+    for e in &bad_lines {
+        eprintln!("skipped {e}");
+    }
+    let ids = args.instances.as_deref().map(parse_id_list);
+    let selection = select(all, ids.as_deref(), args.limit);
+    for id in &selection.unknown_ids {
+        eprintln!("note: instance {id} is not in {}", path.display());
+    }
+    let retrievers = args.retrievers_or(&Retriever::ALL);
+    let mut ks = args.k.clone();
+    ks.sort_unstable();
+    ks.dedup();
+    if ks.is_empty() || ks[0] == 0 {
+        anyhow::bail!(Error::Usage("--k needs positive cut-offs, e.g. 1,5,10,20".into()));
+    }
+    let dense = if retrievers.iter().any(|r| *r != Retriever::Bm25) {
+        let m = super::model::load(args)?;
+        let root = coret::cache::cache_root(args.cache_dir.as_deref())?;
+        Some(DenseEval {
+            encoder: m.encoder,
+            opts: super::model::dense_options(args),
+            store_dir: coret::eval::run::default_store_dir(&root),
+        })
+    } else {
+        None
+    };
+    let cfg = EvalConfig {
+        repos_dir,
+        retrievers: retrievers.clone(),
+        depth: 1000.max(*ks.last().unwrap_or(&1)),
+        ks,
+        max_file_size: args.max_file_size,
+        fusion: FusionParams {
+            rrf_k: args.rrf_k,
+            dense_weight: args.dense_weight,
+            ..FusionParams::default()
+        },
+        use_hints: args.use_hints,
+        dense,
+    };
+    let mut per_instance = match &args.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            let p = dir.join("instances.jsonl");
+            Some((std::fs::File::create(&p).map_err(|e| Error::io(&p, e))?, p))
+        }
+        None => None,
+    };
+    let progress = BarProgress::new();
+    let summary = run_eval(&selection.instances, &cfg, &progress, &mut |r| {
+        if r.status == "failed" {
+            progress.println(&format!("{}: {}", r.instance_id, r.error.as_deref().unwrap_or("failed")));
+        }
+        if let Some((f, p)) = per_instance.as_mut() {
+            let line = serde_json::to_string(r).map_err(|e| Error::context(p.display().to_string(), e))?;
+            writeln!(f, "{line}").map_err(|e| Error::io(p.as_path(), e))?;
+        }
+        Ok(())
+    });
+    progress.finish();
+    let mut summary = summary?;
+    summary.n_bad_lines = bad_lines.len();
+    if let Some(dir) = &args.out {
+        let p = dir.join("summary.json");
+        coret::cache::write_atomic(&p, serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print_table(&summary, &retrievers);
+    }
+    Ok(())
+}
+
+fn print_table(s: &EvalSummary, retrievers: &[Retriever]) {
+    println!(
+        "{} instances: {} with gold, {} without gold, {} failed, {} bad lines; {:.1}s",
+        s.n_instances, s.n_with_gold, s.n_without_gold, s.n_failed, s.n_bad_lines, s.seconds
+    );
+    let cols: Vec<&str> =
+        retrievers.iter().map(|r| r.as_str()).filter(|r| s.retrievers.contains_key(r)).collect();
+    let Some(first) = cols.first().and_then(|c| s.retrievers.get(c)) else {
+        println!("(no instance with gold was scored)");
+        return;
+    };
+    print!("{:<18}", "metric");
+    for c in &cols {
+        print!("{c:>10}");
+    }
+    println!();
+    print!("{:<18}", "n");
+    for c in &cols {
+        print!("{:>10}", s.retrievers[c].n);
+    }
+    println!();
+    for (name, _) in &first.metrics.0 {
+        print!("{name:<18}");
+        for c in &cols {
+            print!("{:>10.3}", s.retrievers[c].metrics.get(name).unwrap_or(f64::NAN));
+        }
+        println!();
+    }
+}

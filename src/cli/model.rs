@@ -1,0 +1,35 @@
+//! Loading the encoder the flags ask for, with its dense options.
+
+use super::args::Args;
+use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions};
+use coret::semantic::DenseOptions;
+use std::sync::Arc;
+
+pub struct LoadedModel {
+    pub encoder: Arc<Encoder>,
+    pub device: String,
+}
+
+pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
+    let choice: DeviceChoice =
+        args.device.parse().map_err(|e| coret::Error::Usage(format!("--device: {e}")))?;
+    let (device, name) = select_device(choice)?;
+    let dir = resolve_model_dir(args.model.as_deref())?;
+    let opts = EncoderOptions {
+        max_len: args.max_len,
+        batch_size: args.batch_size.max(1),
+        ..EncoderOptions::default()
+    };
+    let encoder = Encoder::load(&dir, &device, opts)?;
+    eprintln!("model {} on {name}", encoder.model_id());
+    Ok(LoadedModel { encoder: Arc::new(encoder), device: name })
+}
+
+pub fn dense_options(args: &Args) -> DenseOptions {
+    DenseOptions {
+        use_callgraph: !args.no_callgraph,
+        max_neighbours: args.neighbours,
+        use_path: !args.no_path,
+        query_max_len: args.query_max_len,
+    }
+}

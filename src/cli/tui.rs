@@ -1,0 +1,73 @@
+//! `coret-tui [PATH]`: the interactive TUI over the engine. Indexing runs on the TUI's
+//! background thread: BM25 first, then the dense index.
+
+use super::args::Args;
+use super::model::dense_options;
+use coret::engine::{IndexOptions, RepoIndex};
+use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions};
+use coret::searcher::Searcher;
+use coret::tui::{backend::IndexReporter, Session, Theme};
+use std::sync::Arc;
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let theme = Theme::load(&args.theme)?;
+    let repo = std::fs::canonicalize(&args.path)
+        .map_err(|e| coret::Error::Usage(format!("{}: {e}", args.path.display())))?;
+    if !repo.is_dir() {
+        anyhow::bail!(coret::Error::Usage(format!("{}: not a directory", repo.display())));
+    }
+    let choice: DeviceChoice =
+        args.device.parse().map_err(|e| coret::Error::Usage(format!("--device: {e}")))?;
+    let (device, device_name) = select_device(choice)?;
+    // Provisioning (first run only) prints to stderr, so it happens before the screen is taken.
+    let model_dir = resolve_model_dir(args.model.as_deref());
+    let model_label = match &model_dir {
+        Ok(dir) => {
+            dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
+        }
+        Err(_) => "unavailable".to_string(),
+    };
+    let session =
+        Session { repo: repo.clone(), model: model_label, device: device_name, initial_query: None };
+    let opts = IndexOptions {
+        max_file_size: args.max_file_size,
+        cache_dir: args.cache_dir.clone(),
+        no_cache: args.no_cache,
+    };
+    let enc_opts = EncoderOptions {
+        max_len: args.max_len,
+        batch_size: args.batch_size.max(1),
+        ..EncoderOptions::default()
+    };
+    let dense_opts = dense_options(args);
+    let indexer = Box::new(move |reporter: IndexReporter| {
+        let index = match RepoIndex::open(&repo, &opts, &reporter) {
+            Ok(i) => i,
+            Err(e) => return reporter.failed(e.to_string()),
+        };
+        let s = &index.stats;
+        reporter.info(format!(
+            "{} files, {} chunks, {} call edges, {} skipped ({:?} cache)",
+            s.files,
+            s.chunks,
+            s.edges,
+            s.skipped.total(),
+            s.cache
+        ));
+        let bm25 = Searcher::bm25_only(Arc::new(index));
+        reporter.bm25_ready(Arc::new(Searcher::bm25_only(bm25.repo.clone())));
+        let dir = match model_dir {
+            Ok(d) => d,
+            Err(e) => return reporter.failed(format!("dense index: {e}")),
+        };
+        let encoder = match Encoder::load(&dir, &device, enc_opts) {
+            Ok(e) => Arc::new(e),
+            Err(e) => return reporter.failed(format!("dense index: {e}")),
+        };
+        match bm25.with_dense(encoder, dense_opts, &reporter) {
+            Ok(full) => reporter.dense_ready(Arc::new(full)),
+            Err(e) => reporter.failed(format!("dense index: {e}")),
+        }
+    });
+    coret::tui::run(session, theme, indexer)
+}

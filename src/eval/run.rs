@@ -1,0 +1,296 @@
+//! The evaluation loop: for each instance, index the base-commit snapshot (from git objects),
+//! derive the gold from the patch, rank with each retriever, score. Failures are recorded per
+//! instance and the run goes on.
+
+use super::gold::{gold_chunks, FileChunks};
+use super::instances::Instance;
+use super::metrics::{evaluate, Aggregate, Metrics, Summary};
+use super::patch::parse_patch;
+use crate::engine::{RepoIndex, SyntaxCache};
+use crate::error::{Error, Result};
+use crate::index::dense::VectorStore;
+use crate::model::Encoder;
+use crate::progress::{NoProgress, Progress};
+use crate::repo::git::{find_repo, read_snapshot};
+use crate::repo::source::{decode_source, is_python_path};
+use crate::search::{fuse_rrf, FusionParams, Hit, Retriever};
+use crate::semantic::{DenseOptions, DenseSearcher};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The dense side of an evaluation: the encoder and where its vectors are kept.
+pub struct DenseEval {
+    pub encoder: Arc<Encoder>,
+    pub opts: DenseOptions,
+    /// One vector log per repository lives here, shared by all its commits.
+    pub store_dir: PathBuf,
+}
+
+pub struct EvalConfig {
+    pub repos_dir: PathBuf,
+    pub retrievers: Vec<Retriever>,
+    pub ks: Vec<usize>,
+    /// How deep each ranking goes (MRR and ranks beyond this count as not found).
+    pub depth: usize,
+    pub max_file_size: u64,
+    pub fusion: FusionParams,
+    /// Append `hints_text` to the query (the paper uses the issue alone).
+    pub use_hints: bool,
+    pub dense: Option<DenseEval>,
+}
+
+/// A gold chunk as reported per instance.
+#[derive(Clone, Debug, Serialize)]
+pub struct GoldOut {
+    pub path: String,
+    pub name: String,
+    pub kind: &'static str,
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct InstanceResult {
+    pub instance_id: String,
+    pub repo: String,
+    /// `ok`, `no_gold` or `failed`.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub gold: Vec<GoldOut>,
+    pub gold_files: Vec<String>,
+    /// Per retriever: each gold chunk's rank (null beyond the ranking's depth).
+    pub ranks: BTreeMap<&'static str, Vec<Option<usize>>>,
+    pub metrics: BTreeMap<&'static str, Metrics>,
+    pub chunks: usize,
+    pub seconds: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EvalSummary {
+    pub n_instances: usize,
+    pub n_with_gold: usize,
+    pub n_without_gold: usize,
+    pub n_failed: usize,
+    /// Malformed lines of the instances file (reported and skipped).
+    pub n_bad_lines: usize,
+    pub seconds: f64,
+    pub retrievers: BTreeMap<&'static str, Summary>,
+    pub failed: Vec<(String, String)>,
+    pub without_gold: Vec<String>,
+}
+
+/// Runs the evaluation; `on_result` sees each instance as it finishes (for `instances.jsonl`).
+pub fn run_eval(
+    instances: &[Instance],
+    cfg: &EvalConfig,
+    progress: &dyn Progress,
+    on_result: &mut dyn FnMut(&InstanceResult) -> Result<()>,
+) -> Result<EvalSummary> {
+    let started = Instant::now();
+    let mut order: Vec<usize> = (0..instances.len()).collect();
+    // Instances of one repository in a row share the parse cache and the vector log.
+    order.sort_by(|&a, &b| instances[a].repo.cmp(&instances[b].repo));
+    let mut aggregates: BTreeMap<&'static str, Aggregate> = BTreeMap::new();
+    let mut summary_failed = Vec::new();
+    let mut without_gold = Vec::new();
+    let mut state: Option<RepoState> = None;
+    for (done, &i) in order.iter().enumerate() {
+        if progress.cancelled() {
+            return Err(Error::Cancelled);
+        }
+        progress.report(crate::progress::Phase::Parse, done, instances.len());
+        let inst = &instances[i];
+        if state.as_ref().is_none_or(|s| s.repo != inst.repo) {
+            state = Some(RepoState::new(&inst.repo, cfg)?);
+        }
+        let st = state.as_mut().ok_or_else(|| Error::invalid("no repository state"))?;
+        let t = Instant::now();
+        let result = match evaluate_instance(inst, cfg, st) {
+            Ok(mut r) => {
+                r.seconds = t.elapsed().as_secs_f64();
+                r
+            }
+            Err(e) => failed(inst, e.to_string(), t),
+        };
+        match result.status {
+            "ok" => {
+                for (name, m) in &result.metrics {
+                    aggregates.entry(name).or_default().add_metrics(m);
+                }
+            }
+            "no_gold" => without_gold.push(result.instance_id.clone()),
+            _ => summary_failed.push((result.instance_id.clone(), result.error.clone().unwrap_or_default())),
+        }
+        on_result(&result)?;
+    }
+    progress.report(crate::progress::Phase::Parse, instances.len(), instances.len());
+    let n_with_gold = instances.len() - without_gold.len() - summary_failed.len();
+    Ok(EvalSummary {
+        n_instances: instances.len(),
+        n_with_gold,
+        n_without_gold: without_gold.len(),
+        n_failed: summary_failed.len(),
+        n_bad_lines: 0,
+        seconds: started.elapsed().as_secs_f64(),
+        retrievers: aggregates.into_iter().map(|(k, a)| (k, a.summary())).collect(),
+        failed: summary_failed,
+        without_gold,
+    })
+}
+
+fn failed(inst: &Instance, error: String, t: Instant) -> InstanceResult {
+    InstanceResult {
+        instance_id: inst.instance_id.clone(),
+        repo: inst.repo.clone(),
+        status: "failed",
+        error: Some(error),
+        gold: Vec::new(),
+        gold_files: Vec::new(),
+        ranks: BTreeMap::new(),
+        metrics: BTreeMap::new(),
+        chunks: 0,
+        seconds: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// What instances of one repository share.
+struct RepoState {
+    repo: String,
+    git_dir: Result<PathBuf, String>,
+    syntax: SyntaxCache,
+    vectors: Option<VectorStore>,
+}
+
+impl RepoState {
+    fn new(repo: &str, cfg: &EvalConfig) -> Result<Self> {
+        let git_dir = find_repo(&cfg.repos_dir, repo).map_err(|e| e.to_string());
+        let vectors = match &cfg.dense {
+            Some(d) => {
+                let file = d.store_dir.join(format!("{}.vectors", repo.replace('/', "+")));
+                let (store, note) = VectorStore::open(&file, d.encoder.dim())?;
+                if let Some(note) = note {
+                    eprintln!("note: {note}");
+                }
+                Some(store)
+            }
+            None => None,
+        };
+        Ok(RepoState { repo: repo.to_string(), git_dir, syntax: SyntaxCache::new(), vectors })
+    }
+}
+
+fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> Result<InstanceResult> {
+    let fail = |m: String| Error::context(&inst.instance_id, m);
+    let git_dir = st.git_dir.clone().map_err(fail)?;
+    let patch =
+        parse_patch(&inst.patch).map_err(|e| fail(format!("patch line {}: {}", e.line, e.message)))?;
+    let snapshot =
+        read_snapshot(&git_dir, &inst.base_commit, is_python_path).map_err(|e| fail(e.to_string()))?;
+    let texts: Vec<(String, String)> = snapshot
+        .files
+        .into_iter()
+        .filter_map(|(p, bytes)| decode_source(bytes, cfg.max_file_size).ok().map(|t| (p, t)))
+        .collect();
+    let root = PathBuf::from(format!("{}@{}", inst.repo, inst.base_commit));
+    let index = RepoIndex::from_texts(root, &texts, &mut st.syntax)?;
+    let sources: HashMap<&str, &str> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let gold = gold_chunks(&patch, |path| {
+        let chunks = index.file_chunks(path)?;
+        let source = sources.get(path)?;
+        Some(FileChunks { chunks, source })
+    });
+    let gold_ids: Vec<usize> = gold
+        .chunks
+        .iter()
+        .filter_map(|g| {
+            let i = index.files.binary_search_by(|f| f.path.as_str().cmp(&g.path)).ok()?;
+            Some(index.files[i].first as usize + g.index)
+        })
+        .collect();
+    let mut result = InstanceResult {
+        instance_id: inst.instance_id.clone(),
+        repo: inst.repo.clone(),
+        status: "ok",
+        error: None,
+        gold: gold_ids.iter().map(|&id| gold_out(&index, id)).collect(),
+        gold_files: gold.files.clone(),
+        ranks: BTreeMap::new(),
+        metrics: BTreeMap::new(),
+        chunks: index.chunks.len(),
+        seconds: 0.0,
+    };
+    if gold_ids.is_empty() {
+        result.status = "no_gold";
+        return Ok(result);
+    }
+    let query = match (&inst.hints_text, cfg.use_hints) {
+        (Some(h), true) if !h.trim().is_empty() => format!("{}\n{}", inst.problem_statement, h),
+        _ => inst.problem_statement.clone(),
+    };
+    for (name, ranking) in rankings(&index, &query, cfg, st)? {
+        let ids: Vec<usize> = ranking.iter().map(|h| h.chunk as usize).collect();
+        let path_of = |id: usize| index.chunks[id].path.as_str();
+        if let Some(m) = evaluate(&ids, &gold_ids, &gold.files, path_of, &cfg.ks) {
+            result.ranks.insert(name, m.gold_ranks.clone());
+            result.metrics.insert(name, m.metrics);
+        }
+    }
+    Ok(result)
+}
+
+fn rankings(
+    index: &RepoIndex,
+    query: &str,
+    cfg: &EvalConfig,
+    st: &mut RepoState,
+) -> Result<Vec<(&'static str, Vec<Hit>)>> {
+    let wants = |r| cfg.retrievers.contains(&r);
+    let need_bm25 = wants(Retriever::Bm25) || wants(Retriever::Hybrid);
+    let need_dense = wants(Retriever::Dense) || wants(Retriever::Hybrid);
+    let bm25 = if need_bm25 { index.search_bm25(query, cfg.depth)? } else { Vec::new() };
+    let dense = match (need_dense, &cfg.dense, st.vectors.as_mut()) {
+        (false, _, _) => Vec::new(),
+        (true, Some(d), Some(store)) => {
+            let searcher = DenseSearcher::build(
+                d.encoder.clone(),
+                &index.chunks,
+                &index.graph,
+                d.opts.clone(),
+                store,
+                &NoProgress,
+            )?;
+            searcher.search(query, cfg.depth)?
+        }
+        _ => return Err(Error::invalid("dense retrieval needs a model")),
+    };
+    let mut out = Vec::new();
+    for r in &cfg.retrievers {
+        let list = match r {
+            Retriever::Bm25 => bm25.clone(),
+            Retriever::Dense => dense.clone(),
+            Retriever::Hybrid => fuse_rrf(&bm25, &dense, cfg.fusion, cfg.depth),
+        };
+        out.push((r.as_str(), list));
+    }
+    Ok(out)
+}
+
+fn gold_out(index: &RepoIndex, id: usize) -> GoldOut {
+    let c = &index.chunks[id];
+    GoldOut {
+        path: c.path.clone(),
+        name: c.name.clone(),
+        kind: c.kind.as_str(),
+        start_line: c.start_line,
+        end_line: c.end_line,
+    }
+}
+
+/// Where eval keeps its vectors by default: `<cache root>/eval`.
+pub fn default_store_dir(cache_root: &Path) -> PathBuf {
+    cache_root.join("eval")
+}

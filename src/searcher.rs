@@ -1,0 +1,75 @@
+//! One place that answers "rank the chunks for this query with this retriever", for every
+//! client: headless query, TUI, eval.
+
+use crate::engine::RepoIndex;
+use crate::error::{Error, Result};
+use crate::index::dense::VectorStore;
+use crate::model::Encoder;
+use crate::progress::Progress;
+use crate::search::{fuse_rrf, FusionParams, Hit, Retriever};
+use crate::semantic::{DenseOptions, DenseSearcher};
+use std::sync::Arc;
+
+/// How many candidates each side contributes to the hybrid fusion.
+pub const FUSION_DEPTH: usize = 200;
+
+/// A repository's indexes: BM25 always, dense once built.
+pub struct Searcher {
+    pub repo: Arc<RepoIndex>,
+    pub dense: Option<Arc<DenseSearcher>>,
+    pub fusion: FusionParams,
+}
+
+impl Searcher {
+    pub fn bm25_only(repo: Arc<RepoIndex>) -> Self {
+        Searcher { repo, dense: None, fusion: FusionParams::default() }
+    }
+
+    /// Adds the dense index: vectors come from the repository's cache entry when it has one
+    /// (embedding only what is missing), else from memory.
+    pub fn with_dense(
+        &self,
+        encoder: Arc<Encoder>,
+        opts: DenseOptions,
+        progress: &dyn Progress,
+    ) -> Result<Searcher> {
+        let mut store = match &self.repo.cache_entry {
+            Some(entry) => {
+                let name: String = encoder
+                    .fingerprint()
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+                    .collect();
+                let (store, _note) =
+                    VectorStore::open(&entry.join(format!("vectors-{name}.log")), encoder.dim())?;
+                store
+            }
+            None => VectorStore::in_memory(encoder.dim()),
+        };
+        let dense =
+            DenseSearcher::build(encoder, &self.repo.chunks, &self.repo.graph, opts, &mut store, progress)?;
+        Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), fusion: self.fusion })
+    }
+
+    pub fn has_dense(&self) -> bool {
+        self.dense.is_some()
+    }
+
+    /// The top `k` chunks for `query` by `retriever`.
+    pub fn search(&self, query: &str, retriever: Retriever, k: usize) -> Result<Vec<Hit>> {
+        match retriever {
+            Retriever::Bm25 => self.repo.search_bm25(query, k),
+            Retriever::Dense => self.dense()?.search(query, k),
+            Retriever::Hybrid => {
+                let depth = k.max(FUSION_DEPTH);
+                let bm25 = self.repo.search_bm25(query, depth)?;
+                let dense = self.dense()?.search(query, depth)?;
+                Ok(fuse_rrf(&bm25, &dense, self.fusion, k))
+            }
+        }
+    }
+
+    fn dense(&self) -> Result<&DenseSearcher> {
+        self.dense.as_deref().ok_or_else(|| Error::invalid("the dense index is not ready"))
+    }
+}

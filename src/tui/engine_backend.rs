@@ -1,0 +1,36 @@
+//! The TUI's [`Backend`] over the real engine.
+
+use super::backend::Backend;
+use crate::search::{Hit, Retriever};
+use crate::searcher::Searcher;
+use crate::Chunk;
+
+impl Backend for Searcher {
+    fn chunk_count(&self) -> usize {
+        self.repo.chunks.len()
+    }
+
+    fn chunk(&self, id: u32) -> Option<&Chunk> {
+        self.repo.chunks.get(id as usize)
+    }
+
+    fn callers(&self, id: u32) -> Vec<u32> {
+        self.repo.graph.callers.get(id as usize).cloned().unwrap_or_default()
+    }
+
+    fn callees(&self, id: u32) -> Vec<u32> {
+        self.repo.graph.callees.get(id as usize).cloned().unwrap_or_default()
+    }
+
+    fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>> {
+        Ok(Searcher::search(self, query, retriever, k)?)
+    }
+
+    fn has_dense(&self) -> bool {
+        Searcher::has_dense(self)
+    }
+
+    fn file_source(&self, path: &str) -> Option<String> {
+        self.repo.file_source(path)
+    }
+}
