@@ -167,11 +167,22 @@ impl Encoder {
         self.tokenizer.input(input, self.opts.max_len)
     }
 
-    /// Unit vectors for queries, in order.
+    /// Unit vectors for queries, in order, at the encoder's max length.
     pub fn embed_queries(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.embed_queries_with_len(texts, self.opts.max_len)
+    }
+
+    /// Like [`Encoder::embed_queries`] with its own max length (issues often run past
+    /// the chunks' 256 tokens); clamped to the model's positions.
+    pub fn embed_queries_with_len(
+        &self,
+        texts: &[String],
+        max_len: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        let max_len = max_len.clamp(2, self.config.max_position_embeddings);
         let tokenized: Vec<TokenizedInput> = texts
             .par_iter()
-            .map(|t| self.tokenize_query(t))
+            .map(|t| self.tokenizer.query(t, max_len))
             .collect::<Result<_>>()?;
         self.embed_tokenized(&tokenized, &mut |_| Ok(()))
     }

