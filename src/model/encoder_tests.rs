@@ -294,3 +294,9 @@ fn missing_weights_name_the_file() {
         .to_string();
     assert!(err.contains("model.safetensors"), "{err}");
 }
+
+#[test]
+fn encoder_can_move_to_an_indexing_thread() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Encoder>();
+}
