@@ -27,7 +27,7 @@ pub fn parse_bert_config(text: &str, path: &Path) -> Result<bert::Config> {
     let value: Value = serde_json::from_str(text).map_err(|e| Error::context(ctx(), e))?;
     check_family(&value).map_err(|m| Error::context(ctx(), m))?;
     let config: bert::Config = serde_json::from_value(value).map_err(|e| Error::context(ctx(), e))?;
-    if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+    if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
         return Err(Error::context(
             ctx(),
             format!(

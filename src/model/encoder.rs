@@ -2,7 +2,8 @@
 //!
 //! One encoder embeds both queries and chunks (tied weights). Inputs are tokenised in
 //! parallel, sorted by token length and batched, so a batch pads to a length close to
-//! all of its members; results come back in input order.
+//! all of its members; long sequences go in fewer rows (see `cpu`), and results come back
+//! in input order. Candle's CPU kernels (matmuls, element-wise ops) use every core.
 
 use std::path::Path;
 
@@ -13,6 +14,7 @@ use rayon::prelude::*;
 use tokenizers::Tokenizer;
 
 use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
+use super::cpu::{max_rows, plan_batches, tune_allocator};
 use super::pool::{l2_normalize, mean_pool, pad_batch};
 use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
 use super::weights::sha256_cached;
@@ -23,7 +25,7 @@ use crate::progress::{Phase, Progress};
 pub struct EncoderOptions {
     /// Tokens per sequence, special tokens included; clamped to the model's positions.
     pub max_len: usize,
-    /// Sequences per forward pass.
+    /// Most sequences per forward pass (long sequences get fewer, see `cpu::max_rows`).
     pub batch_size: usize,
     /// Weights and activations. F32 on CPU; F16/BF16 are for CUDA.
     pub dtype: DType,
@@ -52,6 +54,9 @@ impl Encoder {
     /// Loads `dir/{config.json, tokenizer.json, model.safetensors}`.
     pub fn load(dir: &Path, device: &Device, opts: EncoderOptions) -> Result<Encoder> {
         let config = load_bert_config(dir)?;
+        if device.is_cpu() {
+            tune_allocator();
+        }
         let tokenizer_path = dir.join(TOKENIZER_FILE);
         let tokenizer = Tokenizer::from_file(&tokenizer_path)
             .map_err(|e| Error::context(tokenizer_path.display().to_string(), e))?;
@@ -146,10 +151,17 @@ impl Encoder {
         self.tokenizer.input(input, self.opts.max_len)
     }
 
-    /// Unit vectors for queries, in order.
+    /// Unit vectors for queries, in order, at the encoder's max length.
     pub fn embed_queries(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.embed_queries_with_len(texts, self.opts.max_len)
+    }
+
+    /// Like [`Encoder::embed_queries`] with its own max length (issues often run past
+    /// the chunks' 256 tokens); clamped to the model's positions.
+    pub fn embed_queries_with_len(&self, texts: &[String], max_len: usize) -> Result<Vec<Vec<f32>>> {
+        let max_len = max_len.clamp(2, self.config.max_position_embeddings);
         let tokenized: Vec<TokenizedInput> =
-            texts.par_iter().map(|t| self.tokenize_query(t)).collect::<Result<_>>()?;
+            texts.par_iter().map(|t| self.tokenizer.query(t, max_len)).collect::<Result<_>>()?;
         self.embed_tokenized(&tokenized, &mut |_| Ok(()))
     }
 
@@ -178,10 +190,15 @@ impl Encoder {
     ) -> Result<Vec<Vec<f32>>> {
         let mut order: Vec<usize> = (0..items.len()).collect();
         order.sort_by_key(|&i| (items[i].len(), i));
+        let lens: Vec<usize> = order.iter().map(|&i| items[i].len()).collect();
+        let bytes = self.opts.dtype.size_in_bytes();
+        let heads = self.config.num_attention_heads;
+        let plan = plan_batches(&lens, self.opts.batch_size, |len| max_rows(len, heads, bytes));
         let mut out = vec![Vec::new(); items.len()];
         let mut done = 0;
         after_batch(done)?;
-        for batch in order.chunks(self.opts.batch_size) {
+        for range in plan {
+            let batch = &order[range];
             let refs: Vec<&TokenizedInput> = batch.iter().map(|&i| &items[i]).collect();
             let rows = self.forward_refs(&refs)?.to_vec2::<f32>().map_err(tensor_err)?;
             for (&i, row) in batch.iter().zip(rows) {

@@ -107,6 +107,20 @@ fn long_inputs_are_cut_to_max_len() {
 }
 
 #[test]
+fn queries_can_have_their_own_max_len() {
+    let (_d, enc) = tiny(&[], small_batches());
+    let words: Vec<String> = (0..300).map(|i| ((b'a' + (i % 26) as u8) as char).to_string()).collect();
+    let long = words.join(" ");
+    let at_64 = enc.embed_queries(std::slice::from_ref(&long)).unwrap();
+    let at_200 = enc.embed_queries_with_len(std::slice::from_ref(&long), 200).unwrap();
+    // 198 words + [CLS] + [SEP] = 200 tokens: the cut the long query gets.
+    let prefix = words[..198].join(" ");
+    let prefix_at_200 = enc.embed_queries_with_len(&[prefix], 200).unwrap();
+    assert!(max_diff(&at_200[0], &prefix_at_200[0]) < 1e-5);
+    assert!(max_diff(&at_64[0], &at_200[0]) > 1e-4);
+}
+
+#[test]
 fn max_len_is_clamped_to_the_models_positions() {
     let opts = EncoderOptions { max_len: 100_000, ..small_batches() };
     let (_d, enc) = tiny(&[], opts);
@@ -210,4 +224,10 @@ fn missing_weights_name_the_file() {
     std::fs::remove_file(dir.path().join("model.safetensors")).unwrap();
     let err = Encoder::load(dir.path(), &Device::Cpu, small_batches()).err().unwrap().to_string();
     assert!(err.contains("model.safetensors"), "{err}");
+}
+
+#[test]
+fn encoder_can_move_to_an_indexing_thread() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Encoder>();
 }

