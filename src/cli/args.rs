@@ -104,6 +104,10 @@ pub struct Args {
     #[arg(long)]
     pub use_hints: bool,
 
+    /// Eval: leave test files out of the index.
+    #[arg(long)]
+    pub exclude_tests: bool,
+
     /// Hybrid: reciprocal-rank-fusion constant.
     #[arg(long, default_value_t = 60.0, value_name = "K")]
     pub rrf_k: f32,
@@ -115,6 +119,14 @@ pub struct Args {
     /// Colour theme: a built-in name (coret-dark, coret-light), a name under the config directory's themes/, or a .toml path.
     #[arg(long, default_value = "coret-dark", value_name = "NAME")]
     pub theme: String,
+
+    /// Benchmarks: how many chunks `--bench embed` embeds.
+    #[arg(long, hide = true, default_value_t = 512, value_name = "N")]
+    pub bench_chunks: usize,
+
+    /// Benchmarks: a Python with sentence-transformers, to time it on the same texts.
+    #[arg(long, hide = true, value_name = "PYTHON")]
+    pub st_python: Option<PathBuf>,
 
     /// Provision the default model (if missing) and exit.
     #[arg(long, hide = true)]

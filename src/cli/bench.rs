@@ -2,7 +2,7 @@
 //!
 //! `--bench index PATH`: indexes PATH cold (fresh cache) and warm (same cache, unchanged tree),
 //! each in its own process so that peak memory is per run, and prints files, chunks, edges,
-//! seconds and peak RSS.
+//! seconds and peak RSS. `embed` and `query` (dense) are in `bench_dense`.
 
 use super::args::Args;
 use coret::engine::{IndexOptions, RepoIndex};
@@ -15,7 +15,11 @@ pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
     match what {
         "index" => bench_index(args),
         "index-once" => index_once(args),
-        other => anyhow::bail!(coret::Error::Usage(format!("unknown benchmark `{other}` (expected: index)"))),
+        "embed" => super::bench_dense::embed(args),
+        "query" => super::bench_dense::query(args),
+        other => {
+            anyhow::bail!(coret::Error::Usage(format!("unknown benchmark `{other}` (expected: index, embed, query)")))
+        }
     }
 }
 

@@ -50,6 +50,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             ..FusionParams::default()
         },
         use_hints: args.use_hints,
+        exclude_tests: args.exclude_tests,
         dense,
     };
     let mut per_instance = match &args.out {

@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod bench_dense;
 
 mod eval;
 mod model;

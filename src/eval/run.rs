@@ -12,7 +12,7 @@ use crate::index::dense::VectorStore;
 use crate::model::Encoder;
 use crate::progress::{NoProgress, Progress};
 use crate::repo::git::{find_repo, read_snapshot};
-use crate::repo::source::{decode_source, is_python_path};
+use crate::repo::source::{decode_source, is_python_path, is_test_path};
 use crate::search::{fuse_rrf, FusionParams, Hit, Retriever};
 use crate::semantic::{DenseOptions, DenseSearcher};
 use serde::Serialize;
@@ -39,6 +39,8 @@ pub struct EvalConfig {
     pub fusion: FusionParams,
     /// Append `hints_text` to the query (the paper uses the issue alone).
     pub use_hints: bool,
+    /// Leave test files out of the index (gold is never in them).
+    pub exclude_tests: bool,
     pub dense: Option<DenseEval>,
 }
 

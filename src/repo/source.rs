@@ -43,6 +43,16 @@ pub fn is_python_path(path: &str) -> bool {
     path.ends_with(".py")
 }
 
+/// Is this a test file by the usual Python conventions (`tests/`, `test_*.py`, `*_test.py`,
+/// `conftest.py`)? SWE-bench patches never edit tests, so eval can measure an index without them.
+pub fn is_test_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    path.split('/').rev().skip(1).any(|dir| dir == "tests" || dir == "test" || dir == "testing")
+        || file.starts_with("test_")
+        || file.ends_with("_test.py")
+        || file == "conftest.py"
+}
+
 /// Turns raw bytes into source text, or says why not. A NUL byte in the first 8 KiB marks a
 /// binary file (git's heuristic); anything else must be valid UTF-8.
 pub fn decode_source(bytes: Vec<u8>, max_size: u64) -> Result<String, SkipReason> {
@@ -72,6 +82,16 @@ mod tests {
         assert_eq!(decode_source(vec![0xff, 0xfe, b'a'], 100), Err(SkipReason::NotUtf8));
         assert_eq!(decode_source(vec![b'a'; 101], 100), Err(SkipReason::TooLarge));
         assert_eq!(decode_source("\u{feff}x = 1".as_bytes().to_vec(), 100).unwrap(), "x = 1");
+    }
+
+    #[test]
+    fn recognises_test_files() {
+        for p in ["tests/test_a.py", "pkg/tests/helpers.py", "test_x.py", "a/b_test.py", "conftest.py", "sympy/core/tests/x.py"] {
+            assert!(is_test_path(p), "{p}");
+        }
+        for p in ["pkg/testing_utils.py", "src/contest.py", "latest.py", "pkg/test.py"] {
+            assert!(!is_test_path(p), "{p}");
+        }
     }
 
     #[test]
