@@ -18,7 +18,9 @@ pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
         "embed" => super::bench_dense::embed(args),
         "query" => super::bench_dense::query(args),
         other => {
-            anyhow::bail!(coret::Error::Usage(format!("unknown benchmark `{other}` (expected: index, embed, query)")))
+            anyhow::bail!(coret::Error::Usage(format!(
+                "unknown benchmark `{other}` (expected: index, embed, query)"
+            )))
         }
     }
 }

@@ -21,7 +21,11 @@ use std::time::Instant;
 
 pub fn embed(args: &Args) -> anyhow::Result<()> {
     let m = super::model::load(args)?;
-    let opts = IndexOptions { max_file_size: args.max_file_size, cache_dir: args.cache_dir.clone(), no_cache: args.no_cache };
+    let opts = IndexOptions {
+        max_file_size: args.max_file_size,
+        cache_dir: args.cache_dir.clone(),
+        no_cache: args.no_cache,
+    };
     let index = RepoIndex::open(&args.path, &opts, &NoProgress)?;
     let inputs: Vec<EncoderInput> =
         index.chunks.iter().take(args.bench_chunks).map(|c| EncoderInput::new(c.text.clone())).collect();
@@ -41,7 +45,8 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
     println!("coret (candle): {report}; peak_rss_mib {:.1}", peak_rss_mib());
     if let Some(py) = &args.st_python {
         let model_dir = coret::model::resolve_model_dir(args.model.as_deref())?;
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_sentence_transformers.py");
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_sentence_transformers.py");
         let out = Command::new(py)
             .arg(&script)
             .arg(&texts)
@@ -53,7 +58,10 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
             .output()?;
         let text = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
-            anyhow::bail!("sentence-transformers benchmark failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+            anyhow::bail!(
+                "sentence-transformers benchmark failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
         println!("sentence-transformers: {}", text.trim());
     }
@@ -101,7 +109,10 @@ pub fn query(args: &Args) -> anyhow::Result<()> {
             assert_eq!(hits.len(), 20);
         }
         times.sort_by(f64::total_cmp);
-        println!("  query of {tokens:>3} tokens: embed + search median {:.1} ms (min {:.1})", times[3], times[0]);
+        println!(
+            "  query of {tokens:>3} tokens: embed + search median {:.1} ms (min {:.1})",
+            times[3], times[0]
+        );
     }
     let q = vec![1.0 / (dim as f32).sqrt(); dim];
     let mut times = Vec::new();

@@ -190,8 +190,8 @@ fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> R
     let git_dir = st.git_dir.clone().map_err(fail)?;
     let patch =
         parse_patch(&inst.patch).map_err(|e| fail(format!("patch line {}: {}", e.line, e.message)))?;
-    let snapshot =
-        read_snapshot(&git_dir, &inst.base_commit, is_python_path).map_err(|e| fail(e.to_string()))?;
+    let wanted = |p: &str| is_python_path(p) && !(cfg.exclude_tests && is_test_path(p));
+    let snapshot = read_snapshot(&git_dir, &inst.base_commit, wanted).map_err(|e| fail(e.to_string()))?;
     let texts: Vec<(String, String)> = snapshot
         .files
         .into_iter()

@@ -86,7 +86,14 @@ mod tests {
 
     #[test]
     fn recognises_test_files() {
-        for p in ["tests/test_a.py", "pkg/tests/helpers.py", "test_x.py", "a/b_test.py", "conftest.py", "sympy/core/tests/x.py"] {
+        for p in [
+            "tests/test_a.py",
+            "pkg/tests/helpers.py",
+            "test_x.py",
+            "a/b_test.py",
+            "conftest.py",
+            "sympy/core/tests/x.py",
+        ] {
             assert!(is_test_path(p), "{p}");
         }
         for p in ["pkg/testing_utils.py", "src/contest.py", "latest.py", "pkg/test.py"] {
