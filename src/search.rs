@@ -57,11 +57,13 @@ pub struct FusionParams {
     pub rrf_k: f32,
     pub bm25_weight: f32,
     pub dense_weight: f32,
+    /// Extra score, in units of a first-place vote, for chunks of files the query names.
+    pub path_boost: f32,
 }
 
 impl Default for FusionParams {
     fn default() -> Self {
-        FusionParams { rrf_k: 60.0, bm25_weight: 1.0, dense_weight: 1.0 }
+        FusionParams { rrf_k: 60.0, bm25_weight: 1.0, dense_weight: 1.0, path_boost: 0.0 }
     }
 }
 
@@ -69,10 +71,29 @@ impl Default for FusionParams {
 /// (rank from 1). Rank-based, so BM25's unbounded scores and cosine similarities need no
 /// calibration against each other. Returns the top `k`, best first.
 pub fn fuse_rrf(bm25: &[Hit], dense: &[Hit], params: FusionParams, k: usize) -> Vec<Hit> {
+    fuse_rrf_boosted(bm25, dense, params, k, |_| false)
+}
+
+/// [`fuse_rrf`], plus `params.path_boost` first-place votes for every candidate for which
+/// `in_named_file` holds (a chunk of a file the query names).
+pub fn fuse_rrf_boosted(
+    bm25: &[Hit],
+    dense: &[Hit],
+    params: FusionParams,
+    k: usize,
+    in_named_file: impl Fn(u32) -> bool,
+) -> Vec<Hit> {
     let mut scores: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
     for (list, weight) in [(bm25, params.bm25_weight), (dense, params.dense_weight)] {
         for (i, h) in list.iter().enumerate() {
             *scores.entry(h.chunk).or_default() += weight / (params.rrf_k + (i + 1) as f32);
+        }
+    }
+    if params.path_boost > 0.0 {
+        for (chunk, score) in scores.iter_mut() {
+            if in_named_file(*chunk) {
+                *score += params.path_boost / (params.rrf_k + 1.0);
+            }
         }
     }
     let mut hits: Vec<Hit> = scores.into_iter().map(|(chunk, score)| Hit { chunk, score }).collect();
@@ -81,9 +102,88 @@ pub fn fuse_rrf(bm25: &[Hit], dense: &[Hit], params: FusionParams, k: usize) -> 
     hits
 }
 
+/// Files a query names: `pkg/mod.py` (also inside tracebacks, with `:LINE` suffixes) or dotted
+/// names `pkg.mod` / `pkg.mod.Class`, matched against `paths` by trailing path components: a
+/// match covers all of the shorter path, or at least a directory and the file name.
+pub fn named_files<'a>(
+    query: &str,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> std::collections::HashSet<&'a str> {
+    let mut mentions: Vec<Vec<String>> = Vec::new();
+    for word in query.split(|c: char| c.is_whitespace() || "'\"`()[]{}<>,;".contains(c)) {
+        let word = word.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':' || c == '.');
+        if word.ends_with(".py") && word.len() > 3 {
+            mentions.push(
+                word.replace('\\', "/")
+                    .split('/')
+                    .filter(|p| !p.is_empty() && *p != ".")
+                    .map(str::to_string)
+                    .collect(),
+            );
+        } else if word.contains('.')
+            && word.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        {
+            // `a.b.c.D` may name module `a/b/c.py` or `a/b/c/D.py`: try every prefix of 2+ parts.
+            let parts: Vec<&str> = word.split('.').collect();
+            for n in 2..=parts.len() {
+                let mut m: Vec<String> = parts[..n].iter().map(|p| p.to_string()).collect();
+                if let Some(last) = m.last_mut() {
+                    last.push_str(".py");
+                }
+                mentions.push(m);
+            }
+        }
+    }
+    let mut out = std::collections::HashSet::new();
+    if mentions.is_empty() {
+        return out;
+    }
+    for path in paths {
+        let comps: Vec<&str> = path.split('/').collect();
+        let hit = mentions.iter().any(|m| {
+            let common =
+                comps.iter().rev().zip(m.iter().rev()).take_while(|(a, b)| **a == b.as_str()).count();
+            common > 0 && (common == comps.len().min(m.len()) || common >= 2)
+        });
+        if hit {
+            out.insert(path);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_files_named_by_path_traceback_or_module() {
+        let paths = ["src/requests/sessions.py", "src/requests/utils.py", "sympy/core/numbers.py", "a/b.py"];
+        let q = "File \"/usr/lib/python3/site-packages/requests/sessions.py\", line 12, in send";
+        assert_eq!(named_files(q, paths), ["src/requests/sessions.py"].into_iter().collect());
+        assert_eq!(
+            named_files("see sympy.core.numbers.Rational", paths),
+            ["sympy/core/numbers.py"].into_iter().collect()
+        );
+        assert_eq!(
+            named_files("in sympy.core.numbers there is", paths),
+            ["sympy/core/numbers.py"].into_iter().collect()
+        );
+        assert_eq!(
+            named_files("utils.py:120: crash", paths),
+            ["src/requests/utils.py"].into_iter().collect()
+        );
+        assert!(named_files("nothing here. really", paths).is_empty());
+        // `b.py` must not match `ab.py`-like suffixes.
+        assert!(named_files("xb.py", paths).is_empty());
+    }
+
+    #[test]
+    fn path_boost_lifts_chunks_of_named_files() {
+        let p = FusionParams { path_boost: 1.0, ..FusionParams::default() };
+        let fused = fuse_rrf_boosted(&hits(&[1, 2]), &hits(&[1, 2]), p, 2, |c| c == 2);
+        assert_eq!(fused[0].chunk, 2);
+    }
 
     fn hits(ids: &[u32]) -> Vec<Hit> {
         ids.iter().map(|&chunk| Hit { chunk, score: 0.0 }).collect()

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
 use crate::model::Encoder;
 use crate::progress::Progress;
-use crate::search::{fuse_rrf, FusionParams, Hit, Retriever};
+use crate::search::{fuse_rrf_boosted, named_files, FusionParams, Hit, Retriever};
 use crate::semantic::{DenseOptions, DenseSearcher};
 use std::sync::Arc;
 
@@ -64,7 +64,7 @@ impl Searcher {
                 let depth = k.max(FUSION_DEPTH);
                 let bm25 = self.repo.search_bm25(query, depth)?;
                 let dense = self.dense()?.search(query, depth)?;
-                Ok(fuse_rrf(&bm25, &dense, self.fusion, k))
+                Ok(hybrid(&self.repo, query, &bm25, &dense, self.fusion, k))
             }
         }
     }
@@ -72,4 +72,24 @@ impl Searcher {
     fn dense(&self) -> Result<&DenseSearcher> {
         self.dense.as_deref().ok_or_else(|| Error::invalid("the dense index is not ready"))
     }
+}
+
+/// The hybrid ranking: reciprocal rank fusion of the BM25 and dense lists, with the path boost
+/// for chunks of files the query names.
+pub fn hybrid(
+    repo: &RepoIndex,
+    query: &str,
+    bm25: &[Hit],
+    dense: &[Hit],
+    params: FusionParams,
+    k: usize,
+) -> Vec<Hit> {
+    let named = if params.path_boost > 0.0 {
+        named_files(query, repo.files.iter().map(|f| f.path.as_str()))
+    } else {
+        Default::default()
+    };
+    fuse_rrf_boosted(bm25, dense, params, k, |c| {
+        repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
+    })
 }

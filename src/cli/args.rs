@@ -104,6 +104,10 @@ pub struct Args {
     #[arg(long)]
     pub use_hints: bool,
 
+    /// Hybrid: extra first-place votes for chunks of files the query names (0 turns it off).
+    #[arg(long, default_value_t = 0.0, value_name = "VOTES")]
+    pub path_boost: f32,
+
     /// Eval: leave test files out of the index.
     #[arg(long)]
     pub exclude_tests: bool,

@@ -4,7 +4,7 @@ use super::args::Args;
 use super::progress::BarProgress;
 use coret::eval::instances::{parse_id_list, read_instances, select};
 use coret::eval::run::{run_eval, DenseEval, EvalConfig, EvalSummary};
-use coret::search::{FusionParams, Retriever};
+use coret::search::Retriever;
 use coret::Error;
 use std::io::Write;
 
@@ -44,11 +44,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         depth: 1000.max(*ks.last().unwrap_or(&1)),
         ks,
         max_file_size: args.max_file_size,
-        fusion: FusionParams {
-            rrf_k: args.rrf_k,
-            dense_weight: args.dense_weight,
-            ..FusionParams::default()
-        },
+        fusion: super::model::fusion_params(args),
         use_hints: args.use_hints,
         exclude_tests: args.exclude_tests,
         dense,

@@ -33,3 +33,12 @@ pub fn dense_options(args: &Args) -> DenseOptions {
         query_max_len: args.query_max_len,
     }
 }
+
+pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
+    coret::search::FusionParams {
+        rrf_k: args.rrf_k,
+        dense_weight: args.dense_weight,
+        path_boost: args.path_boost,
+        ..Default::default()
+    }
+}

@@ -28,8 +28,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("note: {note}");
     }
     let mut searcher = Searcher::bm25_only(Arc::new(index));
-    searcher.fusion.dense_weight = args.dense_weight;
-    searcher.fusion.rrf_k = args.rrf_k;
+    searcher.fusion = super::model::fusion_params(args);
     let mut device = None;
     if let Some(m) = model {
         let progress = BarProgress::new();

@@ -13,7 +13,8 @@ use crate::model::Encoder;
 use crate::progress::{NoProgress, Progress};
 use crate::repo::git::{find_repo, read_snapshot};
 use crate::repo::source::{decode_source, is_python_path, is_test_path};
-use crate::search::{fuse_rrf, FusionParams, Hit, Retriever};
+use crate::search::{FusionParams, Hit, Retriever};
+use crate::searcher::hybrid;
 use crate::semantic::{DenseOptions, DenseSearcher};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -274,7 +275,7 @@ fn rankings(
         let list = match r {
             Retriever::Bm25 => bm25.clone(),
             Retriever::Dense => dense.clone(),
-            Retriever::Hybrid => fuse_rrf(&bm25, &dense, cfg.fusion, cfg.depth),
+            Retriever::Hybrid => hybrid(index, query, &bm25, &dense, cfg.fusion, cfg.depth),
         };
         out.push((r.as_str(), list));
     }
