@@ -72,6 +72,8 @@ pub struct DenseSearcher {
     encoder: Arc<Encoder>,
     index: DenseIndex,
     opts: DenseOptions,
+    /// How many chunk inputs this build embedded (the rest came from the store).
+    pub embedded: usize,
 }
 
 impl DenseSearcher {
@@ -85,6 +87,20 @@ impl DenseSearcher {
         store: &mut VectorStore,
         progress: &dyn Progress,
     ) -> Result<Self> {
+        Self::build_in_slices(encoder, chunks, graph, opts, store, progress, SLICE)
+    }
+
+    /// [`DenseSearcher::build`] appending to the store every `slice` inputs.
+    pub fn build_in_slices(
+        encoder: Arc<Encoder>,
+        chunks: &[Chunk],
+        graph: &CallGraph,
+        opts: DenseOptions,
+        store: &mut VectorStore,
+        progress: &dyn Progress,
+        slice: usize,
+    ) -> Result<Self> {
+        let slice_len = slice.max(1);
         let inputs = encoder_inputs(chunks, graph, &opts);
         let tag = format!("{}|{}", encoder.fingerprint(), opts.tag());
         let keys: Vec<VectorKey> = inputs.iter().map(|i| vector_key(&tag, &i.chunk, &i.neighbours)).collect();
@@ -93,16 +109,16 @@ impl DenseSearcher {
             (0..inputs.len()).filter(|&i| !store.contains(&keys[i]) && seen.insert(keys[i])).collect();
         let total = missing.len();
         progress.report(Phase::Embed, 0, total);
-        for (s, slice) in missing.chunks(SLICE).enumerate() {
+        for (s, slice) in missing.chunks(slice_len).enumerate() {
             let batch: Vec<EncoderInput> = slice.iter().map(|&i| inputs[i].clone()).collect();
-            let offset = OffsetProgress { inner: progress, offset: s * SLICE, total };
+            let offset = OffsetProgress { inner: progress, offset: s * slice_len, total };
             let vectors = encoder.embed_inputs(&batch, &offset)?;
             let batch_keys: Vec<VectorKey> = slice.iter().map(|&i| keys[i]).collect();
             store.add_batch(&batch_keys, &vectors)?;
         }
         progress.report(Phase::Embed, total, total);
         let index = DenseIndex::from_store(store, &keys)?;
-        Ok(DenseSearcher { encoder, index, opts })
+        Ok(DenseSearcher { encoder, index, opts, embedded: total })
     }
 
     pub fn encoder(&self) -> &Encoder {
@@ -116,8 +132,7 @@ impl DenseSearcher {
     }
 
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        let tokenized = self.encoder.input_tokenizer().query(query, self.opts.query_max_len)?;
-        let mut rows = self.encoder.embed_tokenized(&[tokenized], &mut |_| Ok(()))?;
+        let mut rows = self.encoder.embed_queries_with_len(&[query.to_string()], self.opts.query_max_len)?;
         Ok(rows.pop().unwrap_or_default())
     }
 }
@@ -135,5 +150,137 @@ impl Progress for OffsetProgress<'_> {
     }
     fn cancelled(&self) -> bool {
         self.inner.cancelled()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{RepoIndex, SyntaxCache};
+    use crate::model::{testutil::write_tiny_bert, EncoderOptions};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn repo(extra: &str) -> RepoIndex {
+        let files = vec![
+            (
+                "a.py".to_string(),
+                format!("def alpha():\n    return beta()\n\ndef beta():\n    return 1\n{extra}"),
+            ),
+            ("b.py".to_string(), "class Gamma:\n    def run(self):\n        return alpha()\n".to_string()),
+        ];
+        RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap()
+    }
+
+    fn encoder(dir: &std::path::Path) -> Arc<Encoder> {
+        write_tiny_bert(dir, &["alpha", "beta", "gamma", "run", "return", "def", "class"]);
+        let opts = EncoderOptions { max_len: 64, ..EncoderOptions::default() };
+        Arc::new(Encoder::load(dir, &candle_core::Device::Cpu, opts).unwrap())
+    }
+
+    /// Cancels after `after` progress reports.
+    struct CancelAfter(AtomicUsize, usize);
+    impl Progress for CancelAfter {
+        fn report(&self, _: Phase, _: usize, _: usize) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        fn cancelled(&self) -> bool {
+            self.0.load(Ordering::SeqCst) >= self.1
+        }
+    }
+
+    #[test]
+    fn neighbours_follow_callees_and_path_can_be_dropped() {
+        let r = repo("");
+        let inputs = encoder_inputs(&r.chunks, &r.graph, &DenseOptions::default());
+        let alpha = r.chunks.iter().position(|c| c.name == "alpha").unwrap();
+        assert_eq!(inputs[alpha].neighbours.len(), 1);
+        assert!(inputs[alpha].neighbours[0].contains("def beta"));
+        let off = DenseOptions { use_callgraph: false, use_path: false, ..DenseOptions::default() };
+        let plain = encoder_inputs(&r.chunks, &r.graph, &off);
+        assert!(plain[alpha].neighbours.is_empty());
+        assert!(plain[alpha].chunk.starts_with("def alpha"));
+    }
+
+    #[test]
+    fn vectors_are_reused_after_an_edit_and_an_interrupted_run_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = encoder(&dir.path().join("m"));
+        let log = dir.path().join("v.log");
+        let r = repo("");
+        let n = r.chunks.len();
+
+        // Interrupt after the first slice of one input has been appended.
+        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        let cancel = CancelAfter(AtomicUsize::new(0), 4);
+        let err = DenseSearcher::build_in_slices(
+            enc.clone(),
+            &r.chunks,
+            &r.graph,
+            DenseOptions::default(),
+            &mut store,
+            &cancel,
+            1,
+        );
+        assert!(matches!(err, Err(crate::Error::Cancelled)));
+        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        let saved = store.len();
+        assert!(saved >= 1 && saved < n, "{saved} of {n} saved");
+
+        let full = DenseSearcher::build(
+            enc.clone(),
+            &r.chunks,
+            &r.graph,
+            DenseOptions::default(),
+            &mut store,
+            &crate::progress::NoProgress,
+        )
+        .unwrap();
+        assert_eq!(full.embedded, n - saved, "the resumed run embeds only what is missing");
+        let again = DenseSearcher::build(
+            enc.clone(),
+            &r.chunks,
+            &r.graph,
+            DenseOptions::default(),
+            &mut store,
+            &crate::progress::NoProgress,
+        )
+        .unwrap();
+        assert_eq!(again.embedded, 0);
+
+        // A new function: only it (and the module chunk, if its text changed) is embedded.
+        let edited = repo("\ndef delta():\n    return 2\n");
+        let after = DenseSearcher::build(
+            enc,
+            &edited.chunks,
+            &edited.graph,
+            DenseOptions::default(),
+            &mut store,
+            &crate::progress::NoProgress,
+        )
+        .unwrap();
+        assert_eq!(after.embedded, 1);
+        assert_eq!(after.search("delta", 10).unwrap().len(), edited.chunks.len());
+    }
+
+    #[test]
+    fn empty_and_very_long_queries_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = encoder(&dir.path().join("m"));
+        let r = repo("");
+        let mut store = VectorStore::in_memory(enc.dim());
+        let d = DenseSearcher::build(
+            enc,
+            &r.chunks,
+            &r.graph,
+            DenseOptions::default(),
+            &mut store,
+            &crate::progress::NoProgress,
+        )
+        .unwrap();
+        assert_eq!(d.search("", 3).unwrap().len(), 3);
+        let long = "alpha beta gamma ".repeat(5000);
+        let hits = d.search(&long, 3).unwrap();
+        assert_eq!(hits.len(), 3);
+        assert!(hits[0].score.is_finite());
     }
 }

@@ -30,12 +30,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut searcher = Searcher::bm25_only(Arc::new(index));
     searcher.fusion = super::model::fusion_params(args);
     let mut device = None;
+    let mut embedded = None;
     if let Some(m) = model {
         let progress = BarProgress::new();
         let full = searcher.with_dense(m.encoder, super::model::dense_options(args), &progress);
         progress.finish();
         searcher = full?;
         device = Some(m.device);
+        embedded = searcher.dense.as_ref().map(|d| d.embedded);
     }
     let mut results = Vec::new();
     for &r in &retrievers {
@@ -46,6 +48,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let mut v = to_json(index, &query, &results);
         if let Some(d) = device {
             v["stats"]["device"] = Value::String(d);
+        }
+        if let Some(n) = embedded {
+            v["stats"]["embedded"] = Value::from(n);
         }
         println!("{}", serde_json::to_string(&v)?);
     } else {
