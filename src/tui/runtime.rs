@@ -74,8 +74,9 @@ pub fn run(session: Session, theme: Theme, indexer: Indexer) -> Result<()> {
     outcome
 }
 
+/// Beside the model: `CORET_DATA_DIR`, else the platform data directory.
 fn history_path() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "coret-tui").map(|d| d.data_dir().join("history.jsonl"))
+    crate::model::provision::data_dir().ok().map(|d| d.join("history.jsonl"))
 }
 
 struct EventLoop<'a> {

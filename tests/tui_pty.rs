@@ -1,0 +1,259 @@
+//! Smoke test of the real `coret-tui` binary in a pseudo-terminal: it starts on a fixture
+//! repository, takes a bracketed paste, searches with Ctrl-S, shows the expected chunk,
+//! quits on its key with exit status 0 and leaves the terminal as it found it.
+//!
+//! The screen is rebuilt from the output bytes by a terminal emulator (`vt100`) and polled
+//! until what is expected shows up, so the test waits as long as it must and no longer.
+
+mod common;
+
+use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+const ROWS: u16 = 40;
+const COLS: u16 = 120;
+/// Generous: a cold debug binary on a busy 2-core machine.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The query: two lines, so the paste must keep its newline.
+const ISSUE: &str = "Cart total price is wrong\nthe discount is applied after the VAT";
+
+/// The TUI running in a pty, and the screen it has drawn so far.
+struct Tui {
+    child: Box<dyn Child + Send + Sync>,
+    writer: Box<dyn Write + Send>,
+    output: Receiver<Vec<u8>>,
+    parser: vt100::Parser,
+    _master: Box<dyn MasterPty + Send>,
+    /// Whether the pty has closed (the child and everything holding the slave are gone).
+    closed: bool,
+}
+
+impl Tui {
+    /// Starts the binary on `repo` with its model, cache and data directories under `home`.
+    fn spawn(repo: &Path, home: &Path, model: &Path) -> Tui {
+        let pty = native_pty_system()
+            .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_coret-tui"));
+        cmd.arg(repo);
+        cmd.cwd(repo);
+        // Nothing of the user's: no history, cache, config or model of theirs is read or written.
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("LANG", "C.UTF-8");
+        cmd.env("HOME", home);
+        cmd.env("XDG_CACHE_HOME", home.join("xdg-cache"));
+        cmd.env("XDG_CONFIG_HOME", home.join("xdg-config"));
+        cmd.env("XDG_DATA_HOME", home.join("xdg-data"));
+        cmd.env("CORET_CACHE_DIR", home.join("cache"));
+        cmd.env("CORET_DATA_DIR", home.join("data"));
+        cmd.env("CORET_MODEL", model);
+        cmd.env("CORET_OFFLINE", "1");
+        cmd.env("EDITOR", "true");
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        // Only the child may hold the slave side, or the reader never sees the end.
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let writer = pty.master.take_writer().unwrap();
+        let (tx, output) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            // Ends on EOF, or EIO once the child has gone.
+            while let Ok(n @ 1..) = reader.read(&mut buf) {
+                if tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        Tui {
+            child,
+            writer,
+            output,
+            parser: vt100::Parser::new(NonZeroU16::new(ROWS).unwrap(), NonZeroU16::new(COLS).unwrap(), 0),
+            _master: pty.master,
+            closed: false,
+        }
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Feeds what the TUI wrote within `wait` to the emulator.
+    fn pump(&mut self, wait: Duration) {
+        match self.output.recv_timeout(wait) {
+            Ok(bytes) => self.parser.process(&bytes),
+            Err(RecvTimeoutError::Timeout) => return,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.closed = true;
+                return;
+            }
+        }
+        while let Ok(bytes) = self.output.try_recv() {
+            self.parser.process(&bytes);
+        }
+    }
+
+    fn screen_text(&self) -> String {
+        self.parser.screen().contents()
+    }
+
+    /// Polls the screen until `ready` holds; panics with the screen after [`TIMEOUT`].
+    fn wait_for(&mut self, what: &str, ready: impl Fn(&vt100::Screen) -> bool) {
+        let deadline = Instant::now() + TIMEOUT;
+        while !ready(self.parser.screen()) {
+            if Instant::now() > deadline || self.closed {
+                let status = self.child.try_wait().ok().flatten();
+                panic!("timed out waiting for {what} (exited: {status:?}); screen:\n{}", self.screen_text());
+            }
+            self.pump(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for the process to exit, reading its last output; the exit code.
+    fn wait_exit(&mut self) -> u32 {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                while !self.closed && Instant::now() < deadline {
+                    self.pump(Duration::from_millis(50));
+                }
+                return status.exit_code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the TUI did not exit; screen:\n{}", self.screen_text());
+            }
+            self.pump(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        // A failed assertion must not leave the binary running.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+    }
+}
+
+/// The text of the results column whose title contains `title` (e.g. "1 BM25"), read between
+/// its box's left edge and the next box's, from the title row down.
+fn column(screen: &vt100::Screen, title: &str) -> String {
+    let rows: Vec<String> = screen.rows(0, COLS).collect();
+    let (top, line) = rows
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.contains(title))
+        .unwrap_or_else(|| panic!("no column titled {title:?}; screen:\n{}", screen.contents()));
+    let corners: Vec<usize> = line.chars().enumerate().filter(|(_, c)| *c == '╭').map(|(i, _)| i).collect();
+    let at = line[..line.find(title).unwrap()].chars().count();
+    let left = *corners.iter().rev().find(|&&c| c <= at).unwrap();
+    let right = corners.iter().copied().find(|&c| c > at).unwrap_or(COLS as usize);
+    screen
+        .rows(left as u16, (right - left) as u16)
+        .skip(top)
+        .take_while(|r| !r.starts_with('╰'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first ranked row of a column (`›1 …` or ` 1 …` after the border).
+fn first_hit(column: &str) -> Option<String> {
+    column.lines().find_map(|l| {
+        let body = l.trim_start_matches('│').trim_start_matches('›').trim_start();
+        body.starts_with("1 ").then(|| body.to_string())
+    })
+}
+
+fn paste(tui: &mut Tui, text: &str) {
+    tui.send(&format!("\x1b[200~{text}\x1b[201~"));
+}
+
+/// Checks, after exit, that the TUI gave the terminal back as it found it.
+fn assert_terminal_restored(tui: &Tui) {
+    let screen = tui.parser.screen();
+    assert!(!screen.alternate_screen(), "still on the alternate screen");
+    assert!(!screen.bracketed_paste(), "bracketed paste left on");
+    assert_eq!(screen.mouse_protocol_mode(), vt100::MouseProtocolMode::None, "mouse capture left on");
+    assert!(!screen.hide_cursor(), "cursor left hidden");
+}
+
+fn assert_pasted_issue_shown(screen: &vt100::Screen) {
+    let text = screen.contents();
+    for line in ISSUE.lines() {
+        assert!(text.lines().any(|l| l.contains(line)), "pasted line {line:?} not on its own row:\n{text}");
+    }
+}
+
+#[test]
+fn bm25_search_works_without_a_model_and_quitting_restores_the_terminal() {
+    let repo = common::fixture_repo();
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = Tui::spawn(repo.path(), home.path(), &home.path().join("no-such-model"));
+
+    // Without a model the dense column says why; BM25 is ready by then.
+    tui.wait_for("the dense column to report the missing model", |s| {
+        s.contents().contains("Dense index unavailable") && s.contents().contains("no-such-model")
+    });
+    paste(&mut tui, ISSUE);
+    tui.wait_for("the pasted issue", |s| s.contents().contains("after the VAT"));
+    assert_pasted_issue_shown(tui.parser.screen());
+    tui.send("\x13"); // Ctrl-S
+    tui.wait_for("BM25 hits", |s| first_hit(&column(s, "1 BM25")).is_some());
+    let bm25 = column(tui.parser.screen(), "1 BM25");
+    let top = first_hit(&bm25).unwrap();
+    assert!(top.contains("total_price"), "expected Cart.total_price first, got {top:?}:\n{bm25}");
+    let dense = column(tui.parser.screen(), "2 CoRet");
+    assert!(first_hit(&dense).is_none(), "dense hits without a model:\n{dense}");
+    // The selected hit's source is previewed, and its callees come from the call graph.
+    tui.wait_for("the preview of the top hit", |s| {
+        s.contents().contains("shop/cart.py:16-18") && s.contents().contains("def total_price(self):")
+    });
+    tui.wait_for("the call graph of the top hit", |s| {
+        s.contents().contains("Call graph · Cart.total_price") && s.contents().contains("apply_discount")
+    });
+
+    tui.send("\x11"); // Ctrl-Q
+    assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
+    assert_terminal_restored(&tui);
+    let history = std::fs::read_to_string(home.path().join("data/history.jsonl")).unwrap();
+    assert!(history.contains("Cart total price is wrong"), "query not in the history: {history}");
+}
+
+#[test]
+fn both_columns_rank_with_a_tiny_model_and_ctrl_c_quits() {
+    let repo = common::fixture_repo();
+    let home = tempfile::tempdir().unwrap();
+    let model = home.path().join("tiny-model");
+    coret::model::testutil::write_tiny_bert(&model, &["cart", "total", "price", "discount"]);
+    let mut tui = Tui::spawn(repo.path(), home.path(), &model);
+
+    tui.wait_for("the issue editor", |s| s.contents().contains("Paste or type an issue"));
+    paste(&mut tui, ISSUE);
+    tui.wait_for("the pasted issue", |s| s.contents().contains("after the VAT"));
+    assert_pasted_issue_shown(tui.parser.screen());
+    // Searching before the dense index is ready is allowed; the dense column fills in later.
+    tui.send("\x13"); // Ctrl-S
+    tui.wait_for("hits in both columns", |s| {
+        first_hit(&column(s, "1 BM25")).is_some() && first_hit(&column(s, "2 CoRet")).is_some()
+    });
+    let bm25 = column(tui.parser.screen(), "1 BM25");
+    let top = first_hit(&bm25).unwrap();
+    assert!(top.contains("total_price"), "expected Cart.total_price first, got {top:?}:\n{bm25}");
+    // A random tiny model ranks arbitrarily; what matters is that the column works.
+    let dense = column(tui.parser.screen(), "2 CoRet");
+    assert!(!dense.contains("unavailable"), "dense failed with the tiny model:\n{dense}");
+
+    tui.send("\x03"); // Ctrl-C: a key in raw mode, not a signal
+    assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
+    assert_terminal_restored(&tui);
+}
