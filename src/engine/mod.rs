@@ -5,26 +5,28 @@
 //! edited, added or deleted file updates only its own documents. The manifest is written last
 //! and atomically, so an interrupted run leaves the previous consistent cache (or none).
 
-use crate::cache::{self, CacheMiss};
+mod bm25_sync;
+mod manifest;
+
+use crate::cache;
 use crate::callgraph::CallGraph;
 use crate::chunk::{chunk_file, Chunk, FileSyntax};
 use crate::error::{Error, Result};
 use crate::index::bm25::{self, Bm25Index, FieldBoosts};
 use crate::progress::{Phase, Progress};
-use crate::repo::source::{decode_source, SkipCounts, DEFAULT_MAX_FILE_SIZE};
-use crate::repo::walk::{walk_python, FoundFile};
+use crate::repo::source::{SkipCounts, DEFAULT_MAX_FILE_SIZE};
+use crate::repo::walk::walk_python;
 use crate::search::Hit;
+use bm25_sync::{build_bm25_in_memory, sync_bm25_on_disk};
+use manifest::{
+    load_manifest, manifest_id, read_and_parse, same_files, CachedFile, Manifest, OldManifest, MANIFEST_FILE,
+    MANIFEST_VERSION,
+};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
-
-/// Bump when the manifest layout or chunking output changes: older caches are rebuilt.
-const MANIFEST_VERSION: u32 = 1;
-const MANIFEST_FILE: &str = "manifest.bin";
-const BM25_DIR: &str = "bm25";
 
 #[derive(Clone, Debug)]
 pub struct IndexOptions {
@@ -67,37 +69,6 @@ pub struct IndexStats {
     pub parsed: usize,
     pub cache: CacheState,
     pub seconds: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct CachedFile {
-    path: String,
-    size: u64,
-    mtime_ns: u64,
-    hash: [u8; 32],
-    syntax: FileSyntax,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Manifest {
-    id: String,
-    files: Vec<CachedFile>,
-}
-
-/// What is kept of the previous manifest once its files are handed over for reuse.
-struct OldManifest {
-    id: String,
-    /// (path, content hash, size, mtime) in path order.
-    files: Vec<(String, [u8; 32], u64, u64)>,
-}
-
-impl OldManifest {
-    fn of(m: &Manifest) -> Self {
-        OldManifest {
-            id: m.id.clone(),
-            files: m.files.iter().map(|f| (f.path.clone(), f.hash, f.size, f.mtime_ns)).collect(),
-        }
-    }
 }
 
 /// Parsed files by blake3 of (path, content); see [`RepoIndex::from_texts`].
@@ -264,179 +235,11 @@ fn validate_root(root: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(root).map_err(|e| Error::Usage(format!("{}: {}", root.display(), e)))
 }
 
-fn check_cancel(progress: &dyn Progress) -> Result<()> {
+pub(crate) fn check_cancel(progress: &dyn Progress) -> Result<()> {
     if progress.cancelled() {
         Err(Error::Cancelled)
     } else {
         Ok(())
-    }
-}
-
-fn load_manifest(dir: &Path, notes: &mut Vec<String>) -> Option<Manifest> {
-    match cache::read_framed::<Manifest>(&dir.join(MANIFEST_FILE), MANIFEST_VERSION) {
-        Ok(m) => Some(m),
-        Err(CacheMiss::Absent) => None,
-        Err(miss) => {
-            notes.push(format!("cache {}: {miss}; rebuilding", dir.display()));
-            // Nothing in a directory whose manifest we cannot trust is trusted either.
-            let _ = std::fs::remove_dir_all(dir);
-            None
-        }
-    }
-}
-
-/// Reuses cached syntax for files whose size and mtime (or, failing that, content hash) are
-/// unchanged; reads and chunks the rest in parallel. Returns the files, sorted by path, and how
-/// many were parsed.
-fn read_and_parse(
-    found: &[FoundFile],
-    old_files: Vec<CachedFile>,
-    max_file_size: u64,
-    skipped: &mut SkipCounts,
-    notes: &mut Vec<String>,
-    progress: &dyn Progress,
-) -> Result<(Vec<CachedFile>, usize)> {
-    let mut old_by_path: HashMap<String, CachedFile> =
-        old_files.into_iter().map(|f| (f.path.clone(), f)).collect();
-    let mut files = Vec::with_capacity(found.len());
-    let mut pending = Vec::new();
-    for f in found {
-        let mtime_ns = f.mtime_ns as u64;
-        let unchanged = old_by_path
-            .get(&f.path)
-            .is_some_and(|c| c.size == f.size && c.mtime_ns == mtime_ns && mtime_ns != 0);
-        match old_by_path.remove(&f.path) {
-            Some(c) if unchanged => files.push(c),
-            Some(c) => pending.push((f, Some(c))),
-            None => pending.push((f, None)),
-        }
-    }
-    let total = pending.len();
-    let done = AtomicUsize::new(0);
-    progress.report(Phase::Parse, 0, total);
-    let results: Vec<(Result<CachedFile, String>, bool)> = pending
-        .into_par_iter()
-        .map(|(f, cached)| {
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if n.is_multiple_of(64) || n == total {
-                progress.report(Phase::Parse, n, total);
-            }
-            if progress.cancelled() {
-                return (Err(String::new()), false);
-            }
-            let bytes = match std::fs::read(&f.abs) {
-                Ok(b) => b,
-                Err(e) => return (Err(format!("{}: unreadable ({e})", f.path)), false),
-            };
-            let mtime_ns = f.mtime_ns as u64;
-            let hash = *blake3::hash(&bytes).as_bytes();
-            if let Some(c) = cached.filter(|c| c.hash == hash) {
-                return (Ok(CachedFile { size: f.size, mtime_ns, ..c }), false);
-            }
-            match decode_source(bytes, max_file_size) {
-                Ok(text) => {
-                    let syntax = chunk_file(&f.path, &text);
-                    (Ok(CachedFile { path: f.path.clone(), size: f.size, mtime_ns, hash, syntax }), true)
-                }
-                Err(r) => (Err(format!("{}: skipped ({r:?})", f.path)), false),
-            }
-        })
-        .collect();
-    check_cancel(progress)?;
-    let mut parsed = 0;
-    for (r, was_parsed) in results {
-        parsed += usize::from(was_parsed);
-        match r {
-            Ok(f) => files.push(f),
-            Err(note) => {
-                skipped.add(skip_reason_of(&note));
-                notes.push(note);
-            }
-        }
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok((files, parsed))
-}
-
-fn skip_reason_of(note: &str) -> crate::repo::source::SkipReason {
-    use crate::repo::source::SkipReason::*;
-    if note.ends_with("(Binary)") {
-        Binary
-    } else if note.ends_with("(NotUtf8)") {
-        NotUtf8
-    } else if note.ends_with("(TooLarge)") {
-        TooLarge
-    } else {
-        Unreadable
-    }
-}
-
-/// A manifest's id names its content: the same files with the same bytes give the same id.
-fn manifest_id(files: &[CachedFile]) -> String {
-    let mut h = blake3::Hasher::new();
-    h.update(&MANIFEST_VERSION.to_le_bytes());
-    for f in files {
-        h.update(f.path.as_bytes());
-        h.update(&[0]);
-        h.update(&f.hash);
-    }
-    h.finalize().to_hex()[..32].to_string()
-}
-
-fn same_files(a: &OldManifest, b: &Manifest) -> bool {
-    a.id == b.id
-        && a.files.len() == b.files.len()
-        && a.files.iter().zip(&b.files).all(|(x, y)| x.2 == y.size && x.3 == y.mtime_ns)
-}
-
-fn build_bm25_in_memory(files: &[CachedFile]) -> Result<Bm25Index> {
-    let mut idx = Bm25Index::in_memory()?;
-    idx.update([], files.iter().flat_map(|f| f.syntax.chunks.iter().enumerate()), "memory")?;
-    Ok(idx)
-}
-
-/// Brings the on-disk BM25 index in line with `new`: incremental when it belongs to `old`,
-/// rebuilt otherwise. Falls back to memory if the directory cannot be used (e.g. another
-/// process holds the writer lock).
-fn sync_bm25_on_disk(
-    entry: &Path,
-    old: Option<&OldManifest>,
-    new: &Manifest,
-    notes: &mut Vec<String>,
-) -> Result<(Bm25Index, CacheState)> {
-    let dir = entry.join(BM25_DIR);
-    let attempt = || -> Result<(Bm25Index, CacheState)> {
-        let mut idx = Bm25Index::open_or_create(&dir)?;
-        let tag = idx.commit_tag();
-        match old.filter(|o| tag.as_deref() == Some(o.id.as_str())) {
-            Some(o) if o.id == new.id => Ok((idx, CacheState::Warm)),
-            Some(o) => {
-                let old_hash: HashMap<&str, &[u8; 32]> =
-                    o.files.iter().map(|f| (f.0.as_str(), &f.1)).collect();
-                let new_paths: std::collections::HashSet<&str> =
-                    new.files.iter().map(|f| f.path.as_str()).collect();
-                let changed: Vec<&CachedFile> =
-                    new.files.iter().filter(|f| old_hash.get(f.path.as_str()) != Some(&&f.hash)).collect();
-                let removed = o.files.iter().map(|f| f.0.as_str()).filter(|p| !new_paths.contains(p));
-                let remove: Vec<&str> = removed.chain(changed.iter().map(|f| f.path.as_str())).collect();
-                idx.update(remove, changed.iter().flat_map(|f| f.syntax.chunks.iter().enumerate()), &new.id)?;
-                Ok((idx, CacheState::Updated))
-            }
-            None => {
-                drop(idx);
-                let _ = std::fs::remove_dir_all(&dir);
-                let mut idx = Bm25Index::open_or_create(&dir)?;
-                idx.update([], new.files.iter().flat_map(|f| f.syntax.chunks.iter().enumerate()), &new.id)?;
-                Ok((idx, CacheState::Cold))
-            }
-        }
-    };
-    match attempt() {
-        Ok(r) => Ok(r),
-        Err(e) => {
-            notes.push(format!("bm25 cache {}: {e}; using an in-memory index", dir.display()));
-            Ok((build_bm25_in_memory(&new.files)?, CacheState::Cold))
-        }
     }
 }
 

@@ -1,0 +1,167 @@
+//! The cache manifest: every file's size, mtime, content hash and parsed syntax, so that an
+//! unchanged file is never read again.
+
+use super::check_cancel;
+use crate::cache::{self, CacheMiss};
+use crate::chunk::{chunk_file, FileSyntax};
+use crate::error::Result;
+use crate::progress::{Phase, Progress};
+use crate::repo::source::{decode_source, SkipCounts};
+use crate::repo::walk::FoundFile;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Bump when the manifest layout or chunking output changes: older caches are rebuilt.
+pub(super) const MANIFEST_VERSION: u32 = 1;
+pub(super) const MANIFEST_FILE: &str = "manifest.bin";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct CachedFile {
+    pub(super) path: String,
+    pub(super) size: u64,
+    pub(super) mtime_ns: u64,
+    pub(super) hash: [u8; 32],
+    pub(super) syntax: FileSyntax,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Manifest {
+    pub(super) id: String,
+    pub(super) files: Vec<CachedFile>,
+}
+
+/// What is kept of the previous manifest once its files are handed over for reuse.
+pub(super) struct OldManifest {
+    pub(super) id: String,
+    /// (path, content hash, size, mtime) in path order.
+    pub(super) files: Vec<(String, [u8; 32], u64, u64)>,
+}
+
+impl OldManifest {
+    pub(super) fn of(m: &Manifest) -> Self {
+        OldManifest {
+            id: m.id.clone(),
+            files: m.files.iter().map(|f| (f.path.clone(), f.hash, f.size, f.mtime_ns)).collect(),
+        }
+    }
+}
+
+pub(super) fn load_manifest(dir: &Path, notes: &mut Vec<String>) -> Option<Manifest> {
+    match cache::read_framed::<Manifest>(&dir.join(MANIFEST_FILE), MANIFEST_VERSION) {
+        Ok(m) => Some(m),
+        Err(CacheMiss::Absent) => None,
+        Err(miss) => {
+            notes.push(format!("cache {}: {miss}; rebuilding", dir.display()));
+            // Nothing in a directory whose manifest we cannot trust is trusted either.
+            let _ = std::fs::remove_dir_all(dir);
+            None
+        }
+    }
+}
+
+/// Reuses cached syntax for files whose size and mtime (or, failing that, content hash) are
+/// unchanged; reads and chunks the rest in parallel. Returns the files, sorted by path, and how
+/// many were parsed.
+pub(super) fn read_and_parse(
+    found: &[FoundFile],
+    old_files: Vec<CachedFile>,
+    max_file_size: u64,
+    skipped: &mut SkipCounts,
+    notes: &mut Vec<String>,
+    progress: &dyn Progress,
+) -> Result<(Vec<CachedFile>, usize)> {
+    let mut old_by_path: HashMap<String, CachedFile> =
+        old_files.into_iter().map(|f| (f.path.clone(), f)).collect();
+    let mut files = Vec::with_capacity(found.len());
+    let mut pending = Vec::new();
+    for f in found {
+        let mtime_ns = f.mtime_ns as u64;
+        let unchanged = old_by_path
+            .get(&f.path)
+            .is_some_and(|c| c.size == f.size && c.mtime_ns == mtime_ns && mtime_ns != 0);
+        match old_by_path.remove(&f.path) {
+            Some(c) if unchanged => files.push(c),
+            Some(c) => pending.push((f, Some(c))),
+            None => pending.push((f, None)),
+        }
+    }
+    let total = pending.len();
+    let done = AtomicUsize::new(0);
+    progress.report(Phase::Parse, 0, total);
+    let results: Vec<(Result<CachedFile, String>, bool)> = pending
+        .into_par_iter()
+        .map(|(f, cached)| {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if n.is_multiple_of(64) || n == total {
+                progress.report(Phase::Parse, n, total);
+            }
+            if progress.cancelled() {
+                return (Err(String::new()), false);
+            }
+            let bytes = match std::fs::read(&f.abs) {
+                Ok(b) => b,
+                Err(e) => return (Err(format!("{}: unreadable ({e})", f.path)), false),
+            };
+            let mtime_ns = f.mtime_ns as u64;
+            let hash = *blake3::hash(&bytes).as_bytes();
+            if let Some(c) = cached.filter(|c| c.hash == hash) {
+                return (Ok(CachedFile { size: f.size, mtime_ns, ..c }), false);
+            }
+            match decode_source(bytes, max_file_size) {
+                Ok(text) => {
+                    let syntax = chunk_file(&f.path, &text);
+                    (Ok(CachedFile { path: f.path.clone(), size: f.size, mtime_ns, hash, syntax }), true)
+                }
+                Err(r) => (Err(format!("{}: skipped ({r:?})", f.path)), false),
+            }
+        })
+        .collect();
+    check_cancel(progress)?;
+    let mut parsed = 0;
+    for (r, was_parsed) in results {
+        parsed += usize::from(was_parsed);
+        match r {
+            Ok(f) => files.push(f),
+            Err(note) => {
+                skipped.add(skip_reason_of(&note));
+                notes.push(note);
+            }
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok((files, parsed))
+}
+
+pub(super) fn skip_reason_of(note: &str) -> crate::repo::source::SkipReason {
+    use crate::repo::source::SkipReason::*;
+    if note.ends_with("(Binary)") {
+        Binary
+    } else if note.ends_with("(NotUtf8)") {
+        NotUtf8
+    } else if note.ends_with("(TooLarge)") {
+        TooLarge
+    } else {
+        Unreadable
+    }
+}
+
+/// A manifest's id names its content: the same files with the same bytes give the same id.
+pub(super) fn manifest_id(files: &[CachedFile]) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(&MANIFEST_VERSION.to_le_bytes());
+    for f in files {
+        h.update(f.path.as_bytes());
+        h.update(&[0]);
+        h.update(&f.hash);
+    }
+    h.finalize().to_hex()[..32].to_string()
+}
+
+pub(super) fn same_files(a: &OldManifest, b: &Manifest) -> bool {
+    a.id == b.id
+        && a.files.len() == b.files.len()
+        && a.files.iter().zip(&b.files).all(|(x, y)| x.2 == y.size && x.3 == y.mtime_ns)
+}
