@@ -108,6 +108,10 @@ pub struct Args {
     #[arg(long, default_value_t = 0.0, value_name = "VOTES")]
     pub path_boost: f32,
 
+    /// Eval: treat module-level chunks as absent (out of rankings and gold), as in the paper.
+    #[arg(long)]
+    pub no_module_chunks: bool,
+
     /// Eval: leave test files out of the index.
     #[arg(long)]
     pub exclude_tests: bool,

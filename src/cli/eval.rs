@@ -47,6 +47,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         fusion: super::model::fusion_params(args),
         use_hints: args.use_hints,
         exclude_tests: args.exclude_tests,
+        no_module_chunks: args.no_module_chunks,
         dense,
     };
     let mut per_instance = match &args.out {

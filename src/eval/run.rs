@@ -42,6 +42,9 @@ pub struct EvalConfig {
     pub use_hints: bool,
     /// Leave test files out of the index (gold is never in them).
     pub exclude_tests: bool,
+    /// Treat module-level chunks as absent: out of the rankings and out of the gold. The
+    /// paper's chunking has no module chunks, so this is the setting comparable with it.
+    pub no_module_chunks: bool,
     pub dense: Option<DenseEval>,
 }
 
@@ -213,6 +216,7 @@ fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> R
             let i = index.files.binary_search_by(|f| f.path.as_str().cmp(&g.path)).ok()?;
             Some(index.files[i].first as usize + g.index)
         })
+        .filter(|&id| !(cfg.no_module_chunks && is_module(&index, id)))
         .collect();
     let mut result = InstanceResult {
         instance_id: inst.instance_id.clone(),
@@ -235,7 +239,11 @@ fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> R
         _ => inst.problem_statement.clone(),
     };
     for (name, ranking) in rankings(&index, &query, cfg, st)? {
-        let ids: Vec<usize> = ranking.iter().map(|h| h.chunk as usize).collect();
+        let ids: Vec<usize> = ranking
+            .iter()
+            .map(|h| h.chunk as usize)
+            .filter(|&id| !(cfg.no_module_chunks && is_module(&index, id)))
+            .collect();
         let path_of = |id: usize| index.chunks[id].path.as_str();
         if let Some(m) = evaluate(&ids, &gold_ids, &gold.files, path_of, &cfg.ks) {
             result.ranks.insert(name, m.gold_ranks.clone());
@@ -280,6 +288,10 @@ fn rankings(
         out.push((r.as_str(), list));
     }
     Ok(out)
+}
+
+fn is_module(index: &RepoIndex, id: usize) -> bool {
+    index.chunks[id].kind == crate::chunk::ChunkKind::Module
 }
 
 fn gold_out(index: &RepoIndex, id: usize) -> GoldOut {
