@@ -24,7 +24,7 @@ pub use trainer::{train, LogEvent, Resume, TrainConfig, TrainSummary};
 pub use validate::{ValResult, ValSet};
 pub use weights::TrainModel;
 
-#[cfg(test)]
-mod testfix;
+#[doc(hidden)]
+pub mod testfix;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
-//! Test fixtures: a tiny random BERT and a small git repository with instances whose
-//! patches come from real `git diff`s.
+//! Test fixtures (unit and CLI tests): a tiny random BERT and a small git repository with
+//! instances whose patches come from real `git diff`s.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -7,6 +7,7 @@ use std::process::Command;
 use crate::eval::instances::Instance;
 use crate::model::testutil::write_tiny_bert;
 
+#[doc(hidden)]
 pub struct Fixture {
     pub tmp: tempfile::TempDir,
     pub repos: PathBuf,
@@ -55,6 +56,8 @@ const FIXES: &[(&str, &str, &str, &str)] = &[
     ("pkg/config.py", "    return value", "    return value or path", "save config returns"),
 ];
 
+/// Writes the fixture; panics on failure (tests only).
+#[doc(hidden)]
 pub fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
     let model = tmp.path().join("model");
