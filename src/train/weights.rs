@@ -66,7 +66,7 @@ impl TrainModel {
         config.vocab_size = old_vocab.max(tokenizer.get_vocab_size(true));
         config_json["vocab_size"] = Value::from(config.vocab_size);
         let tokenizer_json =
-            tokenizer.to_string(true).map_err(|e| Error::context(tok_path.display().to_string(), e))?;
+            tokenizer.to_string(false).map_err(|e| Error::context(tok_path.display().to_string(), e))?;
         let input_tokenizer =
             InputTokenizer::new(tokenizer, config.pad_token_id as u32, "training tokenizer")?;
 
@@ -136,6 +136,12 @@ pub fn save_tensors(tensors: &HashMap<String, Tensor>, path: &Path) -> Result<()
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     candle_core::safetensors::save(tensors, &tmp).map_err(tensor_err(&path.display().to_string()))?;
+    #[cfg(unix)]
+    {
+        // The safetensors writer creates a private file; a model is meant to be shared.
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644));
+    }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, e)
