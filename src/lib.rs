@@ -16,6 +16,7 @@ pub mod repo;
 pub mod search;
 pub mod searcher;
 pub mod semantic;
+pub mod train;
 pub mod tui;
 
 pub use chunk::{Chunk, ChunkKind};

@@ -32,7 +32,7 @@ impl Default for DenseOptions {
 
 impl DenseOptions {
     /// A tag for cache keys: everything here that changes an embedding.
-    fn tag(&self) -> String {
+    pub fn tag(&self) -> String {
         format!("cg{}n{}p{}", u8::from(self.use_callgraph), self.max_neighbours, u8::from(self.use_path))
     }
 }
@@ -44,23 +44,18 @@ pub fn without_path(text: &str) -> &str {
 
 /// The encoder input of every chunk, in chunk order.
 pub fn encoder_inputs(chunks: &[Chunk], graph: &CallGraph, opts: &DenseOptions) -> Vec<EncoderInput> {
+    (0..chunks.len()).map(|i| encoder_input(chunks, graph, opts, i)).collect()
+}
+
+/// The encoder input of chunk `i`: its text and its first downstream neighbours' texts.
+pub fn encoder_input(chunks: &[Chunk], graph: &CallGraph, opts: &DenseOptions, i: usize) -> EncoderInput {
     let text = |c: &Chunk| if opts.use_path { c.text.clone() } else { without_path(&c.text).to_string() };
-    chunks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let neighbours = if opts.use_callgraph {
-                graph.callees[i]
-                    .iter()
-                    .take(opts.max_neighbours)
-                    .map(|&n| text(&chunks[n as usize]))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            EncoderInput { chunk: text(c), neighbours }
-        })
-        .collect()
+    let neighbours = if opts.use_callgraph {
+        graph.callees[i].iter().take(opts.max_neighbours).map(|&n| text(&chunks[n as usize])).collect()
+    } else {
+        Vec::new()
+    };
+    EncoderInput { chunk: text(&chunks[i]), neighbours }
 }
 
 /// How many inputs are embedded between two appends to the vector log: the work an

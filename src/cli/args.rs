@@ -140,6 +140,90 @@ pub struct Args {
     #[arg(long, hide = true)]
     pub fetch_model: bool,
 
+    /// Train: fine-tune the encoder with the CoRet loss on instances (.jsonl[.gz]) or a prepared shard.
+    #[arg(long, hide = true, value_name = "INSTANCES")]
+    pub train: Option<PathBuf>,
+
+    /// Train: where the fine-tuned model, checkpoint/ and train-log.jsonl go.
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+
+    /// Train: validation instances (.jsonl[.gz]) or a shard prepared from them.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub val: Option<PathBuf>,
+
+    /// Train: model to start from [default: --model, else all-MiniLM-L6-v2].
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub init: Option<PathBuf>,
+
+    /// Train: write the prepared examples to FILE (a shard) and exit.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub prepare_shard: Option<PathBuf>,
+
+    /// Train: only instances of these repositories (owner/name, comma list).
+    #[arg(long, hide = true, value_name = "REPO,REPO")]
+    pub train_repos: Option<String>,
+
+    /// Train: passes over the training examples.
+    #[arg(long, hide = true, default_value_t = 1, value_name = "N")]
+    pub epochs: usize,
+
+    /// Train: stop after N updates (the learning-rate schedule spans them).
+    #[arg(long, hide = true, value_name = "N")]
+    pub max_steps: Option<usize>,
+
+    /// Train: random negatives per instance, from the same snapshot.
+    #[arg(long, hide = true, default_value_t = 1024, value_name = "N")]
+    pub negatives: usize,
+
+    /// Train: peak learning rate (AdamW, linear warm-up, cosine decay).
+    #[arg(long, hide = true, default_value_t = 2e-5, value_name = "X")]
+    pub lr: f64,
+
+    /// Train: warm-up updates [default: a tenth of the run].
+    #[arg(long, hide = true, value_name = "N")]
+    pub warmup: Option<usize>,
+
+    /// Train: AdamW weight decay.
+    #[arg(long, hide = true, default_value_t = 0.01, value_name = "X")]
+    pub weight_decay: f64,
+
+    /// Train: clip the global gradient norm to X (0: off).
+    #[arg(long, hide = true, default_value_t = 1.0, value_name = "X")]
+    pub clip_norm: f64,
+
+    /// Train: instances per micro-batch.
+    #[arg(long, hide = true, default_value_t = 8, value_name = "N")]
+    pub batch: usize,
+
+    /// Train: micro-batches per update (effective batch = batch x accum).
+    #[arg(long, hide = true, default_value_t = 1, value_name = "N")]
+    pub accum: usize,
+
+    /// Train: softmax temperature of the CoRet loss.
+    #[arg(long, hide = true, default_value_t = 0.05, value_name = "T")]
+    pub temperature: f64,
+
+    /// Train: most sequences per differentiable forward pass; more are embedded in slices.
+    #[arg(long, hide = true, default_value_t = 64, value_name = "N")]
+    pub grad_slice: usize,
+
+    /// Train: seed of data order and negative sampling.
+    #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
+    pub seed: u64,
+
+    /// Train: validate (and checkpoint) every K updates [default: each epoch].
+    #[arg(long, hide = true, value_name = "K")]
+    pub val_every: Option<usize>,
+
+    /// Train: validation proxy, gold ranked among N random chunks of its snapshot; 0 ranks whole snapshots (slow on CPU).
+    #[arg(long, hide = true, default_value_t = 200, value_name = "N")]
+    pub val_candidates: usize,
+
+    /// Train: continue from OUTPUT/checkpoint.
+    #[arg(long, hide = true)]
+    pub resume: bool,
+
     /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm).
     #[arg(long, hide = true, value_name = "WHAT")]
     pub bench: Option<String>,

@@ -8,6 +8,7 @@ mod eval;
 mod model;
 mod progress;
 mod query;
+mod train;
 mod tui;
 
 use args::Args;
@@ -41,6 +42,9 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
         let dir = coret::model::resolve_model_dir(args.model.as_deref())?;
         println!("{}", dir.display());
         return Ok(());
+    }
+    if args.train.is_some() {
+        return train::run(&args);
     }
     if args.eval.is_some() {
         return eval::run(&args);

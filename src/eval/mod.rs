@@ -6,3 +6,4 @@ pub mod instances;
 pub mod metrics;
 pub mod patch;
 pub mod run;
+pub mod snapshot;

@@ -2,22 +2,20 @@
 //! derive the gold from the patch, rank with each retriever, score. Failures are recorded per
 //! instance and the run goes on.
 
-use super::gold::{gold_chunks, FileChunks};
 use super::instances::Instance;
 use super::metrics::{evaluate, Aggregate, Metrics, Summary};
-use super::patch::parse_patch;
+use super::snapshot::{index_instance, instance_query, InstanceSnapshot};
 use crate::engine::{RepoIndex, SyntaxCache};
 use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
 use crate::model::Encoder;
 use crate::progress::{NoProgress, Progress};
-use crate::repo::git::{find_repo, read_snapshot};
-use crate::repo::source::{decode_source, is_python_path, is_test_path};
+use crate::repo::git::find_repo;
 use crate::search::{FusionParams, Hit, Retriever};
 use crate::searcher::hybrid;
 use crate::semantic::{DenseOptions, DenseSearcher};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -190,34 +188,11 @@ impl RepoState {
 }
 
 fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> Result<InstanceResult> {
-    let fail = |m: String| Error::context(&inst.instance_id, m);
-    let git_dir = st.git_dir.clone().map_err(fail)?;
-    let patch =
-        parse_patch(&inst.patch).map_err(|e| fail(format!("patch line {}: {}", e.line, e.message)))?;
-    let wanted = |p: &str| is_python_path(p) && !(cfg.exclude_tests && is_test_path(p));
-    let snapshot = read_snapshot(&git_dir, &inst.base_commit, wanted).map_err(|e| fail(e.to_string()))?;
-    let texts: Vec<(String, String)> = snapshot
-        .files
-        .into_iter()
-        .filter_map(|(p, bytes)| decode_source(bytes, cfg.max_file_size).ok().map(|t| (p, t)))
-        .collect();
-    let root = PathBuf::from(format!("{}@{}", inst.repo, inst.base_commit));
-    let index = RepoIndex::from_texts(root, &texts, &mut st.syntax)?;
-    let sources: HashMap<&str, &str> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let gold = gold_chunks(&patch, |path| {
-        let chunks = index.file_chunks(path)?;
-        let source = sources.get(path)?;
-        Some(FileChunks { chunks, source })
-    });
-    let gold_ids: Vec<usize> = gold
-        .chunks
-        .iter()
-        .filter_map(|g| {
-            let i = index.files.binary_search_by(|f| f.path.as_str().cmp(&g.path)).ok()?;
-            Some(index.files[i].first as usize + g.index)
-        })
-        .filter(|&id| !(cfg.no_module_chunks && is_module(&index, id)))
-        .collect();
+    let git_dir = st.git_dir.clone().map_err(|m| Error::context(&inst.instance_id, m))?;
+    let InstanceSnapshot { index, gold, gold_ids } =
+        index_instance(inst, &git_dir, cfg.max_file_size, cfg.exclude_tests, &mut st.syntax)?;
+    let gold_ids: Vec<usize> =
+        gold_ids.into_iter().filter(|&id| !(cfg.no_module_chunks && is_module(&index, id))).collect();
     let mut result = InstanceResult {
         instance_id: inst.instance_id.clone(),
         repo: inst.repo.clone(),
@@ -234,10 +209,7 @@ fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> R
         result.status = "no_gold";
         return Ok(result);
     }
-    let query = match (&inst.hints_text, cfg.use_hints) {
-        (Some(h), true) if !h.trim().is_empty() => format!("{}\n{}", inst.problem_statement, h),
-        _ => inst.problem_statement.clone(),
-    };
+    let query = instance_query(inst, cfg.use_hints);
     for (name, ranking) in rankings(&index, &query, cfg, st)? {
         let ids: Vec<usize> = ranking
             .iter()

@@ -1,0 +1,217 @@
+//! `--train INSTANCES|SHARD --output DIR`: the hidden training mode. Prepares examples with
+//! the eval's code (or reads a shard), trains, validates, checkpoints; `--prepare-shard FILE`
+//! only prepares.
+
+use std::path::Path;
+
+use super::args::Args;
+use super::progress::BarProgress;
+use coret::eval::instances::{parse_id_list, read_instances, select, Instance};
+use coret::model::{resolve_model_dir, select_device, DeviceChoice, EncoderOptions};
+use coret::train::checkpoint;
+use coret::train::shard::{check_compatible, is_shard, tokenizer_digest};
+use coret::train::{
+    prepare_examples, read_shard, train, write_shard, Example, LogEvent, PrepareOptions, Resume, Shard,
+    ShardHeader, TrainConfig, TrainModel, ValSet,
+};
+use coret::Error;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let path = args.train.as_deref().ok_or_else(|| Error::Usage("--train needs a file".into()))?;
+    let choice: DeviceChoice = args.device.parse().map_err(|e| Error::Usage(format!("--device: {e}")))?;
+    let (device, device_name) = select_device(choice)?;
+    let (model, resume) = if args.resume {
+        let output =
+            args.output.as_deref().ok_or_else(|| Error::Usage("--resume needs --output DIR".into()))?;
+        let ck = checkpoint::load(output, &device)?;
+        eprintln!("resuming from {} at update {}", ck.dir.display(), ck.state.step);
+        (ck.model, Some(Resume { state: ck.state, optimizer: ck.optimizer }))
+    } else {
+        let dir = resolve_model_dir(args.init.as_deref().or(args.model.as_deref()))?;
+        eprintln!("initial model {}", dir.display());
+        (TrainModel::load(&dir, &device)?, None)
+    };
+    let progress = BarProgress::new();
+    let (examples, header) = load_examples(args, path, &model, args.negatives, &progress)?;
+    if let Some(out) = &args.prepare_shard {
+        let n = examples.len();
+        write_shard(out, &Shard { header, examples })?;
+        eprintln!("wrote {n} examples to {}", out.display());
+        return Ok(());
+    }
+    let output = args.output.clone().ok_or_else(|| Error::Usage("--train needs --output DIR".into()))?;
+    let val = match &args.val {
+        None => None,
+        Some(p) => Some(load_val(args, p, &model, &progress)?),
+    };
+    let cfg = TrainConfig {
+        output: output.clone(),
+        epochs: args.epochs.max(1),
+        max_steps: args.max_steps,
+        negatives: args.negatives,
+        lr: args.lr,
+        warmup: args.warmup,
+        weight_decay: args.weight_decay,
+        clip_norm: args.clip_norm,
+        batch: args.batch.max(1),
+        accum: args.accum.max(1),
+        temperature: args.temperature,
+        grad_slice: args.grad_slice.max(1),
+        seed: args.seed,
+        val_every: args.val_every,
+        ks: args.k.clone(),
+        encoder: EncoderOptions {
+            max_len: header.max_len,
+            batch_size: args.batch_size.max(1),
+            ..Default::default()
+        },
+    };
+    eprintln!("training {} examples on {device_name}; log in {}", examples.len(), output.display());
+    let summary =
+        train(&model, &examples, val.as_ref(), &cfg, resume, &progress, &mut |e| print_event(&progress, e));
+    progress.finish();
+    let summary = summary?;
+    let first = summary.losses.first().copied().unwrap_or(f64::NAN);
+    let last = summary.losses.last().copied().unwrap_or(f64::NAN);
+    eprintln!(
+        "done: {} updates, loss {first:.4} -> {last:.4}, {:.0}s; model in {}",
+        summary.steps,
+        summary.seconds,
+        output.display()
+    );
+    Ok(())
+}
+
+/// Training or validation examples from a shard or, through the eval's code, from instances.
+fn load_examples(
+    args: &Args,
+    path: &Path,
+    model: &TrainModel,
+    negatives: usize,
+    progress: &BarProgress,
+) -> anyhow::Result<(Vec<Example>, ShardHeader)> {
+    let keep_repo =
+        |repo: &str| args.train_repos.as_deref().is_none_or(|r| parse_id_list(r).iter().any(|x| x == repo));
+    if is_shard(path)? {
+        let shard = read_shard(path)?;
+        check_compatible(&shard.header, &model.tokenizer, args.max_len, path)?;
+        let ids = args.instances.as_deref().map(parse_id_list);
+        let mut examples: Vec<Example> = shard
+            .examples
+            .into_iter()
+            .filter(|e| keep_repo(&e.repo) && ids.as_ref().is_none_or(|ids| ids.contains(&e.instance_id)))
+            .collect();
+        examples.truncate(args.limit.unwrap_or(usize::MAX));
+        eprintln!("{}: {} examples", path.display(), examples.len());
+        return Ok((examples, shard.header));
+    }
+    let repos_dir = args
+        .repos
+        .clone()
+        .ok_or_else(|| Error::Usage("instances need --repos DIR (or pass a shard)".into()))?;
+    let (all, bad) = read_instances(path).map_err(|e| Error::Usage(e.to_string()))?;
+    for e in bad.iter().take(5) {
+        eprintln!("skipped {e}");
+    }
+    if bad.len() > 5 {
+        eprintln!("skipped {} more bad or duplicate lines", bad.len() - 5);
+    }
+    let all: Vec<Instance> = all.into_iter().filter(|i| keep_repo(&i.repo)).collect();
+    let ids = args.instances.as_deref().map(parse_id_list);
+    let mut chosen = select(all, ids.as_deref(), None).instances;
+    if let Some(n) = args.limit {
+        // The files are grouped by repository: sample rather than take the first N.
+        chosen.shuffle(&mut rand::rngs::StdRng::seed_from_u64(args.seed));
+        chosen.truncate(n);
+    }
+    let dense = super::model::dense_options(args);
+    let opts = PrepareOptions {
+        repos_dir,
+        max_file_size: args.max_file_size,
+        dense: dense.clone(),
+        negatives,
+        max_len: args.max_len,
+        query_max_len: args.query_max_len,
+        seed: args.seed,
+        use_hints: args.use_hints,
+    };
+    let started = std::time::Instant::now();
+    let (examples, report) = prepare_examples(&chosen, &model.tokenizer, &opts, progress)?;
+    progress.finish();
+    eprintln!(
+        "{}: {} instances -> {} examples in {:.0}s; skipped {} without gold, {} failed",
+        path.display(),
+        chosen.len(),
+        examples.len(),
+        started.elapsed().as_secs_f64(),
+        report.no_gold.len(),
+        report.failed.len(),
+    );
+    for (repo, n) in &report.missing_repos {
+        eprintln!("  skipped {n} instances of {repo}: repository not under {}", opts.repos_dir.display());
+    }
+    for (id, why) in report.failed.iter().take(10) {
+        eprintln!("  failed {id}: {why}");
+    }
+    let header = ShardHeader {
+        tokenizer: tokenizer_digest(&model.tokenizer),
+        max_len: args.max_len,
+        query_max_len: args.query_max_len,
+        inputs: dense.tag(),
+        negatives,
+        seed: args.seed,
+        source: path.display().to_string(),
+    };
+    Ok((examples, header))
+}
+
+fn load_val(args: &Args, path: &Path, model: &TrainModel, progress: &BarProgress) -> anyhow::Result<ValSet> {
+    if args.val_candidates == 0 && !is_shard(path)? {
+        let repos_dir =
+            args.repos.clone().ok_or_else(|| Error::Usage("full validation needs --repos DIR".into()))?;
+        let (instances, _) = read_instances(path).map_err(|e| Error::Usage(e.to_string()))?;
+        return Ok(ValSet::Full {
+            instances,
+            repos_dir,
+            dense: super::model::dense_options(args),
+            max_file_size: args.max_file_size,
+        });
+    }
+    // Validation uses every instance of the file, whatever filters the training set had.
+    let mut val_args = args.clone();
+    val_args.train_repos = None;
+    val_args.instances = None;
+    val_args.limit = None;
+    let (examples, _) = load_examples(&val_args, path, model, args.val_candidates, progress)?;
+    Ok(ValSet::Candidates(examples))
+}
+
+fn print_event(progress: &BarProgress, e: &LogEvent) {
+    let line = match e {
+        LogEvent::Start { examples, steps_per_epoch, total_steps, warmup, resumed_at } => format!(
+            "{examples} examples, {steps_per_epoch} updates per epoch, {total_steps} updates \
+             ({warmup} warm-up), starting at {resumed_at}"
+        ),
+        LogEvent::Step { step, epoch, loss, lr, grad_norm, instances, seconds } => format!(
+            "step {step} epoch {epoch}: loss {loss:.4} lr {lr:.2e} |g| {grad_norm:.3} ({instances} inst, {seconds:.1}s)"
+        ),
+        LogEvent::Val { step, result, .. } => {
+            let m = &result.summary.metrics;
+            let get = |k: &str| m.get(k).map_or("-".to_string(), |v| format!("{v:.3}"));
+            format!(
+                "val @{step} [{}; n={}]: perfect_recall@5 {} recall@5 {} recall@20 {} mrr {} ({:.0}s)",
+                result.kind,
+                result.summary.n,
+                get("perfect_recall@5"),
+                get("recall@5"),
+                get("recall@20"),
+                get("mrr"),
+                result.seconds
+            )
+        }
+        LogEvent::Checkpoint { step, path } => format!("checkpoint @{step}: {}", path.display()),
+    };
+    progress.println(&line);
+}

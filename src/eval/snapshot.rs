@@ -1,0 +1,72 @@
+//! One instance's base-commit snapshot, indexed, with the gold chunks its patch touches.
+//!
+//! Shared by the eval loop and by training, so both see the same chunks, call graph and
+//! gold rules.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::gold::{gold_chunks, FileChunks, Gold};
+use super::instances::Instance;
+use super::patch::parse_patch;
+use crate::engine::{RepoIndex, SyntaxCache};
+use crate::error::{Error, Result};
+use crate::repo::git::read_snapshot;
+use crate::repo::source::{decode_source, is_python_path, is_test_path};
+
+/// An instance's snapshot index and its gold.
+pub struct InstanceSnapshot {
+    pub index: RepoIndex,
+    pub gold: Gold,
+    /// Global chunk ids of the gold chunks, in the gold's order; empty when the patch
+    /// touches no indexed chunk.
+    pub gold_ids: Vec<usize>,
+}
+
+/// Reads `inst`'s base commit from `git_dir`, indexes its Python files (up to
+/// `max_file_size` bytes each) and places the patch's gold chunks. Errors name the instance.
+/// `syntax` keeps parsed files across snapshots of the same repository. `exclude_tests` leaves
+/// test files out of the index.
+pub fn index_instance(
+    inst: &Instance,
+    git_dir: &Path,
+    max_file_size: u64,
+    exclude_tests: bool,
+    syntax: &mut SyntaxCache,
+) -> Result<InstanceSnapshot> {
+    let fail = |m: String| Error::context(&inst.instance_id, m);
+    let patch =
+        parse_patch(&inst.patch).map_err(|e| fail(format!("patch line {}: {}", e.line, e.message)))?;
+    let wanted = |p: &str| is_python_path(p) && !(exclude_tests && is_test_path(p));
+    let snapshot = read_snapshot(git_dir, &inst.base_commit, wanted).map_err(|e| fail(e.to_string()))?;
+    let texts: Vec<(String, String)> = snapshot
+        .files
+        .into_iter()
+        .filter_map(|(p, bytes)| decode_source(bytes, max_file_size).ok().map(|t| (p, t)))
+        .collect();
+    let root = PathBuf::from(format!("{}@{}", inst.repo, inst.base_commit));
+    let index = RepoIndex::from_texts(root, &texts, syntax)?;
+    let sources: HashMap<&str, &str> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let gold = gold_chunks(&patch, |path| {
+        let chunks = index.file_chunks(path)?;
+        let source = sources.get(path)?;
+        Some(FileChunks { chunks, source })
+    });
+    let gold_ids: Vec<usize> = gold
+        .chunks
+        .iter()
+        .filter_map(|g| {
+            let i = index.files.binary_search_by(|f| f.path.as_str().cmp(&g.path)).ok()?;
+            Some(index.files[i].first as usize + g.index)
+        })
+        .collect();
+    Ok(InstanceSnapshot { index, gold, gold_ids })
+}
+
+/// The retrieval query of an instance: the issue, and its hints when asked for and present.
+pub fn instance_query(inst: &Instance, use_hints: bool) -> String {
+    match (&inst.hints_text, use_hints) {
+        (Some(h), true) if !h.trim().is_empty() => format!("{}\n{}", inst.problem_statement, h),
+        _ => inst.problem_statement.clone(),
+    }
+}

@@ -1,0 +1,143 @@
+//! A differentiable BERT forward over `VarMap` variables, for training.
+//!
+//! candle-transformers' `BertModel` cannot be trained: its layer norms take candle-nn's
+//! fused kernel, which records no backward op (`apply_op3_no_bwd`), so gradients stop at
+//! every layer norm without an error (huggingface/candle#3011, #3752). This module is the
+//! same architecture and the same tensor names (`embeddings.word_embeddings.weight`,
+//! `encoder.layer.N.attention.self.query.weight`, …) built from differentiable ops only, so
+//! its weights save into a checkpoint that [`crate::model::Encoder::load`] reads as usual.
+//! Like candle's BERT it applies no dropout.
+
+use candle_core::{DType, Device, Module, Tensor, D};
+use candle_nn::{embedding, linear, Embedding, Linear, VarBuilder};
+use candle_transformers::models::bert::{Config, HiddenAct};
+
+/// Layer norm through differentiable ops (mean, variance, scale, shift).
+struct Norm {
+    weight: Tensor,
+    bias: Tensor,
+    eps: f32,
+}
+
+impl Norm {
+    fn load(size: usize, eps: f64, vb: VarBuilder) -> candle_core::Result<Self> {
+        let weight = vb.get_with_hints(size, "weight", candle_nn::Init::Const(1.0))?;
+        let bias = vb.get_with_hints(size, "bias", candle_nn::Init::Const(0.0))?;
+        Ok(Norm { weight, bias, eps: eps as f32 })
+    }
+
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        candle_nn::ops::layer_norm_slow(x, &self.weight, &self.bias, self.eps)
+    }
+}
+
+/// Softmax over the last dimension; the row maximum only stabilises, so it is detached.
+fn softmax_last(x: &Tensor) -> candle_core::Result<Tensor> {
+    let max = x.max_keepdim(D::Minus1)?.detach();
+    let num = x.broadcast_sub(&max)?.exp()?;
+    let den = num.sum_keepdim(D::Minus1)?;
+    num.broadcast_div(&den)
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attn_out: Linear,
+    attn_norm: Norm,
+    intermediate: Linear,
+    output: Linear,
+    out_norm: Norm,
+}
+
+impl Layer {
+    fn load(vb: VarBuilder, c: &Config) -> candle_core::Result<Self> {
+        let (h, i) = (c.hidden_size, c.intermediate_size);
+        let att = vb.pp("attention");
+        Ok(Layer {
+            query: linear(h, h, att.pp("self").pp("query"))?,
+            key: linear(h, h, att.pp("self").pp("key"))?,
+            value: linear(h, h, att.pp("self").pp("value"))?,
+            attn_out: linear(h, h, att.pp("output").pp("dense"))?,
+            attn_norm: Norm::load(h, c.layer_norm_eps, att.pp("output").pp("LayerNorm"))?,
+            intermediate: linear(h, i, vb.pp("intermediate").pp("dense"))?,
+            output: linear(i, h, vb.pp("output").pp("dense"))?,
+            out_norm: Norm::load(h, c.layer_norm_eps, vb.pp("output").pp("LayerNorm"))?,
+        })
+    }
+}
+
+/// BERT's encoder stack (no pooler: the retriever mean-pools the last hidden states).
+pub struct TrainBert {
+    word: Embedding,
+    position: Embedding,
+    token_type: Embedding,
+    emb_norm: Norm,
+    layers: Vec<Layer>,
+    heads: usize,
+    act: HiddenAct,
+}
+
+impl TrainBert {
+    /// Builds the model from `vb`; with a `VarMap`-backed builder, missing variables are
+    /// created (randomly initialised) and existing ones are used as they are.
+    pub fn load(vb: VarBuilder, c: &Config) -> candle_core::Result<Self> {
+        let emb = vb.pp("embeddings");
+        let layers = (0..c.num_hidden_layers)
+            .map(|i| Layer::load(vb.pp("encoder").pp(format!("layer.{i}")), c))
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        Ok(TrainBert {
+            word: embedding(c.vocab_size, c.hidden_size, emb.pp("word_embeddings"))?,
+            position: embedding(c.max_position_embeddings, c.hidden_size, emb.pp("position_embeddings"))?,
+            token_type: embedding(c.type_vocab_size, c.hidden_size, emb.pp("token_type_embeddings"))?,
+            emb_norm: Norm::load(c.hidden_size, c.layer_norm_eps, emb.pp("LayerNorm"))?,
+            layers,
+            heads: c.num_attention_heads,
+            act: c.hidden_act,
+        })
+    }
+
+    /// Last hidden states [B, L, H] for `ids`, `type_ids` and `mask` (1 = token), each [B, L].
+    pub fn forward(&self, ids: &Tensor, type_ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
+        let (_, len) = ids.dims2()?;
+        let positions = Tensor::arange(0u32, len as u32, ids.device())?;
+        let x = self
+            .word
+            .forward(ids)?
+            .add(&self.token_type.forward(type_ids)?)?
+            .broadcast_add(&self.position.forward(&positions)?)?;
+        let mut x = self.emb_norm.forward(&x)?;
+        let bias = attention_bias(mask, x.dtype())?;
+        for layer in &self.layers {
+            x = self.layer_forward(layer, &x, &bias)?;
+        }
+        Ok(x)
+    }
+
+    fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
+        let (b, len, hidden) = x.dims3()?;
+        let head = hidden / self.heads;
+        let split = |t: Tensor| t.reshape((b, len, self.heads, head))?.transpose(1, 2)?.contiguous();
+        let q = split(l.query.forward(x)?)?;
+        let k = split(l.key.forward(x)?)?;
+        let v = split(l.value.forward(x)?)?;
+        let scores = (q.matmul(&k.t()?)? / (head as f64).sqrt())?.broadcast_add(bias)?;
+        let context = softmax_last(&scores)?.matmul(&v)?.transpose(1, 2)?.contiguous()?.flatten_from(2)?;
+        let attended = l.attn_norm.forward(&l.attn_out.forward(&context)?.add(x)?)?;
+        let inner = l.intermediate.forward(&attended)?;
+        let inner = match self.act {
+            HiddenAct::Gelu => inner.gelu_erf()?,
+            HiddenAct::GeluApproximate => inner.gelu()?,
+            HiddenAct::Relu => inner.relu()?,
+        };
+        l.out_norm.forward(&l.output.forward(&inner)?.add(&attended)?)
+    }
+}
+
+/// Additive attention bias [B, 1, 1, L]: 0 for tokens, the dtype's minimum for padding
+/// (as candle's and Hugging Face's BERT do).
+fn attention_bias(mask: &Tensor, dtype: DType) -> candle_core::Result<Tensor> {
+    let mask = mask.unsqueeze(1)?.unsqueeze(1)?.to_dtype(dtype)?;
+    let min = Tensor::new(f32::MIN, &Device::Cpu)?.to_device(mask.device())?.to_dtype(dtype)?;
+    (mask.ones_like()? - &mask)?.broadcast_mul(&min)
+}

@@ -1,0 +1,30 @@
+//! The hidden training mode (DESIGN.md "Training"): fine-tunes the dense encoder with the
+//! CoRet loss on instances prepared by the eval's own code (snapshots, chunks, call-graph
+//! neighbours, gold chunks), validating with the eval's metrics.
+//!
+//! `prepare` turns instances into tokenised [`shard::Example`]s (storable as a shard);
+//! `weights` holds the trainable model (`[DOWN]` added) and saves it as a model directory;
+//! `bert` is the differentiable forward; `loss`, `step` and `optim` compute updates;
+//! `trainer` runs the loop with `validate` and `checkpoint`.
+
+pub mod bert;
+pub mod checkpoint;
+pub mod loss;
+pub mod optim;
+pub mod prepare;
+pub mod shard;
+pub mod step;
+pub mod trainer;
+pub mod validate;
+pub mod weights;
+
+pub use prepare::{prepare_examples, PrepareOptions, PrepareReport};
+pub use shard::{read_shard, write_shard, Example, Shard, ShardHeader};
+pub use trainer::{train, LogEvent, Resume, TrainConfig, TrainSummary};
+pub use validate::{ValResult, ValSet};
+pub use weights::TrainModel;
+
+#[doc(hidden)]
+pub mod testfix;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,205 @@
+//! The model being trained: pretrained weights in a `VarMap`, a tokenizer that has `[DOWN]`,
+//! and saving back to a model directory that `--model` and [`Encoder::load`] read.
+//!
+//! Loading a checkpoint without `[DOWN]` adds it to the tokenizer as a special token and
+//! grows the word-embedding matrix by one row, initialised from `[SEP]`'s (the separator
+//! the pretrained model used in its place), so training starts from the pretrained model's
+//! exact behaviour.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::{VarBuilder, VarMap};
+use candle_transformers::models::bert::{self, BertModel};
+use serde_json::Value;
+use tokenizers::{AddedToken, Tokenizer};
+
+use super::bert::TrainBert;
+use crate::cache::write_atomic;
+use crate::error::{Error, Result};
+use crate::model::config::{parse_bert_config, CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE};
+use crate::model::pool::{l2_normalize, mean_pool, pad_batch};
+use crate::model::tokenize::{InputTokenizer, SEP_TOKEN};
+use crate::model::{Encoder, EncoderOptions, TokenizedInput, DOWN_TOKEN};
+
+pub const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
+
+/// Trainable weights with the tokenizer and config they go with.
+pub struct TrainModel {
+    pub varmap: VarMap,
+    pub bert: TrainBert,
+    pub config: bert::Config,
+    /// `config.json` as read, with `vocab_size` updated; saved as is otherwise.
+    config_json: Value,
+    pub tokenizer: InputTokenizer,
+    /// The tokenizer as saved (with its original padding and truncation settings).
+    tokenizer_json: String,
+    pub device: Device,
+}
+
+fn tensor_err(context: &str) -> impl Fn(candle_core::Error) -> Error + '_ {
+    move |e| Error::context(context.to_string(), e)
+}
+
+impl TrainModel {
+    /// Loads a model directory for training, adding `[DOWN]` when the vocabulary lacks it.
+    pub fn load(dir: &Path, device: &Device) -> Result<Self> {
+        if device.is_cpu() {
+            // Keep large activation buffers in the heap between passes (see `model::cpu`).
+            crate::model::cpu::tune_allocator();
+        }
+        let config_path = dir.join(CONFIG_FILE);
+        let text = std::fs::read_to_string(&config_path).map_err(|e| Error::io(&config_path, e))?;
+        let mut config = parse_bert_config(&text, &config_path)?;
+        let mut config_json: Value =
+            serde_json::from_str(&text).map_err(|e| Error::context(config_path.display().to_string(), e))?;
+        let tok_path = dir.join(TOKENIZER_FILE);
+        let mut tokenizer =
+            Tokenizer::from_file(&tok_path).map_err(|e| Error::context(tok_path.display().to_string(), e))?;
+        if tokenizer.token_to_id(DOWN_TOKEN).is_none() {
+            tokenizer
+                .add_special_tokens([AddedToken::from(DOWN_TOKEN, true)])
+                .map_err(|e| Error::context(tok_path.display().to_string(), e))?;
+        }
+        let old_vocab = config.vocab_size;
+        config.vocab_size = old_vocab.max(tokenizer.get_vocab_size(true));
+        config_json["vocab_size"] = Value::from(config.vocab_size);
+        let tokenizer_json =
+            tokenizer.to_string(false).map_err(|e| Error::context(tok_path.display().to_string(), e))?;
+        let input_tokenizer =
+            InputTokenizer::new(tokenizer, config.pad_token_id as u32, "training tokenizer")?;
+
+        let weights_path = dir.join(WEIGHTS_FILE);
+        let wctx = weights_path.display().to_string();
+        let mut tensors = candle_core::safetensors::load(&weights_path, device).map_err(tensor_err(&wctx))?;
+        grow_word_embeddings(&mut tensors, old_vocab, config.vocab_size, &input_tokenizer, &wctx)?;
+        let varmap = VarMap::new();
+        let vb = VarBuilder::from_varmap(&varmap, DType::F32, device);
+        let bert = TrainBert::load(vb, &config).map_err(tensor_err(&wctx))?;
+        fill_from(&varmap, &tensors, &wctx)?;
+        Ok(TrainModel {
+            varmap,
+            bert,
+            config,
+            config_json,
+            tokenizer: input_tokenizer,
+            tokenizer_json,
+            device: device.clone(),
+        })
+    }
+
+    /// Pooled, unit-length embeddings [B, H] of one padded batch, differentiable.
+    pub fn embed(&self, batch: &[&TokenizedInput]) -> Result<Tensor> {
+        let err = tensor_err("training forward");
+        let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(&err)?;
+        let hidden = self.bert.forward(&padded.ids, &padded.type_ids, &padded.mask).map_err(&err)?;
+        l2_normalize(&mean_pool(&hidden, &padded.mask).map_err(&err)?).map_err(&err)
+    }
+
+    /// The current weights, detached, by tensor name.
+    pub fn tensors(&self) -> HashMap<String, Tensor> {
+        let data = self.varmap.data().lock().unwrap_or_else(|p| p.into_inner());
+        data.iter().map(|(k, v)| (k.clone(), v.as_tensor().detach())).collect()
+    }
+
+    /// Overwrites the weights from `tensors` (e.g. a checkpoint); every variable must be there.
+    pub fn set_tensors(&self, tensors: &HashMap<String, Tensor>, source: &str) -> Result<()> {
+        fill_from(&self.varmap, tensors, source)
+    }
+
+    /// An inference encoder over a copy of the current weights (for validation).
+    pub fn to_encoder(&self, opts: EncoderOptions, model_id: String) -> Result<Encoder> {
+        let vb = VarBuilder::from_tensors(self.tensors(), DType::F32, &self.device);
+        let bert = BertModel::load(vb, &self.config).map_err(tensor_err("validation encoder"))?;
+        let tokenizer = Tokenizer::from_bytes(self.tokenizer_json.as_bytes())
+            .map_err(|e| Error::context("training tokenizer", e))?;
+        Encoder::from_parts(bert, tokenizer, self.config.clone(), self.device.clone(), opts, model_id)
+    }
+
+    /// Writes `config.json`, `tokenizer.json` and `model.safetensors` into `dir`, each
+    /// atomically (weights last, so a directory with new weights has their config).
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let config = serde_json::to_string_pretty(&self.config_json)
+            .map_err(|e| Error::context(dir.display().to_string(), e))?;
+        write_atomic(&dir.join(CONFIG_FILE), config.as_bytes())?;
+        write_atomic(&dir.join(TOKENIZER_FILE), self.tokenizer_json.as_bytes())?;
+        save_tensors(&self.tensors(), &dir.join(WEIGHTS_FILE))
+    }
+}
+
+/// Saves tensors as safetensors through a temporary file and a rename.
+pub fn save_tensors(tensors: &HashMap<String, Tensor>, path: &Path) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    candle_core::safetensors::save(tensors, &tmp).map_err(tensor_err(&path.display().to_string()))?;
+    #[cfg(unix)]
+    {
+        // The safetensors writer creates a private file; a model is meant to be shared.
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+/// Adds rows `old..new` to the word embeddings, each a copy of `[SEP]`'s row.
+fn grow_word_embeddings(
+    tensors: &mut HashMap<String, Tensor>,
+    old: usize,
+    new: usize,
+    tokenizer: &InputTokenizer,
+    source: &str,
+) -> Result<()> {
+    strip_prefix(tensors);
+    if new <= old {
+        return Ok(());
+    }
+    let err = tensor_err(source);
+    let words = tensors
+        .get(WORD_EMBEDDINGS)
+        .ok_or_else(|| Error::context(source.to_string(), format!("no {WORD_EMBEDDINGS}")))?;
+    let sep = tokenizer.tokenizer().token_to_id(SEP_TOKEN).unwrap_or(0) as usize;
+    let row = words.get(sep).map_err(&err)?.unsqueeze(0).map_err(&err)?;
+    let extra = row.repeat((new - old, 1)).map_err(&err)?;
+    let grown = Tensor::cat(&[words, &extra], 0).map_err(&err)?;
+    tensors.insert(WORD_EMBEDDINGS.to_string(), grown);
+    Ok(())
+}
+
+/// Checkpoints saved from `BertForX` heads prefix names with `bert.`.
+fn strip_prefix(tensors: &mut HashMap<String, Tensor>) {
+    if tensors.contains_key(WORD_EMBEDDINGS) {
+        return;
+    }
+    let renamed: Vec<(String, Tensor)> = tensors
+        .iter()
+        .filter_map(|(k, v)| k.strip_prefix("bert.").map(|s| (s.to_string(), v.clone())))
+        .collect();
+    tensors.extend(renamed);
+}
+
+/// Sets every variable of `varmap` from `tensors` (older checkpoints name layer-norm
+/// parameters `gamma`/`beta`); a missing or misshapen tensor is an error naming it.
+fn fill_from(varmap: &VarMap, tensors: &HashMap<String, Tensor>, source: &str) -> Result<()> {
+    let data = varmap.data().lock().unwrap_or_else(|p| p.into_inner());
+    for (name, var) in data.iter() {
+        let alias = name.strip_suffix(".weight").map(|s| format!("{s}.gamma"));
+        let alias_b = name.strip_suffix(".bias").map(|s| format!("{s}.beta"));
+        let found = tensors
+            .get(name)
+            .or_else(|| alias.and_then(|a| tensors.get(&a)))
+            .or_else(|| alias_b.and_then(|a| tensors.get(&a)))
+            .ok_or_else(|| Error::context(source.to_string(), format!("no tensor {name}")))?;
+        let value = found.to_dtype(DType::F32).and_then(|t| t.to_device(var.device()));
+        value
+            .and_then(|t| var.set(&t))
+            .map_err(|e| Error::context(source.to_string(), format!("{name}: {e}")))?;
+    }
+    Ok(())
+}

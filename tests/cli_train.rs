@@ -1,0 +1,89 @@
+//! The hidden training mode end to end on a tiny random model and a fixture git repository:
+//! prepare a shard, train from it with validation, resume, and search with the result.
+
+use assert_cmd::Command;
+use coret::train::testfix::fixture;
+use std::path::Path;
+
+fn coret(cache: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("coret-tui").unwrap();
+    cmd.env("CORET_CACHE_DIR", cache).env_remove("CORET_MODEL");
+    cmd
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "stderr: {stderr}");
+    stderr
+}
+
+#[test]
+fn training_flags_are_hidden_from_help() {
+    let out = Command::cargo_bin("coret-tui").unwrap().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--eval"));
+    for flag in ["--train", "--negatives", "--prepare-shard", "--resume"] {
+        assert!(!help.contains(flag), "{flag} shows in --help");
+    }
+}
+
+#[test]
+fn prepare_train_resume_and_search_with_the_trained_model() {
+    let fx = fixture();
+    let root = fx.tmp.path();
+    let cache = root.join("cache");
+    let instances = root.join("instances.jsonl");
+    let lines: Vec<String> = fx.instances.iter().map(|i| serde_json::to_string(i).unwrap()).collect();
+    std::fs::write(&instances, lines.join("\n")).unwrap();
+    let shard = root.join("train.shard");
+    let common = ["--max-len", "64", "--query-max-len", "32", "--device", "cpu"];
+
+    let stderr = run_ok(
+        coret(&cache)
+            .arg("--train")
+            .arg(&instances)
+            .arg("--repos")
+            .arg(&fx.repos)
+            .arg("--init")
+            .arg(&fx.model)
+            .arg("--prepare-shard")
+            .arg(&shard)
+            .args(["--negatives", "4"])
+            .args(common),
+    );
+    assert!(stderr.contains("-> 6 examples") && stderr.contains("1 without gold"), "{stderr}");
+    assert!(stderr.contains("skipped 1 instances of acme/gone"), "{stderr}");
+
+    let out = root.join("trained");
+    let train = |extra: &[&str]| {
+        let mut cmd = coret(&cache);
+        cmd.arg("--train").arg(&shard).arg("--init").arg(&fx.model).arg("--output").arg(&out);
+        cmd.arg("--val").arg(&instances).arg("--repos").arg(&fx.repos);
+        cmd.args(["--val-candidates", "3", "--negatives", "4", "--batch", "2", "--lr", "1e-3"]);
+        cmd.args(common).args(extra);
+        run_ok(&mut cmd)
+    };
+    let stderr = train(&[]);
+    assert!(stderr.contains("step 3 epoch 0") && stderr.contains("val @3 [candidates-3; n=6]"), "{stderr}");
+    for file in ["config.json", "tokenizer.json", "model.safetensors", "checkpoint/state.json"] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    let log = std::fs::read_to_string(out.join("train-log.jsonl")).unwrap();
+    assert_eq!(log.lines().filter(|l| l.contains(r#""event":"val""#)).count(), 2, "{log}");
+
+    let stderr = train(&["--resume"]);
+    assert!(stderr.contains("resuming from") && !stderr.contains("step 1 "), "{stderr}");
+
+    let repo = fx.repos.join("acme+proj");
+    let found = coret(&cache)
+        .arg(&repo)
+        .args(["--query", "clamp order wrong", "--retriever", "dense", "--json", "--device", "cpu"])
+        .arg("--model")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
+    assert!(v["results"]["dense"].as_array().is_some_and(|r| !r.is_empty()), "{v}");
+}
