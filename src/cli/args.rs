@@ -121,7 +121,7 @@ pub struct Args {
     pub rrf_k: f32,
 
     /// Hybrid: weight of the dense ranking against BM25's 1.0.
-    #[arg(long, default_value_t = 1.0, value_name = "W")]
+    #[arg(long, default_value_t = 0.5, value_name = "W")]
     pub dense_weight: f32,
 
     /// Colour theme: a built-in name (coret-dark, coret-light), a name under the config directory's themes/, or a .toml path.

@@ -40,6 +40,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ..EncoderOptions::default()
     };
     let dense_opts = dense_options(args);
+    let fusion = super::model::fusion_params(args);
     let indexer = Box::new(move |reporter: IndexReporter| {
         let index = match RepoIndex::open(&repo, &opts, &reporter) {
             Ok(i) => i,
@@ -54,8 +55,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             s.skipped.total(),
             s.cache
         ));
-        let bm25 = Searcher::bm25_only(Arc::new(index));
-        reporter.bm25_ready(Arc::new(Searcher::bm25_only(bm25.repo.clone())));
+        let bm25 = Searcher { fusion, ..Searcher::bm25_only(Arc::new(index)) };
+        reporter.bm25_ready(Arc::new(Searcher { fusion, ..Searcher::bm25_only(bm25.repo.clone()) }));
         let dir = match model_dir {
             Ok(d) => d,
             Err(e) => return reporter.failed(format!("dense index: {e}")),
