@@ -172,6 +172,12 @@ mod tests {
         Arc::new(Encoder::load(dir, &candle_core::Device::Cpu, opts).unwrap())
     }
 
+    fn build(enc: &Arc<Encoder>, r: &RepoIndex, store: &mut VectorStore) -> DenseSearcher {
+        let opts = DenseOptions::default();
+        DenseSearcher::build(enc.clone(), &r.chunks, &r.graph, opts, store, &crate::progress::NoProgress)
+            .unwrap()
+    }
+
     /// Cancels after `after` progress reports.
     struct CancelAfter(AtomicUsize, usize);
     impl Progress for CancelAfter {
@@ -221,38 +227,14 @@ mod tests {
         let saved = store.len();
         assert!(saved >= 1 && saved < n, "{saved} of {n} saved");
 
-        let full = DenseSearcher::build(
-            enc.clone(),
-            &r.chunks,
-            &r.graph,
-            DenseOptions::default(),
-            &mut store,
-            &crate::progress::NoProgress,
-        )
-        .unwrap();
+        let full = build(&enc, &r, &mut store);
         assert_eq!(full.embedded, n - saved, "the resumed run embeds only what is missing");
-        let again = DenseSearcher::build(
-            enc.clone(),
-            &r.chunks,
-            &r.graph,
-            DenseOptions::default(),
-            &mut store,
-            &crate::progress::NoProgress,
-        )
-        .unwrap();
+        let again = build(&enc, &r, &mut store);
         assert_eq!(again.embedded, 0);
 
         // A new function: only it (and the module chunk, if its text changed) is embedded.
         let edited = repo("\ndef delta():\n    return 2\n");
-        let after = DenseSearcher::build(
-            enc,
-            &edited.chunks,
-            &edited.graph,
-            DenseOptions::default(),
-            &mut store,
-            &crate::progress::NoProgress,
-        )
-        .unwrap();
+        let after = build(&enc, &edited, &mut store);
         assert_eq!(after.embedded, 1);
         assert_eq!(after.search("delta", 10).unwrap().len(), edited.chunks.len());
     }
@@ -263,15 +245,7 @@ mod tests {
         let enc = encoder(&dir.path().join("m"));
         let r = repo("");
         let mut store = VectorStore::in_memory(enc.dim());
-        let d = DenseSearcher::build(
-            enc,
-            &r.chunks,
-            &r.graph,
-            DenseOptions::default(),
-            &mut store,
-            &crate::progress::NoProgress,
-        )
-        .unwrap();
+        let d = build(&enc, &r, &mut store);
         assert_eq!(d.search("", 3).unwrap().len(), 3);
         let long = "alpha beta gamma ".repeat(5000);
         let hits = d.search(&long, 3).unwrap();
