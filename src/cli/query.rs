@@ -24,8 +24,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let index = RepoIndex::open(&args.path, &opts, &progress);
     progress.finish();
     let index = index?;
-    for note in &index.notes {
+    // A checkout with thousands of vendored or generated files should not bury the results.
+    const MAX_NOTES: usize = 20;
+    for note in index.notes.iter().take(MAX_NOTES) {
         eprintln!("note: {note}");
+    }
+    if index.notes.len() > MAX_NOTES {
+        eprintln!("note: … and {} more", index.notes.len() - MAX_NOTES);
     }
     let mut searcher = Searcher::bm25_only(Arc::new(index));
     searcher.fusion = super::model::fusion_params(args);

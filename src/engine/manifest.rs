@@ -6,7 +6,7 @@ use crate::cache::{self, CacheMiss};
 use crate::chunk::{chunk_file, FileSyntax};
 use crate::error::Result;
 use crate::progress::{Phase, Progress};
-use crate::repo::source::{decode_source, SkipCounts};
+use crate::repo::source::{decode_source, SkipCounts, SkipReason};
 use crate::repo::walk::FoundFile;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -91,7 +91,7 @@ pub(super) fn read_and_parse(
     let total = pending.len();
     let done = AtomicUsize::new(0);
     progress.report(Phase::Parse, 0, total);
-    let results: Vec<(Result<CachedFile, String>, bool)> = pending
+    let results: Vec<(Result<CachedFile, (SkipReason, String)>, bool)> = pending
         .into_par_iter()
         .map(|(f, cached)| {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -99,11 +99,13 @@ pub(super) fn read_and_parse(
                 progress.report(Phase::Parse, n, total);
             }
             if progress.cancelled() {
-                return (Err(String::new()), false);
+                return (Err((SkipReason::Unreadable, String::new())), false);
             }
             let bytes = match std::fs::read(&f.abs) {
                 Ok(b) => b,
-                Err(e) => return (Err(format!("{}: unreadable ({e})", f.path)), false),
+                Err(e) => {
+                    return (Err((SkipReason::Unreadable, format!("{}: unreadable: {e}", f.path))), false)
+                }
             };
             let mtime_ns = f.mtime_ns as u64;
             let hash = *blake3::hash(&bytes).as_bytes();
@@ -115,7 +117,7 @@ pub(super) fn read_and_parse(
                     let syntax = chunk_file(&f.path, &text);
                     (Ok(CachedFile { path: f.path.clone(), size: f.size, mtime_ns, hash, syntax }), true)
                 }
-                Err(r) => (Err(format!("{}: skipped ({r:?})", f.path)), false),
+                Err(r) => (Err((r, format!("{}: skipped, {r}", f.path))), false),
             }
         })
         .collect();
@@ -125,27 +127,14 @@ pub(super) fn read_and_parse(
         parsed += usize::from(was_parsed);
         match r {
             Ok(f) => files.push(f),
-            Err(note) => {
-                skipped.add(skip_reason_of(&note));
+            Err((reason, note)) => {
+                skipped.add(reason);
                 notes.push(note);
             }
         }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok((files, parsed))
-}
-
-pub(super) fn skip_reason_of(note: &str) -> crate::repo::source::SkipReason {
-    use crate::repo::source::SkipReason::*;
-    if note.ends_with("(Binary)") {
-        Binary
-    } else if note.ends_with("(NotUtf8)") {
-        NotUtf8
-    } else if note.ends_with("(TooLarge)") {
-        TooLarge
-    } else {
-        Unreadable
-    }
 }
 
 /// A manifest's id names its content: the same files with the same bytes give the same id.

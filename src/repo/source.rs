@@ -11,6 +11,17 @@ pub enum SkipReason {
     Unreadable,
 }
 
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SkipReason::Binary => "binary",
+            SkipReason::TooLarge => "too large",
+            SkipReason::NotUtf8 => "not UTF-8",
+            SkipReason::Unreadable => "unreadable",
+        })
+    }
+}
+
 /// Counts of skipped files by reason (the `stats.skipped` object of `--json`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkipCounts {
