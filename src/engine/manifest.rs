@@ -65,6 +65,9 @@ pub(super) fn load_manifest(dir: &Path, notes: &mut Vec<String>) -> Option<Manif
 /// Reuses cached syntax for files whose size and mtime (or, failing that, content hash) are
 /// unchanged; reads and chunks the rest in parallel. Returns the files, sorted by path, and how
 /// many were parsed.
+/// A file read and chunked, or why not (the reason and a line naming the file).
+type ReadResult = Result<CachedFile, (SkipReason, String)>;
+
 pub(super) fn read_and_parse(
     found: &[FoundFile],
     old_files: Vec<CachedFile>,
@@ -91,7 +94,7 @@ pub(super) fn read_and_parse(
     let total = pending.len();
     let done = AtomicUsize::new(0);
     progress.report(Phase::Parse, 0, total);
-    let results: Vec<(Result<CachedFile, (SkipReason, String)>, bool)> = pending
+    let results: Vec<(ReadResult, bool)> = pending
         .into_par_iter()
         .map(|(f, cached)| {
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
