@@ -62,12 +62,12 @@ pub(super) fn load_manifest(dir: &Path, notes: &mut Vec<String>) -> Option<Manif
     }
 }
 
-/// Reuses cached syntax for files whose size and mtime (or, failing that, content hash) are
-/// unchanged; reads and chunks the rest in parallel. Returns the files, sorted by path, and how
-/// many were parsed.
 /// A file read and chunked, or why not (the reason and a line naming the file).
 type ReadResult = Result<CachedFile, (SkipReason, String)>;
 
+/// Reuses cached syntax for files whose size and mtime (or, failing that, content hash) are
+/// unchanged; reads and chunks the rest in parallel. Returns the files, sorted by path, and how
+/// many were parsed.
 pub(super) fn read_and_parse(
     found: &[FoundFile],
     old_files: Vec<CachedFile>,
