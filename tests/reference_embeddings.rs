@@ -45,7 +45,7 @@ fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn candle_encoder_matches_reference_embeddings() {
-    let dir = resolve_model_dir(None).expect("default model");
+    let dir = resolve_model_dir(None, &|l| eprintln!("{l}")).expect("default model");
     let opts = EncoderOptions { max_len: 256, batch_size: 4, ..Default::default() };
     let encoder = Encoder::load(&dir, &Device::Cpu, opts).expect("load model");
     assert_eq!(encoder.dim(), 384);

@@ -44,7 +44,7 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
     let report = bench_embed(&m.encoder, &inputs)?;
     println!("coret (candle): {report}; peak_rss_mib {:.1}", peak_rss_mib());
     if let Some(py) = &args.st_python {
-        let model_dir = coret::model::resolve_model_dir(args.model.as_deref())?;
+        let model_dir = coret::model::resolve_model_dir(args.model.as_deref(), &super::model::log_line)?;
         let script =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_sentence_transformers.py");
         let out = Command::new(py)

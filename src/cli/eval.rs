@@ -71,6 +71,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     });
     progress.finish();
     let mut summary = summary?;
+    for note in &summary.notes {
+        eprintln!("note: {note}");
+    }
     summary.n_bad_lines = bad_lines.len();
     if let Some(dir) = &args.out {
         let p = dir.join("summary.json");

@@ -39,7 +39,7 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
         return bench::run(&args, &what);
     }
     if args.fetch_model {
-        let dir = coret::model::resolve_model_dir(args.model.as_deref())?;
+        let dir = coret::model::resolve_model_dir(args.model.as_deref(), &model::log_line)?;
         println!("{}", dir.display());
         return Ok(());
     }

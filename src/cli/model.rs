@@ -14,7 +14,7 @@ pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
     let choice: DeviceChoice =
         args.device.parse().map_err(|e| coret::Error::Usage(format!("--device: {e}")))?;
     let (device, name) = select_device(choice)?;
-    let dir = resolve_model_dir(args.model.as_deref())?;
+    let dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
     let opts = EncoderOptions {
         max_len: args.max_len,
         batch_size: args.batch_size.max(1),
@@ -41,4 +41,9 @@ pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
         path_boost: args.path_boost,
         ..Default::default()
     }
+}
+
+/// Where the engine's progress lines (model provisioning) go: stderr.
+pub fn log_line(line: &str) {
+    eprintln!("coret: {line}");
 }

@@ -29,7 +29,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("resuming from {} at update {}", ck.dir.display(), ck.state.step);
         (ck.model, Some(Resume { state: ck.state, optimizer: ck.optimizer }))
     } else {
-        let dir = resolve_model_dir(args.init.as_deref().or(args.model.as_deref()))?;
+        let dir = resolve_model_dir(args.init.as_deref().or(args.model.as_deref()), &super::model::log_line)?;
         eprintln!("initial model {}", dir.display());
         (TrainModel::load(&dir, &device)?, None)
     };

@@ -20,7 +20,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         args.device.parse().map_err(|e| coret::Error::Usage(format!("--device: {e}")))?;
     let (device, device_name) = select_device(choice)?;
     // Provisioning (first run only) prints to stderr, so it happens before the screen is taken.
-    let model_dir = resolve_model_dir(args.model.as_deref());
+    let model_dir = resolve_model_dir(args.model.as_deref(), &super::model::log_line);
     let model_label = match &model_dir {
         Ok(dir) => {
             dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())

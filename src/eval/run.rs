@@ -85,6 +85,8 @@ pub struct EvalSummary {
     pub retrievers: BTreeMap<&'static str, Summary>,
     pub failed: Vec<(String, String)>,
     pub without_gold: Vec<String>,
+    /// Diagnostics (e.g. a torn vector log that was cut back), one line each.
+    pub notes: Vec<String>,
 }
 
 /// Runs the evaluation; `on_result` sees each instance as it finishes (for `instances.jsonl`).
@@ -101,6 +103,7 @@ pub fn run_eval(
     let mut aggregates: BTreeMap<&'static str, Aggregate> = BTreeMap::new();
     let mut summary_failed = Vec::new();
     let mut without_gold = Vec::new();
+    let mut notes = Vec::new();
     let mut state: Option<RepoState> = None;
     for (done, &i) in order.iter().enumerate() {
         if progress.cancelled() {
@@ -109,7 +112,7 @@ pub fn run_eval(
         progress.report(crate::progress::Phase::Parse, done, instances.len());
         let inst = &instances[i];
         if state.as_ref().is_none_or(|s| s.repo != inst.repo) {
-            state = Some(RepoState::new(&inst.repo, cfg)?);
+            state = Some(RepoState::new(&inst.repo, cfg, &mut notes)?);
         }
         let st = state.as_mut().ok_or_else(|| Error::invalid("no repository state"))?;
         let t = Instant::now();
@@ -143,6 +146,7 @@ pub fn run_eval(
         retrievers: aggregates.into_iter().map(|(k, a)| (k, a.summary())).collect(),
         failed: summary_failed,
         without_gold,
+        notes,
     })
 }
 
@@ -170,15 +174,13 @@ struct RepoState {
 }
 
 impl RepoState {
-    fn new(repo: &str, cfg: &EvalConfig) -> Result<Self> {
+    fn new(repo: &str, cfg: &EvalConfig, notes: &mut Vec<String>) -> Result<Self> {
         let git_dir = find_repo(&cfg.repos_dir, repo).map_err(|e| e.to_string());
         let vectors = match &cfg.dense {
             Some(d) => {
                 let file = d.store_dir.join(format!("{}.vectors", repo.replace('/', "+")));
                 let (store, note) = VectorStore::open(&file, d.encoder.dim())?;
-                if let Some(note) = note {
-                    eprintln!("note: {note}");
-                }
+                notes.extend(note);
                 Some(store)
             }
             None => None,

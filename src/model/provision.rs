@@ -44,8 +44,9 @@ pub const DEFAULT_MODEL: ModelSpec = ModelSpec {
     ],
 };
 
-/// `--model DIR`, else `CORET_MODEL`, else [`default_model_dir`].
-pub fn resolve_model_dir(explicit: Option<&Path>) -> Result<PathBuf> {
+/// `--model DIR`, else `CORET_MODEL`, else [`default_model_dir`]. `log` receives provisioning
+/// progress lines (the engine prints nothing itself).
+pub fn resolve_model_dir(explicit: Option<&Path>, log: &dyn Fn(&str)) -> Result<PathBuf> {
     let chosen = explicit
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("CORET_MODEL").filter(|v| !v.is_empty()).map(PathBuf::from));
@@ -56,7 +57,7 @@ pub fn resolve_model_dir(explicit: Option<&Path>) -> Result<PathBuf> {
              model.safetensors in it)",
             dir.display()
         ))),
-        None => default_model_dir(),
+        None => default_model_dir(log),
     }
 }
 
@@ -71,10 +72,10 @@ pub fn data_dir() -> Result<PathBuf> {
 }
 
 /// `<data dir>/models/all-MiniLM-L6-v2`, provisioned the first time.
-pub fn default_model_dir() -> Result<PathBuf> {
+pub fn default_model_dir(log: &dyn Fn(&str)) -> Result<PathBuf> {
     let dir = data_dir()?.join("models").join(DEFAULT_MODEL.name);
     if !is_complete(&dir) {
-        provision(&DEFAULT_MODEL, &dir, &|line| eprintln!("coret: {line}"))?;
+        provision(&DEFAULT_MODEL, &dir, log)?;
     }
     Ok(dir)
 }
@@ -380,7 +381,7 @@ mod tests {
 
     #[test]
     fn explicit_missing_dir_is_a_clear_error() {
-        let err = resolve_model_dir(Some(Path::new("/nonexistent/model"))).unwrap_err().to_string();
+        let err = resolve_model_dir(Some(Path::new("/nonexistent/model")), &|_| {}).unwrap_err().to_string();
         assert!(err.contains("/nonexistent/model") && err.contains("does not exist"), "{err}");
     }
 }
