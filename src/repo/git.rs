@@ -256,16 +256,9 @@ mod tests {
     use super::*;
     use std::fs;
 
-    /// Run git in `dir` with a fixed identity; panics on failure (tests only).
+    /// Git with a fixed identity, output trimmed (the shared test fixture).
     fn sh(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        crate::train::testfix::git(dir, args).trim().to_string()
     }
 
     /// A work tree with two commits; returns (dir, first commit, second commit).

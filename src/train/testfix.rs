@@ -17,7 +17,10 @@ pub struct Fixture {
 
 const WORDS: &[&str] = &["def", "return", "self", "class", "load", "save", "parse", "config", "value"];
 
-fn git(dir: &Path, args: &[&str]) -> String {
+/// Runs git in `dir` with a fixed identity and returns its stdout; panics on failure
+/// (test fixtures only: unit tests, integration tests).
+#[doc(hidden)]
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .current_dir(dir)
         .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
