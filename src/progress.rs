@@ -39,3 +39,14 @@ pub struct NoProgress;
 impl Progress for NoProgress {
     fn report(&self, _: Phase, _: usize, _: usize) {}
 }
+
+/// Passes on cancellation but no reports: for inner phases of a run whose progress is
+/// reported at a coarser level (the eval's instances).
+pub struct CancelOnly<'a>(pub &'a dyn Progress);
+
+impl Progress for CancelOnly<'_> {
+    fn report(&self, _: Phase, _: usize, _: usize) {}
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
+}

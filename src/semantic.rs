@@ -3,11 +3,12 @@
 
 use crate::callgraph::CallGraph;
 use crate::chunk::Chunk;
-use crate::error::Result;
-use crate::index::dense::{vector_key, DenseIndex, VectorKey, VectorStore};
-use crate::model::{Encoder, EncoderInput};
+use crate::error::{Error, Result};
+use crate::index::dense::{token_key, vector_key, DenseIndex, VectorKey, VectorStore};
+use crate::model::{Encoder, EncoderInput, TokenizedInput};
 use crate::progress::{Phase, Progress};
 use crate::search::Hit;
+use rayon::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -69,6 +70,9 @@ pub struct DenseSearcher {
     opts: DenseOptions,
     /// How many chunk inputs this build embedded (the rest came from the store).
     pub embedded: usize,
+    /// How many new inputs needed no embedding: their token ids were embedded before (they
+    /// differ from a stored input only past the token budget).
+    pub reused: usize,
 }
 
 impl DenseSearcher {
@@ -103,17 +107,18 @@ impl DenseSearcher {
         let missing: Vec<usize> =
             (0..inputs.len()).filter(|&i| !store.contains(&keys[i]) && seen.insert(keys[i])).collect();
         let total = missing.len();
+        let mut embedded = 0;
         progress.report(Phase::Embed, 0, total);
         for (s, slice) in missing.chunks(slice_len).enumerate() {
-            let batch: Vec<EncoderInput> = slice.iter().map(|&i| inputs[i].clone()).collect();
-            let offset = OffsetProgress { inner: progress, offset: s * slice_len, total };
-            let vectors = encoder.embed_inputs(&batch, &offset)?;
-            let batch_keys: Vec<VectorKey> = slice.iter().map(|&i| keys[i]).collect();
-            store.add_batch(&batch_keys, &vectors)?;
+            let offset = s * slice_len;
+            embedded += embed_slice(&encoder, &inputs, &keys, slice, store, &|done| {
+                progress.report(Phase::Embed, offset + done, total);
+                !progress.cancelled()
+            })?;
         }
         progress.report(Phase::Embed, total, total);
         let index = DenseIndex::from_store(store, &keys)?;
-        Ok(DenseSearcher { encoder, index, opts, embedded: total })
+        Ok(DenseSearcher { encoder, index, opts, embedded, reused: total - embedded })
     }
 
     pub fn encoder(&self) -> &Encoder {
@@ -132,20 +137,42 @@ impl DenseSearcher {
     }
 }
 
-/// Reports a slice's progress as progress through the whole run.
-struct OffsetProgress<'a> {
-    inner: &'a dyn Progress,
-    offset: usize,
-    total: usize,
-}
-
-impl Progress for OffsetProgress<'_> {
-    fn report(&self, phase: Phase, done: usize, _total: usize) {
-        self.inner.report(phase, self.offset + done, self.total);
-    }
-    fn cancelled(&self) -> bool {
-        self.inner.cancelled()
-    }
+/// Tokenises the inputs `slice` (indices whose raw keys the store lacks), embeds those whose
+/// token ids are not stored yet, and records every raw key as an alias of its token key.
+/// `tick(done)` reports progress within the slice and returns false to cancel. Returns how
+/// many inputs were embedded.
+fn embed_slice(
+    encoder: &Encoder,
+    inputs: &[EncoderInput],
+    keys: &[VectorKey],
+    slice: &[usize],
+    store: &mut VectorStore,
+    tick: &dyn Fn(usize) -> bool,
+) -> Result<usize> {
+    let tokenized: Vec<TokenizedInput> =
+        slice.par_iter().map(|&i| encoder.tokenize_input(&inputs[i])).collect::<Result<_>>()?;
+    let ttag = format!("{}|tokens", encoder.fingerprint());
+    let tkeys: Vec<VectorKey> = tokenized.iter().map(|t| token_key(&ttag, &t.ids, &t.type_ids)).collect();
+    let mut fresh = HashSet::new();
+    let new: Vec<usize> =
+        (0..slice.len()).filter(|&j| !store.contains(&tkeys[j]) && fresh.insert(tkeys[j])).collect();
+    let batch: Vec<TokenizedInput> = new.iter().map(|&j| tokenized[j].clone()).collect();
+    let vectors = encoder.embed_tokenized(&batch, &mut |done| {
+        // Inputs that need no embedding count as done at once.
+        if tick(done + slice.len() - new.len()) {
+            Ok(())
+        } else {
+            Err(Error::Cancelled)
+        }
+    })?;
+    let new_keys: Vec<VectorKey> = new.iter().map(|&j| tkeys[j]).collect();
+    // Vectors first: a crash between the two appends leaves vectors whose raw keys are
+    // re-derived (tokenised, found) on the next run.
+    store.add_batch(&new_keys, &vectors)?;
+    let aliases: Vec<(VectorKey, VectorKey)> =
+        slice.iter().zip(&tkeys).map(|(&i, &t)| (keys[i], t)).collect();
+    store.add_aliases(&aliases)?;
+    Ok(new.len())
 }
 
 #[cfg(test)]
@@ -237,6 +264,33 @@ mod tests {
         let after = build(&enc, &edited, &mut store);
         assert_eq!(after.embedded, 1);
         assert_eq!(after.search("delta", 10).unwrap().len(), edited.chunks.len());
+    }
+
+    #[test]
+    fn an_edit_past_the_token_budget_reuses_the_stored_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = encoder(&dir.path().join("m"));
+        // beta is far longer than the 64-token budget; alpha's input ends inside beta's text.
+        let files = |last: &str| {
+            let body = "    x = alpha\n".repeat(80);
+            let a = format!("def alpha():\n    return beta()\n\ndef beta():\n{body}    return {last}\n");
+            RepoIndex::from_texts("r".into(), &[("a.py".to_string(), a)], &mut SyntaxCache::new()).unwrap()
+        };
+        let mut store = VectorStore::in_memory(enc.dim());
+        let original = files("1");
+        let names: Vec<&str> = original.chunks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["alpha", "beta"]);
+        let first = build(&enc, &original, &mut store);
+        assert_eq!((first.embedded, first.reused), (2, 0));
+        let stored = store.len();
+
+        let edited = files("2");
+        let again = build(&enc, &edited, &mut store);
+        assert_eq!((again.embedded, again.reused), (0, 2), "alpha's and beta's token ids are unchanged");
+        assert_eq!(store.len(), stored, "no vector was added");
+        let before = first.search("alpha beta", 3).unwrap();
+        let after = again.search("alpha beta", 3).unwrap();
+        assert_eq!(before, after);
     }
 
     #[test]

@@ -199,7 +199,8 @@ fn dense_and_hybrid_are_scored_with_a_model() {
     let log = out.join("cache/eval/acme+web.vectors");
     let (store, _) = coret::index::dense::VectorStore::open(&log, 32).unwrap();
     assert_eq!(store.len(), 3, "parse_header, render_page, index");
-    // Two appended batches (2 vectors, then only the new one), 44-byte header each.
+    // Two appended batches (2 vectors, then only the new one), each followed by the aliases
+    // of its raw input keys (32 bytes a pair); 44-byte header per record.
     let bytes = std::fs::metadata(&log).unwrap().len();
-    assert_eq!(bytes, 3 * (16 + 4 * 32) + 2 * 44);
+    assert_eq!(bytes, 3 * (16 + 4 * 32) + 3 * 32 + 4 * 44);
 }

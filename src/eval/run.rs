@@ -9,7 +9,7 @@ use crate::engine::{RepoIndex, SyntaxCache};
 use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
 use crate::model::Encoder;
-use crate::progress::{NoProgress, Progress};
+use crate::progress::{CancelOnly, Progress};
 use crate::repo::git::find_repo;
 use crate::search::{FusionParams, Hit, Retriever};
 use crate::searcher::hybrid;
@@ -70,6 +70,12 @@ pub struct InstanceResult {
     pub ranks: BTreeMap<&'static str, Vec<Option<usize>>>,
     pub metrics: BTreeMap<&'static str, Metrics>,
     pub chunks: usize,
+    /// Dense runs: chunk inputs embedded for this snapshot, and new inputs whose token ids
+    /// were already embedded (the rest came from the vector log).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedded: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reused: Option<usize>,
     pub seconds: f64,
 }
 
@@ -116,11 +122,13 @@ pub fn run_eval(
         }
         let st = state.as_mut().ok_or_else(|| Error::invalid("no repository state"))?;
         let t = Instant::now();
-        let result = match evaluate_instance(inst, cfg, st) {
+        let result = match evaluate_instance(inst, cfg, st, &CancelOnly(progress)) {
             Ok(mut r) => {
                 r.seconds = t.elapsed().as_secs_f64();
                 r
             }
+            // Ctrl-C while embedding: stop the run, not just this instance.
+            Err(Error::Cancelled) => return Err(Error::Cancelled),
             Err(e) => failed(inst, e.to_string(), t),
         };
         match result.status {
@@ -161,6 +169,8 @@ fn failed(inst: &Instance, error: String, t: Instant) -> InstanceResult {
         ranks: BTreeMap::new(),
         metrics: BTreeMap::new(),
         chunks: 0,
+        embedded: None,
+        reused: None,
         seconds: t.elapsed().as_secs_f64(),
     }
 }
@@ -189,7 +199,12 @@ impl RepoState {
     }
 }
 
-fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> Result<InstanceResult> {
+fn evaluate_instance(
+    inst: &Instance,
+    cfg: &EvalConfig,
+    st: &mut RepoState,
+    progress: &dyn Progress,
+) -> Result<InstanceResult> {
     let git_dir = st.git_dir.clone().map_err(|m| Error::context(&inst.instance_id, m))?;
     let InstanceSnapshot { index, gold, gold_ids } =
         index_instance(inst, &git_dir, cfg.max_file_size, cfg.exclude_tests, &mut st.syntax)?;
@@ -205,6 +220,8 @@ fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> R
         ranks: BTreeMap::new(),
         metrics: BTreeMap::new(),
         chunks: index.chunks.len(),
+        embedded: None,
+        reused: None,
         seconds: 0.0,
     };
     if gold_ids.is_empty() {
@@ -212,7 +229,7 @@ fn evaluate_instance(inst: &Instance, cfg: &EvalConfig, st: &mut RepoState) -> R
         return Ok(result);
     }
     let query = instance_query(inst, cfg.use_hints);
-    for (name, ranking) in rankings(&index, &query, cfg, st)? {
+    for (name, ranking) in rankings(&index, &query, cfg, st, &mut result, progress)? {
         let ids: Vec<usize> = ranking
             .iter()
             .map(|h| h.chunk as usize)
@@ -232,6 +249,8 @@ fn rankings(
     query: &str,
     cfg: &EvalConfig,
     st: &mut RepoState,
+    result: &mut InstanceResult,
+    progress: &dyn Progress,
 ) -> Result<Vec<(&'static str, Vec<Hit>)>> {
     let wants = |r| cfg.retrievers.contains(&r);
     let need_bm25 = wants(Retriever::Bm25) || wants(Retriever::Hybrid);
@@ -246,8 +265,10 @@ fn rankings(
                 &index.graph,
                 d.opts.clone(),
                 store,
-                &NoProgress,
+                progress,
             )?;
+            result.embedded = Some(searcher.embedded);
+            result.reused = Some(searcher.reused);
             searcher.search(query, cfg.depth)?
         }
         _ => return Err(Error::invalid("dense retrieval needs a model")),

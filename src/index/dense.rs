@@ -5,6 +5,11 @@
 //! interrupted keeps every finished batch: the next run resumes with what is missing. A torn
 //! last record fails its checksum and is cut off, never read. Keys hash the exact encoder
 //! input, so an unchanged chunk is embedded once, across edits and across commits.
+//!
+//! Alias records name a second key for a stored vector: vectors are stored under the hash of
+//! their token ids, and the hash of the raw input (cheap to compute, no tokenising) points to
+//! it. Inputs that differ only past the token budget (a callee edited beyond what fits) then
+//! share one vector.
 
 use crate::error::{Error, Result};
 use crate::search::Hit;
@@ -14,6 +19,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 const RECORD_MAGIC: &[u8; 4] = b"CDV1";
+const ALIAS_MAGIC: &[u8; 4] = b"CDA1";
 
 /// Identifies one encoder input under one model configuration.
 pub type VectorKey = [u8; 16];
@@ -33,9 +39,23 @@ pub fn vector_key(model_tag: &str, chunk: &str, neighbours: &[String]) -> Vector
     key
 }
 
+/// Hashes tokenised encoder input (ids and segment ids) under a model tag.
+pub fn token_key(model_tag: &str, ids: &[u32], type_ids: &[u32]) -> VectorKey {
+    let mut h = blake3::Hasher::new();
+    h.update(model_tag.as_bytes());
+    h.update(&[0xfe]);
+    for x in ids.iter().chain([&u32::MAX]).chain(type_ids) {
+        h.update(&x.to_le_bytes());
+    }
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    key
+}
+
 /// Vectors by key, optionally backed by a log file.
 pub struct VectorStore {
     dim: usize,
+    /// Key to row of `data`; aliases map to the row of their target.
     index: HashMap<VectorKey, usize>,
     data: Vec<f32>,
     log: Option<PathBuf>,
@@ -57,9 +77,14 @@ impl VectorStore {
             Err(e) => return Err(Error::io(path, e)),
         };
         let mut pos = 0;
-        while let Some((keys, data, next)) = parse_record(&bytes, pos, dim) {
-            for (i, key) in keys.into_iter().enumerate() {
-                store.insert(key, &data[i * dim..(i + 1) * dim]);
+        while let Some((record, next)) = parse_record(&bytes, pos, dim) {
+            match record {
+                Record::Vectors(keys, data) => {
+                    for (i, key) in keys.into_iter().enumerate() {
+                        store.insert(key, &data[i * dim..(i + 1) * dim]);
+                    }
+                }
+                Record::Aliases(pairs) => store.link(&pairs),
             }
             pos = next;
         }
@@ -80,12 +105,13 @@ impl VectorStore {
         self.dim
     }
 
+    /// How many vectors are stored (aliases not counted).
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.data.len() / self.dim.max(1)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.data.is_empty()
     }
 
     pub fn contains(&self, key: &VectorKey) -> bool {
@@ -94,6 +120,15 @@ impl VectorStore {
 
     pub fn get(&self, key: &VectorKey) -> Option<&[f32]> {
         self.index.get(key).map(|&i| &self.data[i * self.dim..(i + 1) * self.dim])
+    }
+
+    /// Points each alias at its target's vector; pairs whose target is absent are skipped.
+    fn link(&mut self, pairs: &[(VectorKey, VectorKey)]) {
+        for (alias, target) in pairs {
+            if let Some(&row) = self.index.get(target) {
+                self.index.insert(*alias, row);
+            }
+        }
     }
 
     fn insert(&mut self, key: VectorKey, v: &[f32]) {
@@ -110,22 +145,56 @@ impl VectorStore {
         if keys.len() != vectors.len() || vectors.iter().any(|v| v.len() != self.dim) {
             return Err(Error::invalid(format!("vector batch does not match dimension {}", self.dim)));
         }
-        if let Some(path) = &self.log {
-            let record = encode_record(keys, vectors);
-            let dir = path.parent().unwrap_or(Path::new("."));
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| Error::io(path, e))?;
-            f.write_all(&record).and_then(|_| f.sync_data()).map_err(|e| Error::io(path, e))?;
-        }
+        self.append(&encode_record(keys, vectors))?;
         for (k, v) in keys.iter().zip(vectors) {
             self.insert(*k, v);
         }
         Ok(())
     }
+
+    /// Makes each `(alias, target)` find the target's vector; every target must be stored.
+    pub fn add_aliases(&mut self, pairs: &[(VectorKey, VectorKey)]) -> Result<()> {
+        if pairs.iter().any(|(_, t)| !self.contains(t)) {
+            return Err(Error::invalid("alias to a vector that is not stored"));
+        }
+        self.append(&encode_aliases(pairs))?;
+        self.link(pairs);
+        Ok(())
+    }
+
+    fn append(&self, record: &[u8]) -> Result<()> {
+        let Some(path) = &self.log else { return Ok(()) };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        f.write_all(record).and_then(|_| f.sync_data()).map_err(|e| Error::io(path, e))
+    }
+}
+
+/// A parsed log record.
+enum Record {
+    Vectors(Vec<VectorKey>, Vec<f32>),
+    Aliases(Vec<(VectorKey, VectorKey)>),
+}
+
+/// Frames `body` as magic, count, dimension, blake3 of the body, body.
+fn frame(magic: &[u8; 4], count: usize, dim: usize, body: &[u8]) -> Vec<u8> {
+    let mut rec = Vec::with_capacity(body.len() + 44);
+    rec.extend_from_slice(magic);
+    rec.extend_from_slice(&(count as u32).to_le_bytes());
+    rec.extend_from_slice(&(dim as u32).to_le_bytes());
+    rec.extend_from_slice(blake3::hash(body).as_bytes());
+    rec.extend_from_slice(body);
+    rec
+}
+
+fn encode_aliases(pairs: &[(VectorKey, VectorKey)]) -> Vec<u8> {
+    let body: Vec<u8> = pairs.iter().flat_map(|(a, t)| a.iter().chain(t).copied()).collect();
+    frame(ALIAS_MAGIC, pairs.len(), 0, &body)
 }
 
 fn encode_record(keys: &[VectorKey], vectors: &[Vec<f32>]) -> Vec<u8> {
@@ -139,30 +208,29 @@ fn encode_record(keys: &[VectorKey], vectors: &[Vec<f32>]) -> Vec<u8> {
             body.extend_from_slice(&x.to_le_bytes());
         }
     }
-    let mut rec = Vec::with_capacity(body.len() + 44);
-    rec.extend_from_slice(RECORD_MAGIC);
-    rec.extend_from_slice(&(keys.len() as u32).to_le_bytes());
-    rec.extend_from_slice(&(dim as u32).to_le_bytes());
-    rec.extend_from_slice(blake3::hash(&body).as_bytes());
-    rec.extend_from_slice(&body);
-    rec
+    frame(RECORD_MAGIC, keys.len(), dim, &body)
 }
 
 /// Parses the record at `pos`; None for a torn, corrupt or foreign-dimension record.
-fn parse_record(bytes: &[u8], pos: usize, dim: usize) -> Option<(Vec<VectorKey>, Vec<f32>, usize)> {
+fn parse_record(bytes: &[u8], pos: usize, dim: usize) -> Option<(Record, usize)> {
     let head = bytes.get(pos..pos + 44)?;
-    if &head[..4] != RECORD_MAGIC {
-        return None;
-    }
     let count = u32::from_le_bytes(head[4..8].try_into().ok()?) as usize;
     let rec_dim = u32::from_le_bytes(head[8..12].try_into().ok()?) as usize;
-    if rec_dim != dim {
-        return None;
-    }
-    let body_len = count.checked_mul(16 + dim * 4)?;
+    let aliases = match &head[..4] {
+        m if m == RECORD_MAGIC && rec_dim == dim => false,
+        m if m == ALIAS_MAGIC && rec_dim == 0 => true,
+        _ => return None,
+    };
+    let body_len = count.checked_mul(if aliases { 32 } else { 16 + dim * 4 })?;
     let body = bytes.get(pos + 44..pos + 44 + body_len)?;
     if blake3::hash(body).as_bytes() != &head[12..44] {
         return None;
+    }
+    let next = pos + 44 + body_len;
+    if aliases {
+        let key = |b: &[u8]| -> VectorKey { b.try_into().unwrap_or_default() };
+        let pairs = body.chunks_exact(32).map(|p| (key(&p[..16]), key(&p[16..]))).collect();
+        return Some((Record::Aliases(pairs), next));
     }
     let mut keys = Vec::with_capacity(count);
     for i in 0..count {
@@ -177,7 +245,7 @@ fn parse_record(bytes: &[u8], pos: usize, dim: usize) -> Option<(Vec<VectorKey>,
         reader.read_exact(&mut b).ok()?;
         *x = f32::from_le_bytes(b);
     }
-    Some((keys, data, pos + 44 + body_len))
+    Some((Record::Vectors(keys, data), next))
 }
 
 /// A dense index over the chunks of one repository: row `i` is chunk `i`'s unit vector.
@@ -292,5 +360,33 @@ mod tests {
         // A store of another dimension does not read these records.
         let (other, _) = VectorStore::open(&path, 4).unwrap();
         assert!(other.is_empty());
+    }
+
+    #[test]
+    fn aliases_share_a_vector_and_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.log");
+        {
+            let (mut s, _) = VectorStore::open(&path, 2).unwrap();
+            s.add_batch(&[[1; 16]], &[vec![1.0, 0.0]]).unwrap();
+            s.add_aliases(&[([7; 16], [1; 16]), ([8; 16], [1; 16])]).unwrap();
+            assert!(s.add_aliases(&[([9; 16], [5; 16])]).is_err(), "alias to a missing vector");
+            assert_eq!(s.len(), 1, "aliases store no vector");
+        }
+        let (s, note) = VectorStore::open(&path, 2).unwrap();
+        assert!(note.is_none());
+        assert_eq!(s.get(&[8; 16]).unwrap(), &[1.0, 0.0]);
+        assert!(!s.contains(&[9; 16]));
+        let index = DenseIndex::from_store(&s, &[[7; 16], [1; 16]]).unwrap();
+        assert_eq!(index.search(&[1.0, 0.0], 2).len(), 2);
+    }
+
+    #[test]
+    fn token_keys_depend_on_ids_segments_and_model() {
+        let a = token_key("m", &[101, 7, 102], &[0, 0, 0]);
+        assert_eq!(a, token_key("m", &[101, 7, 102], &[0, 0, 0]));
+        assert_ne!(a, token_key("m", &[101, 7, 102], &[0, 1, 1]));
+        assert_ne!(a, token_key("n", &[101, 7, 102], &[0, 0, 0]));
+        assert_ne!(a, vector_key("m", "x", &[]));
     }
 }
