@@ -184,11 +184,18 @@ fn dense_and_hybrid_are_scored_with_a_model() {
         .arg(&file)
         .arg("--repos")
         .arg(repos.path())
-        .args(["--json", "--k", "1,5"])
+        .args(["--json", "--k", "1,5", "--out"])
+        .arg(out.join("run"))
         .output()
         .unwrap();
     assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     let s: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let per_instance = std::fs::read_to_string(out.join("run/instances.jsonl")).unwrap();
+    let embedded: Vec<u64> = per_instance
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["embedded"].as_u64().unwrap())
+        .collect();
+    assert_eq!(embedded, [2, 1], "the second commit embeds only its changed chunk");
     for r in ["bm25", "dense", "hybrid"] {
         let m = &s["retrievers"][r];
         assert_eq!(m["n"], 2, "{r}: {s}");
