@@ -59,13 +59,16 @@ pub struct FusionParams {
     pub dense_weight: f32,
     /// Extra score, in units of a first-place vote, for chunks of files the query names.
     pub path_boost: f32,
+    /// Applies to every retriever's ranking: a chunk of a test file at rank r is ranked as if
+    /// at r / test_weight (1 leaves tests in place, 0 puts them after everything else).
+    pub test_weight: f32,
 }
 
 impl Default for FusionParams {
     fn default() -> Self {
         // Dense weight 0.5: the best hybrid of the weights measured on the dev subset with the
         // pretrained model (README "Results"), which is weaker than BM25 on its own there.
-        FusionParams { rrf_k: 60.0, bm25_weight: 1.0, dense_weight: 0.5, path_boost: 0.0 }
+        FusionParams { rrf_k: 60.0, bm25_weight: 1.0, dense_weight: 0.5, path_boost: 0.0, test_weight: 1.0 }
     }
 }
 
@@ -102,6 +105,31 @@ pub fn fuse_rrf_boosted(
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
     hits.truncate(k);
     hits
+}
+
+/// Demotes the hits for which `is_test` holds: the hit at rank r (from 1) is re-ranked at
+/// r / `weight`; others keep r, and ties keep the original order. Scores stay the retriever's.
+pub fn demote_tests(hits: Vec<Hit>, weight: f32, is_test: impl Fn(u32) -> bool) -> Vec<Hit> {
+    if weight >= 1.0 {
+        return hits;
+    }
+    let mut keyed: Vec<(f32, usize, Hit)> = hits
+        .into_iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let rank = (i + 1) as f32;
+            let at = if !is_test(h.chunk) {
+                rank
+            } else if weight > 0.0 {
+                rank / weight
+            } else {
+                f32::INFINITY
+            };
+            (at, i, h)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    keyed.into_iter().map(|(_, _, h)| h).collect()
 }
 
 /// Files a query names: `pkg/mod.py` (also inside tracebacks, with `:LINE` suffixes) or dotted
@@ -189,6 +217,19 @@ mod tests {
 
     fn hits(ids: &[u32]) -> Vec<Hit> {
         ids.iter().map(|&chunk| Hit { chunk, score: 0.0 }).collect()
+    }
+
+    #[test]
+    fn test_chunks_are_demoted_by_their_weight() {
+        // Chunks 10 and 11 are tests, at ranks 1 and 3.
+        let list = hits(&[10, 1, 11, 2, 3, 4, 5, 6]);
+        let is_test = |c: u32| c >= 10;
+        let order =
+            |w: f32| demote_tests(list.clone(), w, is_test).iter().map(|h| h.chunk).collect::<Vec<_>>();
+        assert_eq!(order(1.0), [10, 1, 11, 2, 3, 4, 5, 6]);
+        // Weight 0.5: rank 1 -> 2, rank 3 -> 6; ties keep the original order.
+        assert_eq!(order(0.5), [10, 1, 2, 3, 11, 4, 5, 6]);
+        assert_eq!(order(0.0), [1, 2, 3, 4, 5, 6, 10, 11]);
     }
 
     #[test]

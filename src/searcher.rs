@@ -6,7 +6,8 @@ use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
 use crate::model::Encoder;
 use crate::progress::Progress;
-use crate::search::{fuse_rrf_boosted, named_files, FusionParams, Hit, Retriever};
+use crate::repo::source::is_test_path;
+use crate::search::{demote_tests, fuse_rrf_boosted, named_files, FusionParams, Hit, Retriever};
 use crate::semantic::{DenseOptions, DenseSearcher};
 use std::sync::Arc;
 
@@ -57,21 +58,31 @@ impl Searcher {
 
     /// The top `k` chunks for `query` by `retriever`.
     pub fn search(&self, query: &str, retriever: Retriever, k: usize) -> Result<Vec<Hit>> {
-        match retriever {
-            Retriever::Bm25 => self.repo.search_bm25(query, k),
-            Retriever::Dense => self.dense()?.search(query, k),
+        // Demoting tests lifts chunks from below `k`, so rank deeper first.
+        let depth = if self.fusion.test_weight < 1.0 { k.max(FUSION_DEPTH) } else { k };
+        let hits = match retriever {
+            Retriever::Bm25 => self.repo.search_bm25(query, depth)?,
+            Retriever::Dense => self.dense()?.search(query, depth)?,
             Retriever::Hybrid => {
                 let depth = k.max(FUSION_DEPTH);
                 let bm25 = self.repo.search_bm25(query, depth)?;
                 let dense = self.dense()?.search(query, depth)?;
-                Ok(hybrid(&self.repo, query, &bm25, &dense, self.fusion, k))
+                hybrid(&self.repo, query, &bm25, &dense, self.fusion, depth)
             }
-        }
+        };
+        let mut hits = demote_tests_in(&self.repo, hits, self.fusion.test_weight);
+        hits.truncate(k);
+        Ok(hits)
     }
 
     fn dense(&self) -> Result<&DenseSearcher> {
         self.dense.as_deref().ok_or_else(|| Error::invalid("the dense index is not ready"))
     }
+}
+
+/// [`demote_tests`] by the paths of `repo`'s chunks.
+pub fn demote_tests_in(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
+    demote_tests(hits, weight, |c| repo.chunks.get(c as usize).is_some_and(|ch| is_test_path(&ch.path)))
 }
 
 /// The hybrid ranking: reciprocal rank fusion of the BM25 and dense lists, with the path boost

@@ -39,6 +39,7 @@ pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
         rrf_k: args.rrf_k,
         dense_weight: args.dense_weight,
         path_boost: args.path_boost,
+        test_weight: args.test_weight,
         ..Default::default()
     }
 }

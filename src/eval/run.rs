@@ -12,7 +12,7 @@ use crate::model::Encoder;
 use crate::progress::{CancelOnly, Progress};
 use crate::repo::git::find_repo;
 use crate::search::{FusionParams, Hit, Retriever};
-use crate::searcher::hybrid;
+use crate::searcher::{demote_tests_in, hybrid};
 use crate::semantic::{DenseOptions, DenseSearcher};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -280,7 +280,7 @@ fn rankings(
             Retriever::Dense => dense.clone(),
             Retriever::Hybrid => hybrid(index, query, &bm25, &dense, cfg.fusion, cfg.depth),
         };
-        out.push((r.as_str(), list));
+        out.push((r.as_str(), demote_tests_in(index, list, cfg.fusion.test_weight)));
     }
     Ok(out)
 }
