@@ -59,8 +59,9 @@ pub struct FusionParams {
     pub dense_weight: f32,
     /// Extra score, in units of a first-place vote, for chunks of files the query names.
     pub path_boost: f32,
-    /// Applies to every retriever's ranking: a chunk of a test file at rank r is ranked as if
-    /// at r / test_weight (1 leaves tests in place, 0 puts them after everything else).
+    /// In the BM25 and dense rankings (and so in the hybrid, which fuses them), a chunk of a
+    /// test file at rank r is ranked as if at r / test_weight (1 leaves tests in place, 0 puts
+    /// them after everything else).
     pub test_weight: f32,
 }
 

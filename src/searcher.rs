@@ -56,21 +56,19 @@ impl Searcher {
         self.dense.is_some()
     }
 
-    /// The top `k` chunks for `query` by `retriever`.
+    /// The top `k` chunks for `query` by `retriever`. Test chunks are demoted in the BM25 and
+    /// dense rankings (`fusion.test_weight`), so the hybrid fuses demoted rankings.
     pub fn search(&self, query: &str, retriever: Retriever, k: usize) -> Result<Vec<Hit>> {
+        let w = self.fusion.test_weight;
         // Demoting tests lifts chunks from below `k`, so rank deeper first.
-        let depth = if self.fusion.test_weight < 1.0 { k.max(FUSION_DEPTH) } else { k };
-        let hits = match retriever {
-            Retriever::Bm25 => self.repo.search_bm25(query, depth)?,
-            Retriever::Dense => self.dense()?.search(query, depth)?,
-            Retriever::Hybrid => {
-                let depth = k.max(FUSION_DEPTH);
-                let bm25 = self.repo.search_bm25(query, depth)?;
-                let dense = self.dense()?.search(query, depth)?;
-                hybrid(&self.repo, query, &bm25, &dense, self.fusion, depth)
-            }
+        let depth = if w < 1.0 || retriever == Retriever::Hybrid { k.max(FUSION_DEPTH) } else { k };
+        let bm25 = || self.repo.search_bm25(query, depth).map(|h| demote_tests_in(&self.repo, h, w));
+        let dense = || Ok::<_, Error>(demote_tests_in(&self.repo, self.dense()?.search(query, depth)?, w));
+        let mut hits = match retriever {
+            Retriever::Bm25 => bm25()?,
+            Retriever::Dense => dense()?,
+            Retriever::Hybrid => hybrid(&self.repo, query, &bm25()?, &dense()?, self.fusion, k),
         };
-        let mut hits = demote_tests_in(&self.repo, hits, self.fusion.test_weight);
         hits.truncate(k);
         Ok(hits)
     }
@@ -103,4 +101,33 @@ pub fn hybrid(
     fuse_rrf_boosted(bm25, dense, params, k, |c| {
         repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SyntaxCache;
+
+    #[test]
+    fn a_test_weight_of_zero_ranks_test_chunks_last() {
+        let files = vec![
+            (
+                "tests/test_parse.py".to_string(),
+                "def test_parse_header():\n    parse_header('a: b')\n".to_string(),
+            ),
+            ("pkg/parse.py".to_string(), "def parse_header(line):\n    return line.split(':')\n".to_string()),
+        ];
+        let repo = Arc::new(RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap());
+        let mut searcher = Searcher::bm25_only(repo.clone());
+        let path = |hits: &[Hit]| repo.chunks[hits[0].chunk as usize].path.clone();
+        let query = "test parse header";
+        assert_eq!(path(&searcher.search(query, Retriever::Bm25, 5).unwrap()), "tests/test_parse.py");
+        searcher.fusion.test_weight = 0.0;
+        let hits = searcher.search(query, Retriever::Bm25, 5).unwrap();
+        assert_eq!(path(&hits), "pkg/parse.py");
+        assert!(
+            hits.iter().any(|h| repo.chunks[h.chunk as usize].path == "tests/test_parse.py"),
+            "still listed"
+        );
+    }
 }

@@ -120,7 +120,7 @@ pub struct Args {
     #[arg(long, default_value_t = 60.0, value_name = "K")]
     pub rrf_k: f32,
 
-    /// Every retriever: a test-file chunk at rank r ranks as if at r / W (1 keeps tests in place, 0 puts them last).
+    /// BM25 and dense rankings (and so the hybrid): a test-file chunk at rank r ranks as if at r / W (1 keeps tests in place, 0 puts them last).
     #[arg(long, default_value_t = 1.0, value_name = "W")]
     pub test_weight: f32,
 

@@ -255,7 +255,9 @@ fn rankings(
     let wants = |r| cfg.retrievers.contains(&r);
     let need_bm25 = wants(Retriever::Bm25) || wants(Retriever::Hybrid);
     let need_dense = wants(Retriever::Dense) || wants(Retriever::Hybrid);
-    let bm25 = if need_bm25 { index.search_bm25(query, cfg.depth)? } else { Vec::new() };
+    let w = cfg.fusion.test_weight;
+    let bm25 =
+        if need_bm25 { demote_tests_in(index, index.search_bm25(query, cfg.depth)?, w) } else { Vec::new() };
     let dense = match (need_dense, &cfg.dense, st.vectors.as_mut()) {
         (false, _, _) => Vec::new(),
         (true, Some(d), Some(store)) => {
@@ -269,7 +271,7 @@ fn rankings(
             )?;
             result.embedded = Some(searcher.embedded);
             result.reused = Some(searcher.reused);
-            searcher.search(query, cfg.depth)?
+            demote_tests_in(index, searcher.search(query, cfg.depth)?, w)
         }
         _ => return Err(Error::invalid("dense retrieval needs a model")),
     };
@@ -280,7 +282,7 @@ fn rankings(
             Retriever::Dense => dense.clone(),
             Retriever::Hybrid => hybrid(index, query, &bm25, &dense, cfg.fusion, cfg.depth),
         };
-        out.push((r.as_str(), demote_tests_in(index, list, cfg.fusion.test_weight)));
+        out.push((r.as_str(), list));
     }
     Ok(out)
 }
