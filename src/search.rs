@@ -67,9 +67,11 @@ pub struct FusionParams {
 
 impl Default for FusionParams {
     fn default() -> Self {
-        // Dense weight 0.5: the best hybrid of the weights measured on the dev subset with the
-        // pretrained model (README "Results"), which is weaker than BM25 on its own there.
-        FusionParams { rrf_k: 60.0, bm25_weight: 1.0, dense_weight: 0.5, path_boost: 0.0, test_weight: 1.0 }
+        // Measured on the 51 dev instances outside sympy with the pretrained model (README
+        // "Results"): demoting tests lifts dense PR@5 from 0.12 to 0.22 (they crowd out the code
+        // that calls what the issue names), and with tests demoted a dense weight of 0.75 gave
+        // the best hybrid. 0.1 rather than 0 keeps a test that matches far better in sight.
+        FusionParams { rrf_k: 60.0, bm25_weight: 1.0, dense_weight: 0.75, path_boost: 0.0, test_weight: 0.1 }
     }
 }
 

@@ -121,11 +121,11 @@ pub struct Args {
     pub rrf_k: f32,
 
     /// BM25 and dense rankings (and so the hybrid): a test-file chunk at rank r ranks as if at r / W (1 keeps tests in place, 0 puts them last).
-    #[arg(long, default_value_t = 1.0, value_name = "W")]
+    #[arg(long, default_value_t = 0.1, value_name = "W")]
     pub test_weight: f32,
 
     /// Hybrid: weight of the dense ranking against BM25's 1.0.
-    #[arg(long, default_value_t = 0.5, value_name = "W")]
+    #[arg(long, default_value_t = 0.75, value_name = "W")]
     pub dense_weight: f32,
 
     /// Colour theme: a built-in name (coret-dark, coret-light), a name under the config directory's themes/, or a .toml path.
