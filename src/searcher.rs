@@ -121,6 +121,7 @@ mod tests {
         let mut searcher = Searcher::bm25_only(repo.clone());
         let path = |hits: &[Hit]| repo.chunks[hits[0].chunk as usize].path.clone();
         let query = "test parse header";
+        searcher.fusion.test_weight = 1.0;
         assert_eq!(path(&searcher.search(query, Retriever::Bm25, 5).unwrap()), "tests/test_parse.py");
         searcher.fusion.test_weight = 0.0;
         let hits = searcher.search(query, Retriever::Bm25, 5).unwrap();
