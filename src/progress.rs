@@ -10,6 +10,8 @@ pub enum Phase {
     CallGraph,
     Bm25,
     Embed,
+    /// Eval: instances scored.
+    Instances,
 }
 
 impl fmt::Display for Phase {
@@ -20,6 +22,7 @@ impl fmt::Display for Phase {
             Phase::CallGraph => "call graph",
             Phase::Bm25 => "bm25",
             Phase::Embed => "embed",
+            Phase::Instances => "instances",
         })
     }
 }
@@ -40,13 +43,48 @@ impl Progress for NoProgress {
     fn report(&self, _: Phase, _: usize, _: usize) {}
 }
 
-/// Passes on cancellation but no reports: for inner phases of a run whose progress is
-/// reported at a coarser level (the eval's instances).
-pub struct CancelOnly<'a>(pub &'a dyn Progress);
+/// Passes on cancellation, and embedding progress only when there is embedding to do: inside
+/// an eval, a cold snapshot shows its embedding (minutes on a CPU) and warm ones stay quiet.
+pub struct EmbedOnly<'a>(pub &'a dyn Progress);
 
-impl Progress for CancelOnly<'_> {
-    fn report(&self, _: Phase, _: usize, _: usize) {}
+impl Progress for EmbedOnly<'_> {
+    fn report(&self, phase: Phase, done: usize, total: usize) {
+        if phase == Phase::Embed && total > 0 {
+            self.0.report(phase, done, total);
+        }
+    }
     fn cancelled(&self) -> bool {
         self.0.cancelled()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Record(Mutex<Vec<(Phase, usize, usize)>>, AtomicBool);
+    impl Progress for Record {
+        fn report(&self, phase: Phase, done: usize, total: usize) {
+            self.0.lock().unwrap().push((phase, done, total));
+        }
+        fn cancelled(&self) -> bool {
+            self.1.load(Ordering::SeqCst)
+        }
+    }
+
+    #[test]
+    fn embed_only_passes_real_embedding_work_and_cancellation() {
+        let outer = Record::default();
+        let inner = EmbedOnly(&outer);
+        inner.report(Phase::Parse, 3, 10);
+        inner.report(Phase::Embed, 0, 0);
+        inner.report(Phase::Embed, 5, 40);
+        assert_eq!(*outer.0.lock().unwrap(), [(Phase::Embed, 5, 40)]);
+        assert!(!inner.cancelled());
+        outer.1.store(true, Ordering::SeqCst);
+        assert!(inner.cancelled());
     }
 }

@@ -9,7 +9,7 @@ use crate::engine::{RepoIndex, SyntaxCache};
 use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
 use crate::model::Encoder;
-use crate::progress::{CancelOnly, Progress};
+use crate::progress::{EmbedOnly, Phase, Progress};
 use crate::repo::git::find_repo;
 use crate::search::{FusionParams, Hit, Retriever};
 use crate::searcher::{demote_tests_in, hybrid};
@@ -115,14 +115,14 @@ pub fn run_eval(
         if progress.cancelled() {
             return Err(Error::Cancelled);
         }
-        progress.report(crate::progress::Phase::Parse, done, instances.len());
+        progress.report(Phase::Instances, done, instances.len());
         let inst = &instances[i];
         if state.as_ref().is_none_or(|s| s.repo != inst.repo) {
             state = Some(RepoState::new(&inst.repo, cfg, &mut notes)?);
         }
         let st = state.as_mut().ok_or_else(|| Error::invalid("no repository state"))?;
         let t = Instant::now();
-        let result = match evaluate_instance(inst, cfg, st, &CancelOnly(progress)) {
+        let result = match evaluate_instance(inst, cfg, st, &EmbedOnly(progress)) {
             Ok(mut r) => {
                 r.seconds = t.elapsed().as_secs_f64();
                 r
@@ -142,7 +142,7 @@ pub fn run_eval(
         }
         on_result(&result)?;
     }
-    progress.report(crate::progress::Phase::Parse, instances.len(), instances.len());
+    progress.report(Phase::Instances, instances.len(), instances.len());
     let n_with_gold = instances.len() - without_gold.len() - summary_failed.len();
     Ok(EvalSummary {
         n_instances: instances.len(),

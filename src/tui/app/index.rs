@@ -77,6 +77,7 @@ impl IndexStatus {
         match phase {
             Phase::Walk | Phase::Parse => self.files = Some(total),
             Phase::CallGraph | Phase::Bm25 | Phase::Embed => self.chunks = Some(total),
+            Phase::Instances => {}
         }
         match &mut self.progress {
             Some(p) if p.phase == phase => {

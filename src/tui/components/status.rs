@@ -99,6 +99,7 @@ pub fn gauge_label(p: &PhaseProgress, files: Option<usize>) -> String {
         Phase::CallGraph => ("linking calls", "chunks"),
         Phase::Bm25 => ("BM25 index", "chunks"),
         Phase::Embed => ("embedding chunks", "chunks"),
+        Phase::Instances => ("evaluating", "instances"),
     };
     let mut label = format!("{what} {}/{} {unit}", thousands(p.done), thousands(p.total));
     if let Some(rate) = p.rate() {
