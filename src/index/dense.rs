@@ -71,11 +71,16 @@ impl VectorStore {
     pub fn open(path: &Path, dim: usize) -> Result<(Self, Option<String>)> {
         let mut store =
             VectorStore { dim, index: HashMap::new(), data: Vec::new(), log: Some(path.to_path_buf()) };
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
+        // Exclusive for the read (and a possible cut): no other process is then half-way
+        // through an append, so a torn tail is a crash's leftover, never a live write.
+        let mut file = match std::fs::OpenOptions::new().read(true).write(true).open(path) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((store, None)),
             Err(e) => return Err(Error::io(path, e)),
         };
+        file.lock().map_err(|e| Error::io(path, e))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
         let mut pos = 0;
         while let Some((record, next)) = parse_record(&bytes, pos, dim) {
             match record {
@@ -95,8 +100,7 @@ impl VectorStore {
                 path.display(),
                 bytes.len() - pos
             ));
-            let f = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| Error::io(path, e))?;
-            f.set_len(pos as u64).map_err(|e| Error::io(path, e))?;
+            file.set_len(pos as u64).map_err(|e| Error::io(path, e))?;
         }
         Ok((store, note))
     }
@@ -171,7 +175,8 @@ impl VectorStore {
             .append(true)
             .open(path)
             .map_err(|e| Error::io(path, e))?;
-        f.write_all(record).and_then(|_| f.sync_data()).map_err(|e| Error::io(path, e))
+        // Whole records only, under the lock `open` takes to read.
+        f.lock().and_then(|_| f.write_all(record)).and_then(|_| f.sync_data()).map_err(|e| Error::io(path, e))
     }
 }
 
@@ -360,6 +365,29 @@ mod tests {
         // A store of another dimension does not read these records.
         let (other, _) = VectorStore::open(&path, 4).unwrap();
         assert!(other.is_empty());
+    }
+
+    #[test]
+    fn open_waits_for_an_append_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.log");
+        VectorStore::open(&path, 2).unwrap().0.add_batch(&[[1; 16]], &[vec![1.0, 0.0]]).unwrap();
+        // Another process mid-append: it holds the lock and has written half a record.
+        let writer = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        writer.lock().unwrap();
+        let record = encode_record(&[[2; 16]], &[vec![0.0, 1.0]]);
+        (&writer).write_all(&record[..20]).unwrap();
+        let reader = std::thread::spawn({
+            let path = path.clone();
+            move || VectorStore::open(&path, 2).unwrap()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!reader.is_finished(), "open must wait for the writer");
+        (&writer).write_all(&record[20..]).unwrap();
+        writer.unlock().unwrap();
+        let (store, note) = reader.join().unwrap();
+        assert!(note.is_none(), "nothing torn: {note:?}");
+        assert_eq!(store.len(), 2);
     }
 
     #[test]
