@@ -34,6 +34,11 @@ pub fn vector_key(model_tag: &str, chunk: &str, neighbours: &[String]) -> Vector
         h.update(&[0x1f]);
         h.update(n.as_bytes());
     }
+    finish_key(h)
+}
+
+/// The first 16 bytes of the hash: a key.
+fn finish_key(h: blake3::Hasher) -> VectorKey {
     let mut key = [0u8; 16];
     key.copy_from_slice(&h.finalize().as_bytes()[..16]);
     key
@@ -47,9 +52,7 @@ pub fn token_key(model_tag: &str, ids: &[u32], type_ids: &[u32]) -> VectorKey {
     for x in ids.iter().chain([&u32::MAX]).chain(type_ids) {
         h.update(&x.to_le_bytes());
     }
-    let mut key = [0u8; 16];
-    key.copy_from_slice(&h.finalize().as_bytes()[..16]);
-    key
+    finish_key(h)
 }
 
 /// Vectors by key, optionally backed by a log file.
