@@ -3,7 +3,8 @@
 //!
 //! The store is an append-only log of checksummed records, so an embedding run that is
 //! interrupted keeps every finished batch: the next run resumes with what is missing. A torn
-//! last record fails its checksum and is cut off, never read. Keys hash the exact encoder
+//! last record fails its checksum and is cut off, never read; a damaged record elsewhere is
+//! skipped without losing the records after it. Keys hash the exact encoder
 //! input, so an unchanged chunk is embedded once, across edits and across commits.
 //!
 //! Alias records name a second key for a stored vector: vectors are stored under the hash of
@@ -69,8 +70,10 @@ impl VectorStore {
         VectorStore { dim, index: HashMap::new(), data: Vec::new(), log: None }
     }
 
-    /// Opens (or starts) the log at `path`. Records of another dimension, and a torn tail, are
-    /// dropped; returns the store and a note when something was dropped.
+    /// Opens (or starts) the log at `path`. Records of another dimension are skipped (kept in
+    /// the file for the store that reads them); a record that fails its checksum is skipped and
+    /// reading resumes at the next intact record; a torn tail is cut. Returns the store and a
+    /// note when something was skipped or cut.
     pub fn open(path: &Path, dim: usize) -> Result<(Self, Option<String>)> {
         let mut store =
             VectorStore { dim, index: HashMap::new(), data: Vec::new(), log: Some(path.to_path_buf()) };
@@ -84,8 +87,20 @@ impl VectorStore {
         file.lock().map_err(|e| Error::io(path, e))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
-        let mut pos = 0;
-        while let Some((record, next)) = parse_record(&bytes, pos, dim) {
+        let (mut pos, mut corrupt) = (0, 0);
+        while pos < bytes.len() {
+            let Some((record, next)) = parse_record(&bytes, pos, dim) else {
+                // Not a whole intact record here: skip to the next one, so one damaged record
+                // never costs the records behind it. Nothing behind it: a torn tail.
+                match next_record(&bytes, pos + 1, dim) {
+                    Some(next) => {
+                        corrupt += next - pos;
+                        pos = next;
+                        continue;
+                    }
+                    None => break,
+                }
+            };
             match record {
                 Record::Vectors(keys, data) => {
                     for (i, key) in keys.into_iter().enumerate() {
@@ -93,18 +108,19 @@ impl VectorStore {
                     }
                 }
                 Record::Aliases(pairs) => store.link(&pairs),
+                Record::Foreign => {}
             }
             pos = next;
         }
-        let mut note = None;
+        let mut notes = Vec::new();
+        if corrupt > 0 {
+            notes.push(format!("skipped {corrupt} bytes of damaged records"));
+        }
         if pos < bytes.len() {
-            note = Some(format!(
-                "{}: dropped {} bytes of an interrupted or foreign write",
-                path.display(),
-                bytes.len() - pos
-            ));
+            notes.push(format!("dropped {} bytes of an interrupted write", bytes.len() - pos));
             file.set_len(pos as u64).map_err(|e| Error::io(path, e))?;
         }
+        let note = (!notes.is_empty()).then(|| format!("{}: {}", path.display(), notes.join("; ")));
         Ok((store, note))
     }
 
@@ -152,6 +168,9 @@ impl VectorStore {
         if keys.len() != vectors.len() || vectors.iter().any(|v| v.len() != self.dim) {
             return Err(Error::invalid(format!("vector batch does not match dimension {}", self.dim)));
         }
+        if keys.is_empty() {
+            return Ok(());
+        }
         self.append(&encode_record(keys, vectors))?;
         for (k, v) in keys.iter().zip(vectors) {
             self.insert(*k, v);
@@ -163,6 +182,9 @@ impl VectorStore {
     pub fn add_aliases(&mut self, pairs: &[(VectorKey, VectorKey)]) -> Result<()> {
         if pairs.iter().any(|(_, t)| !self.contains(t)) {
             return Err(Error::invalid("alias to a vector that is not stored"));
+        }
+        if pairs.is_empty() {
+            return Ok(());
         }
         self.append(&encode_aliases(pairs))?;
         self.link(pairs);
@@ -187,6 +209,8 @@ impl VectorStore {
 enum Record {
     Vectors(Vec<VectorKey>, Vec<f32>),
     Aliases(Vec<(VectorKey, VectorKey)>),
+    /// Intact, but written for another dimension (another model).
+    Foreign,
 }
 
 /// Frames `body` as magic, count, dimension, blake3 of the body, body.
@@ -219,18 +243,19 @@ fn encode_record(keys: &[VectorKey], vectors: &[Vec<f32>]) -> Vec<u8> {
     frame(RECORD_MAGIC, keys.len(), dim, &body)
 }
 
-/// Parses the record at `pos`; None for a torn, corrupt or foreign-dimension record.
+/// Parses the record at `pos`; None unless a whole record with a valid checksum starts there.
 fn parse_record(bytes: &[u8], pos: usize, dim: usize) -> Option<(Record, usize)> {
     let head = bytes.get(pos..pos + 44)?;
     let count = u32::from_le_bytes(head[4..8].try_into().ok()?) as usize;
     let rec_dim = u32::from_le_bytes(head[8..12].try_into().ok()?) as usize;
     let aliases = match &head[..4] {
-        m if m == RECORD_MAGIC && rec_dim == dim => false,
+        m if m == RECORD_MAGIC => false,
         m if m == ALIAS_MAGIC && rec_dim == 0 => true,
         _ => return None,
     };
-    let body_len = count.checked_mul(if aliases { 32 } else { 16 + dim * 4 })?;
-    let body = bytes.get(pos + 44..pos + 44 + body_len)?;
+    let body_len =
+        count.checked_mul(if aliases { 32 } else { rec_dim.checked_mul(4)?.checked_add(16)? })?;
+    let body = bytes.get(pos + 44..(pos + 44).checked_add(body_len)?)?;
     if blake3::hash(body).as_bytes() != &head[12..44] {
         return None;
     }
@@ -239,6 +264,11 @@ fn parse_record(bytes: &[u8], pos: usize, dim: usize) -> Option<(Record, usize)>
         let key = |b: &[u8]| -> VectorKey { b.try_into().unwrap_or_default() };
         let pairs = body.chunks_exact(32).map(|p| (key(&p[..16]), key(&p[16..]))).collect();
         return Some((Record::Aliases(pairs), next));
+    }
+    // An empty batch reads as empty whatever its dimension (older versions wrote such records
+    // with dimension 0).
+    if rec_dim != dim && count > 0 {
+        return Some((Record::Foreign, next));
     }
     let mut keys = Vec::with_capacity(count);
     for i in 0..count {
@@ -254,6 +284,14 @@ fn parse_record(bytes: &[u8], pos: usize, dim: usize) -> Option<(Record, usize)>
         *x = f32::from_le_bytes(b);
     }
     Some((Record::Vectors(keys, data), next))
+}
+
+/// The start of the first whole, intact record at or after `from`.
+fn next_record(bytes: &[u8], from: usize, dim: usize) -> Option<usize> {
+    (from..bytes.len().saturating_sub(43)).find(|&p| {
+        let m = &bytes[p..p + 4];
+        (m == RECORD_MAGIC || m == ALIAS_MAGIC) && parse_record(bytes, p, dim).is_some()
+    })
 }
 
 /// A dense index over the chunks of one repository: row `i` is chunk `i`'s unit vector.
@@ -365,9 +403,54 @@ mod tests {
         assert!(note.unwrap().contains("dropped"));
         assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, good);
 
-        // A store of another dimension does not read these records.
-        let (other, _) = VectorStore::open(&path, 4).unwrap();
+        // A store of another dimension does not read these records, and leaves them be.
+        let (other, note) = VectorStore::open(&path, 4).unwrap();
         assert!(other.is_empty());
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, good);
+        assert_eq!(VectorStore::open(&path, 3).unwrap().0.len(), 3);
+    }
+
+    #[test]
+    fn empty_batches_write_nothing_and_old_empty_records_cost_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.log");
+        let (mut s, _) = VectorStore::open(&path, 2).unwrap();
+        s.add_batch(&[], &[]).unwrap();
+        s.add_aliases(&[]).unwrap();
+        assert!(!path.exists(), "an empty batch appends no record");
+        // Earlier versions appended an empty batch as a record of dimension 0; a reopen must
+        // read past it, not cut the log there.
+        s.add_batch(&[[1; 16]], &[vec![1.0, 0.0]]).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(&frame(RECORD_MAGIC, 0, 0, &[]));
+        bytes.extend_from_slice(&encode_record(&[[2; 16]], &[vec![0.0, 1.0]]));
+        std::fs::write(&path, &bytes).unwrap();
+        let (s, note) = VectorStore::open(&path, 2).unwrap();
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!(s.get(&[2; 16]).unwrap(), &[0.0, 1.0]);
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_damaged_record_costs_only_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.log");
+        let (mut s, _) = VectorStore::open(&path, 2).unwrap();
+        for i in 1..=3u8 {
+            s.add_batch(&[[i; 16]], &[vec![f32::from(i), 1.0]]).unwrap();
+        }
+        // One flipped bit in the second record's vector.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let record = encode_record(&[[2; 16]], &[vec![2.0, 1.0]]).len();
+        bytes[record + 44 + 16] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let (s, note) = VectorStore::open(&path, 2).unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(s.contains(&[1; 16]) && !s.contains(&[2; 16]));
+        assert_eq!(s.get(&[3; 16]).unwrap(), &[3.0, 1.0], "the record after the damage is read");
+        assert!(note.unwrap().contains(&format!("skipped {record} bytes")));
+        assert_eq!(std::fs::read(&path).unwrap().len(), bytes.len(), "nothing cut");
     }
 
     #[test]
