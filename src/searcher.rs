@@ -4,7 +4,7 @@
 use crate::engine::RepoIndex;
 use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
-use crate::model::Encoder;
+use crate::model::Towers;
 use crate::progress::Progress;
 use crate::repo::source::is_test_path;
 use crate::search::{demote_tests, fuse_rrf_boosted, named_files, FusionParams, Hit, Retriever};
@@ -30,25 +30,26 @@ impl Searcher {
     /// (embedding only what is missing), else from memory.
     pub fn with_dense(
         &self,
-        encoder: Arc<Encoder>,
+        towers: Towers,
         opts: DenseOptions,
         progress: &dyn Progress,
     ) -> Result<Searcher> {
         let mut store = match &self.repo.cache_entry {
             Some(entry) => {
-                let name: String = encoder
+                let name: String = towers
+                    .chunk
                     .fingerprint()
                     .chars()
                     .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
                     .collect();
                 let (store, _note) =
-                    VectorStore::open(&entry.join(format!("vectors-{name}.log")), encoder.dim())?;
+                    VectorStore::open(&entry.join(format!("vectors-{name}.log")), towers.chunk.dim())?;
                 store
             }
-            None => VectorStore::in_memory(encoder.dim()),
+            None => VectorStore::in_memory(towers.chunk.dim()),
         };
         let dense =
-            DenseSearcher::build(encoder, &self.repo.chunks, &self.repo.graph, opts, &mut store, progress)?;
+            DenseSearcher::build(towers, &self.repo.chunks, &self.repo.graph, opts, &mut store, progress)?;
         Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), fusion: self.fusion })
     }
 

@@ -5,12 +5,11 @@ use crate::callgraph::CallGraph;
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::index::dense::{token_key, vector_key, DenseIndex, VectorKey, VectorStore};
-use crate::model::{Encoder, EncoderInput, TokenizedInput};
+use crate::model::{Encoder, EncoderInput, TokenizedInput, Towers};
 use crate::progress::{Phase, Progress};
 use crate::search::Hit;
 use rayon::prelude::*;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 /// Choices that change what the encoder sees (and so the cache keys).
 #[derive(Clone, Debug, PartialEq)]
@@ -63,9 +62,9 @@ pub fn encoder_input(chunks: &[Chunk], graph: &CallGraph, opts: &DenseOptions, i
 /// interruption can lose.
 const SLICE: usize = 512;
 
-/// A dense index over one repository, with the encoder that made it.
+/// A dense index over one repository, with the towers that made it (chunk) and query it.
 pub struct DenseSearcher {
-    encoder: Arc<Encoder>,
+    towers: Towers,
     index: DenseIndex,
     opts: DenseOptions,
     /// How many chunk inputs this build embedded (the rest came from the store).
@@ -79,19 +78,19 @@ impl DenseSearcher {
     /// Embeds the chunks missing from `store` (appending them as it goes, so an interrupted
     /// run resumes) and builds the index.
     pub fn build(
-        encoder: Arc<Encoder>,
+        towers: Towers,
         chunks: &[Chunk],
         graph: &CallGraph,
         opts: DenseOptions,
         store: &mut VectorStore,
         progress: &dyn Progress,
     ) -> Result<Self> {
-        Self::build_in_slices(encoder, chunks, graph, opts, store, progress, SLICE)
+        Self::build_in_slices(towers, chunks, graph, opts, store, progress, SLICE)
     }
 
     /// [`DenseSearcher::build`] appending to the store every `slice` inputs.
     pub fn build_in_slices(
-        encoder: Arc<Encoder>,
+        towers: Towers,
         chunks: &[Chunk],
         graph: &CallGraph,
         opts: DenseOptions,
@@ -100,7 +99,9 @@ impl DenseSearcher {
         slice: usize,
     ) -> Result<Self> {
         let slice_len = slice.max(1);
+        let encoder = towers.chunk.clone();
         let inputs = encoder_inputs(chunks, graph, &opts);
+        // Keyed by the chunk tower alone: a new query tower re-embeds nothing.
         let tag = format!("{}|{}", encoder.fingerprint(), opts.tag());
         let keys: Vec<VectorKey> = inputs.iter().map(|i| vector_key(&tag, &i.chunk, &i.neighbours)).collect();
         let mut seen = HashSet::new();
@@ -118,11 +119,20 @@ impl DenseSearcher {
         }
         progress.report(Phase::Embed, total, total);
         let index = DenseIndex::from_store(store, &keys)?;
-        Ok(DenseSearcher { encoder, index, opts, embedded, reused: total - embedded })
+        Ok(DenseSearcher { towers, index, opts, embedded, reused: total - embedded })
     }
 
     pub fn encoder(&self) -> &Encoder {
-        &self.encoder
+        &self.towers.chunk
+    }
+
+    pub fn towers(&self) -> &Towers {
+        &self.towers
+    }
+
+    /// The cosine similarity of every chunk to a query vector, in chunk order.
+    pub fn index(&self) -> &DenseIndex {
+        &self.index
     }
 
     /// Embeds `query` (up to `query_max_len` tokens) and returns the `k` nearest chunks.
@@ -132,8 +142,7 @@ impl DenseSearcher {
     }
 
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        let mut rows = self.encoder.embed_queries_with_len(&[query.to_string()], self.opts.query_max_len)?;
-        Ok(rows.pop().unwrap_or_default())
+        self.towers.embed_query(query, self.opts.query_max_len)
     }
 }
 
@@ -201,8 +210,15 @@ mod tests {
 
     fn build(enc: &Arc<Encoder>, r: &RepoIndex, store: &mut VectorStore) -> DenseSearcher {
         let opts = DenseOptions::default();
-        DenseSearcher::build(enc.clone(), &r.chunks, &r.graph, opts, store, &crate::progress::NoProgress)
-            .unwrap()
+        DenseSearcher::build(
+            Towers::tied(enc.clone()),
+            &r.chunks,
+            &r.graph,
+            opts,
+            store,
+            &crate::progress::NoProgress,
+        )
+        .unwrap()
     }
 
     /// Cancels after `after` progress reports.
@@ -241,7 +257,7 @@ mod tests {
         let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
         let cancel = CancelAfter(AtomicUsize::new(0), 4);
         let err = DenseSearcher::build_in_slices(
-            enc.clone(),
+            Towers::tied(enc.clone()),
             &r.chunks,
             &r.graph,
             DenseOptions::default(),

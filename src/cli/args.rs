@@ -48,6 +48,10 @@ pub struct Args {
     #[arg(long, env = "CORET_MODEL", value_name = "DIR")]
     pub model: Option<PathBuf>,
 
+    /// Query tower: default (the project's trained adapter), pretrained (the chunk tower, tied), or an adapter file.
+    #[arg(long, default_value = "default", value_name = "MODEL")]
+    pub query_model: coret::model::QueryTowerChoice,
+
     /// Where the encoder runs: auto, cpu or cuda.
     #[arg(long, default_value = "auto", value_name = "DEVICE")]
     pub device: String,
@@ -223,6 +227,18 @@ pub struct Args {
     /// Train: validation proxy, gold ranked among N random chunks of its snapshot; 0 ranks whole snapshots (slow on CPU).
     #[arg(long, hide = true, default_value_t = 200, value_name = "N")]
     pub val_candidates: usize,
+
+    /// Train: which tower learns: tied (both, the paper's) or query (an adapter against the frozen chunk tower's cached vectors).
+    #[arg(long, hide = true, default_value = "tied", value_name = "TOWER")]
+    pub tower: String,
+
+    /// Train (query tower): the newest N instances of each repository.
+    #[arg(long, hide = true, value_name = "N")]
+    pub per_repo: Option<usize>,
+
+    /// Train (query tower): keep an instance only if BM25 or the frozen dense ranking puts a gold chunk within the top N.
+    #[arg(long, hide = true, default_value_t = 100, value_name = "N")]
+    pub consistency_top: usize,
 
     /// Train: continue from OUTPUT/checkpoint.
     #[arg(long, hide = true)]

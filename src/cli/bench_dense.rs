@@ -41,7 +41,7 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
         m.device,
         rayon::current_num_threads()
     );
-    let report = bench_embed(&m.encoder, &inputs)?;
+    let report = bench_embed(&m.towers.chunk, &inputs)?;
     println!("coret (candle): {report}; peak_rss_mib {:.1}", peak_rss_mib());
     if let Some(py) = &args.st_python {
         let model_dir = coret::model::resolve_model_dir(args.model.as_deref(), &super::model::log_line)?;
@@ -72,7 +72,7 @@ const QUERY_CHUNKS: usize = 50_000;
 
 pub fn query(args: &Args) -> anyhow::Result<()> {
     let m = super::model::load(args)?;
-    let dim = m.encoder.dim();
+    let dim = m.towers.chunk.dim();
     // Random unit vectors: search cost depends on the count and dimension, not the values.
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let mut store = VectorStore::in_memory(dim);
@@ -99,12 +99,12 @@ pub fn query(args: &Args) -> anyhow::Result<()> {
     );
     for words in [1usize, 8, 40] {
         let text = sentence.repeat(words);
-        let tokens = m.encoder.input_tokenizer().query(&text, args.query_max_len)?.len();
+        let tokens = m.towers.chunk.input_tokenizer().query(&text, args.query_max_len)?.len();
         let mut times = Vec::new();
         for _ in 0..7 {
             let t = Instant::now();
-            let q = m.encoder.embed_queries_with_len(std::slice::from_ref(&text), args.query_max_len)?;
-            let hits = index.search(&q[0], 20);
+            let q = m.towers.embed_query(&text, args.query_max_len)?;
+            let hits = index.search(&q, 20);
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             assert_eq!(hits.len(), 20);
         }

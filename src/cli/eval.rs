@@ -31,7 +31,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let m = super::model::load(args)?;
         let root = coret::cache::cache_root(args.cache_dir.as_deref())?;
         Some(DenseEval {
-            encoder: m.encoder,
+            towers: m.towers,
             opts: super::model::dense_options(args),
             store_dir: coret::eval::run::default_store_dir(&root),
         })

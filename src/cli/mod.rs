@@ -9,6 +9,7 @@ mod model;
 mod progress;
 mod query;
 mod train;
+mod train_query;
 mod tui;
 
 use args::Args;
@@ -44,7 +45,11 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.train.is_some() {
-        return train::run(&args);
+        return match args.tower.as_str() {
+            "query" => train_query::run(&args),
+            "tied" => train::run(&args),
+            other => Err(Error::Usage(format!("--tower {other}: expected tied or query")).into()),
+        };
     }
     if args.eval.is_some() {
         return eval::run(&args);

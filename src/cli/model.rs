@@ -1,16 +1,22 @@
 //! Loading the encoder the flags ask for, with its dense options.
 
 use super::args::Args;
-use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions};
+use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions, Towers};
 use coret::semantic::DenseOptions;
 use std::sync::Arc;
 
 pub struct LoadedModel {
+    pub towers: Towers,
+    pub device: String,
+}
+
+/// The chunk tower (`--model`, default all-MiniLM-L6-v2) on the `--device` asked for.
+pub struct ChunkTower {
     pub encoder: Arc<Encoder>,
     pub device: String,
 }
 
-pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
+pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
     let choice: DeviceChoice =
         args.device.parse().map_err(|e| coret::Error::Usage(format!("--device: {e}")))?;
     let (device, name) = select_device(choice)?;
@@ -20,9 +26,19 @@ pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
         batch_size: args.batch_size.max(1),
         ..EncoderOptions::default()
     };
-    let encoder = Encoder::load(&dir, &device, opts)?;
-    eprintln!("model {} on {name}", encoder.model_id());
-    Ok(LoadedModel { encoder: Arc::new(encoder), device: name })
+    Ok(ChunkTower { encoder: Arc::new(Encoder::load(&dir, &device, opts)?), device: name })
+}
+
+/// Both towers: the chunk tower and the query tower `--query-model` asks for.
+pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
+    let ChunkTower { encoder, device: name } = load_chunk_tower(args)?;
+    let (towers, note) = Towers::with_choice(encoder, &args.query_model)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let names = towers.names();
+    eprintln!("chunk tower {}, query tower {} on {name}", names.chunk, names.query);
+    Ok(LoadedModel { towers, device: name })
 }
 
 pub fn dense_options(args: &Args) -> DenseOptions {

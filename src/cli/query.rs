@@ -35,10 +35,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut searcher = Searcher::bm25_only(Arc::new(index));
     searcher.fusion = super::model::fusion_params(args);
     let mut device = None;
+    let mut towers = None;
     let mut embedded = None;
     if let Some(m) = model {
         let progress = BarProgress::new();
-        let full = searcher.with_dense(m.encoder, super::model::dense_options(args), &progress);
+        towers = Some(m.towers.names());
+        let full = searcher.with_dense(m.towers, super::model::dense_options(args), &progress);
         progress.finish();
         searcher = full?;
         device = Some(m.device);
@@ -53,6 +55,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let mut v = to_json(index, &query, &results);
         if let Some(d) = device {
             v["stats"]["device"] = Value::String(d);
+        }
+        if let Some(t) = &towers {
+            v["stats"]["towers"] = serde_json::to_value(t)?;
         }
         if let Some(n) = embedded {
             v["stats"]["embedded"] = Value::from(n);

@@ -4,7 +4,9 @@
 use super::args::Args;
 use super::model::dense_options;
 use coret::engine::{IndexOptions, RepoIndex};
-use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions};
+use coret::model::{
+    resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions, QueryTowerChoice, Towers,
+};
 use coret::searcher::Searcher;
 use coret::tui::{backend::IndexReporter, Session, Theme};
 use std::sync::Arc;
@@ -26,6 +28,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
         }
         Err(_) => "unavailable".to_string(),
+    };
+    // The status line names both towers: the chunk model and what embeds the issue.
+    let query_model = args.query_model.clone();
+    let model_label = match &query_model {
+        QueryTowerChoice::Default => format!("{model_label} + query adapter"),
+        QueryTowerChoice::Pretrained => format!("{model_label} (tied)"),
+        QueryTowerChoice::File(p) => format!("{model_label} + {}", p.display()),
     };
     let session =
         Session { repo: repo.clone(), model: model_label, device: device_name, initial_query: None };
@@ -61,11 +70,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             Ok(d) => d,
             Err(e) => return reporter.failed(format!("dense index: {e}")),
         };
-        let encoder = match Encoder::load(&dir, &device, enc_opts) {
-            Ok(e) => Arc::new(e),
+        let towers = match Encoder::load(&dir, &device, enc_opts)
+            .and_then(|e| Towers::with_choice(Arc::new(e), &query_model))
+        {
+            Ok((t, note)) => {
+                reporter.info(note.unwrap_or_else(|| format!("query tower {}", t.names().query)));
+                t
+            }
             Err(e) => return reporter.failed(format!("dense index: {e}")),
         };
-        match bm25.with_dense(encoder, dense_opts, &reporter) {
+        match bm25.with_dense(towers, dense_opts, &reporter) {
             Ok(full) => reporter.dense_ready(Arc::new(full)),
             Err(e) => reporter.failed(format!("dense index: {e}")),
         }

@@ -24,6 +24,9 @@ pub struct Instance {
     /// Discussion before the fix; `null` and absent both read as `None`.
     #[serde(default)]
     pub hints_text: Option<String>,
+    /// When the change was made (training sets order and select by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
 }
 
 /// A line that could not be read as an instance.

@@ -8,7 +8,7 @@ use super::snapshot::{index_instance, instance_query, InstanceSnapshot};
 use crate::engine::{RepoIndex, SyntaxCache};
 use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
-use crate::model::Encoder;
+use crate::model::Towers;
 use crate::progress::{EmbedOnly, Phase, Progress};
 use crate::repo::git::find_repo;
 use crate::search::{FusionParams, Hit, Retriever};
@@ -17,12 +17,11 @@ use crate::semantic::{DenseOptions, DenseSearcher};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
-/// The dense side of an evaluation: the encoder and where its vectors are kept.
+/// The dense side of an evaluation: the towers and where the chunk tower's vectors are kept.
 pub struct DenseEval {
-    pub encoder: Arc<Encoder>,
+    pub towers: Towers,
     pub opts: DenseOptions,
     /// One vector log per repository lives here, shared by all its commits.
     pub store_dir: PathBuf,
@@ -93,6 +92,9 @@ pub struct EvalSummary {
     pub without_gold: Vec<String>,
     /// Diagnostics (e.g. a torn vector log that was cut back), one line each.
     pub notes: Vec<String>,
+    /// The dense retriever's chunk and query towers (absent for BM25-only runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub towers: Option<crate::model::TowerNames>,
 }
 
 /// Runs the evaluation; `on_result` sees each instance as it finishes (for `instances.jsonl`).
@@ -155,6 +157,7 @@ pub fn run_eval(
         failed: summary_failed,
         without_gold,
         notes,
+        towers: cfg.dense.as_ref().map(|d| d.towers.names()),
     })
 }
 
@@ -189,7 +192,7 @@ impl RepoState {
         let vectors = match &cfg.dense {
             Some(d) => {
                 let file = d.store_dir.join(format!("{}.vectors", repo.replace('/', "+")));
-                let (store, note) = VectorStore::open(&file, d.encoder.dim())?;
+                let (store, note) = VectorStore::open(&file, d.towers.chunk.dim())?;
                 notes.extend(note);
                 Some(store)
             }
@@ -262,7 +265,7 @@ fn rankings(
         (false, _, _) => Vec::new(),
         (true, Some(d), Some(store)) => {
             let searcher = DenseSearcher::build(
-                d.encoder.clone(),
+                d.towers.clone(),
                 &index.chunks,
                 &index.graph,
                 d.opts.clone(),

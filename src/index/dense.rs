@@ -320,6 +320,11 @@ impl DenseIndex {
         self.matrix.is_empty()
     }
 
+    /// Chunk `i`'s unit vector.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.matrix[i * self.dim..(i + 1) * self.dim]
+    }
+
     /// Exact top-`k` by cosine similarity (dot product of unit vectors).
     pub fn search(&self, query: &[f32], k: usize) -> Vec<Hit> {
         if query.len() != self.dim || self.is_empty() {

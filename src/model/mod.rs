@@ -11,6 +11,7 @@ pub mod device;
 pub mod encoder;
 pub mod pool;
 pub mod provision;
+pub mod query_tower;
 #[doc(hidden)]
 pub mod testutil;
 pub mod tokenize;
@@ -20,4 +21,5 @@ pub use bench::{bench_embed, EmbedBenchReport};
 pub use device::{select_device, DeviceChoice};
 pub use encoder::{Encoder, EncoderOptions};
 pub use provision::{default_model_dir, resolve_model_dir};
+pub use query_tower::{QueryAdapter, QueryTowerChoice, TowerNames, Towers};
 pub use tokenize::{EncoderInput, TokenizedInput, DOWN_TOKEN};

@@ -12,6 +12,8 @@ pub mod checkpoint;
 pub mod loss;
 pub mod optim;
 pub mod prepare;
+pub mod query_fit;
+pub mod query_set;
 pub mod shard;
 pub mod step;
 pub mod trainer;

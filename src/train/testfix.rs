@@ -90,6 +90,7 @@ pub fn fixture() -> Fixture {
             problem_statement: issue.to_string(),
             patch,
             hints_text: None,
+            created_at: None,
         });
     };
     for (i, (file, old, new, issue)) in FIXES.iter().enumerate() {

@@ -94,7 +94,11 @@ fn full_eval(
         use_hints: false,
         exclude_tests: false,
         no_module_chunks: false,
-        dense: Some(DenseEval { encoder, opts: dense.clone(), store_dir: store.path().to_path_buf() }),
+        dense: Some(DenseEval {
+            towers: crate::model::Towers::tied(encoder),
+            opts: dense.clone(),
+            store_dir: store.path().to_path_buf(),
+        }),
     };
     let summary = run_eval(instances, &cfg, &NoProgress, &mut |_| Ok(()))?;
     Ok(summary.retrievers.get(Retriever::Dense.as_str()).cloned().unwrap_or(Summary {

@@ -1,0 +1,180 @@
+//! `--train INSTANCES --tower query --output DIR`: trains the query adapter against the frozen
+//! chunk tower (README "Towers"). Prepares (or reads) the query set, trains, writes
+//! `DIR/query-tower.safetensors` (+ `.sha256`) and `DIR/train-log.jsonl`.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::args::Args;
+use super::progress::BarProgress;
+use coret::eval::instances::{parse_id_list, read_instances, Instance};
+use coret::model::Towers;
+use coret::progress::Progress;
+use coret::train::query_fit::{fit_adapter, AdapterConfig, EpochLog};
+use coret::train::query_set::{prepare_query_set, QuerySet, QuerySetOptions};
+use coret::Error;
+
+/// The SWE-bench repositories the dev set measures on: never trained on.
+const HELD_OUT: [&str; 12] = [
+    "sympy/sympy",
+    "pytest-dev/pytest",
+    "sphinx-doc/sphinx",
+    "psf/requests",
+    "pylint-dev/pylint",
+    "mwaskom/seaborn",
+    "pydata/xarray",
+    "pallets/flask",
+    "astropy/astropy",
+    "django/django",
+    "matplotlib/matplotlib",
+    "scikit-learn/scikit-learn",
+];
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let path = args.train.as_deref().ok_or_else(|| Error::Usage("--train needs a file".into()))?;
+    let output = args.output.clone().ok_or_else(|| Error::Usage("--train needs --output DIR".into()))?;
+    std::fs::create_dir_all(&output).map_err(|e| Error::io(&output, e))?;
+    let model = super::model::load_chunk_tower(args)?;
+    let towers = Towers::tied(model.encoder.clone());
+    let progress = BarProgress::new();
+    let train = load_set(args, path, &towers, &output.join("query-set.bin"), false, &progress)?;
+    let val = match &args.val {
+        Some(p) => Some(load_set(args, p, &towers, &output.join("val-set.bin"), true, &progress)?),
+        None => None,
+    };
+    if let Some(out) = &args.prepare_shard {
+        train.save(out)?;
+        eprintln!("wrote {} examples to {}", train.examples.len(), out.display());
+        return Ok(());
+    }
+    let cfg = AdapterConfig {
+        epochs: args.epochs.max(1),
+        batch: args.batch.max(1),
+        negatives: args.negatives.max(1),
+        lr: args.lr,
+        weight_decay: args.weight_decay,
+        tau: args.temperature,
+        seed: args.seed,
+        ..AdapterConfig::default()
+    };
+    let log_path = output.join("train-log.jsonl");
+    let mut log = std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, e))?;
+    writeln!(
+        log,
+        "{}",
+        serde_json::json!({"config": cfg, "train": train.examples.len(),
+        "train_dropped": train.dropped, "val": val.as_ref().map(|v| v.examples.len()),
+        "vectors": train.rows(), "chunk_tower": train.chunk_tower})
+    )?;
+    eprintln!(
+        "training the query adapter: {} examples ({} vectors), {} epochs",
+        train.examples.len(),
+        train.rows(),
+        cfg.epochs
+    );
+    let mut on_epoch = |e: &EpochLog| {
+        let val = e.val.as_ref().map_or(String::new(), |m| {
+            format!(
+                " val n={} PR@5 {:.3} PR@20 {:.3} MRR {:.3}",
+                m.n, m.perfect_recall_5, m.perfect_recall_20, m.mrr
+            )
+        });
+        progress.println(&format!(
+            "epoch {}: loss {:.4} temp {:.3}{val} ({:.0}s)",
+            e.epoch, e.loss, e.sample_temp, e.seconds
+        ));
+        let _ = writeln!(log, "{}", serde_json::to_string(e).unwrap_or_default());
+    };
+    let base = model.encoder.model_id();
+    let (adapter, _) =
+        fit_adapter(&train, val.as_ref(), &base, &cfg, &|| progress.cancelled(), &mut on_epoch)?;
+    let mut adapter = adapter;
+    adapter = coret::model::QueryAdapter::from_parts(
+        adapter.weights().0.to_vec(),
+        adapter.weights().1.to_vec(),
+        &base,
+        [
+            ("coret.trained_on".to_string(), path.display().to_string()),
+            ("coret.examples".to_string(), train.examples.len().to_string()),
+            ("coret.config".to_string(), serde_json::to_string(&cfg)?),
+        ]
+        .into(),
+    )?;
+    let file = output.join("query-tower.safetensors");
+    let digest = adapter.save(&file)?;
+    eprintln!("wrote {} (sha256 {digest}); log in {}", file.display(), log_path.display());
+    Ok(())
+}
+
+/// A prepared query set from `path`, or prepared from instances and saved to `cache`.
+fn load_set(
+    args: &Args,
+    path: &Path,
+    towers: &Towers,
+    cache: &Path,
+    validation: bool,
+    progress: &BarProgress,
+) -> anyhow::Result<QuerySet> {
+    if let Ok(set) = QuerySet::load(path) {
+        return Ok(set);
+    }
+    let (all, bad) = read_instances(path).map_err(|e| Error::Usage(e.to_string()))?;
+    for e in bad.iter().take(5) {
+        eprintln!("skipped {e}");
+    }
+    if let Some(r) = all.iter().find(|i| HELD_OUT.contains(&i.repo.as_str())) {
+        anyhow::bail!(Error::Usage(format!(
+            "{}: instance {} is from {}, a repository the dev set measures on; never train or validate on it",
+            path.display(),
+            r.instance_id,
+            r.repo
+        )));
+    }
+    let chosen = if validation { all } else { choose(args, all) };
+    let repos_dir = args.repos.clone().ok_or_else(|| Error::Usage("instances need --repos DIR".into()))?;
+    let root = coret::cache::cache_root(args.cache_dir.as_deref())?;
+    let opts = QuerySetOptions {
+        repos_dir,
+        store_dir: coret::eval::run::default_store_dir(&root),
+        max_file_size: args.max_file_size,
+        dense: super::model::dense_options(args),
+        dense_top: 400,
+        bm25_top: 200,
+        random: 400,
+        consistency_top: if validation { 0 } else { args.consistency_top },
+        max_gold: 8,
+        seed: args.seed,
+    };
+    let (set, report) = prepare_query_set(&chosen, towers, &opts, progress, &mut |n| progress.println(n))?;
+    progress.finish();
+    eprintln!(
+        "{}: {} instances -> {} examples, {} chunk inputs embedded, {:.0}s; dropped {:?}",
+        path.display(),
+        report.instances,
+        report.kept,
+        report.embedded,
+        report.seconds,
+        set.dropped
+    );
+    set.save(cache)?;
+    eprintln!("prepared set saved to {} (pass it to --train/--val to reuse)", cache.display());
+    Ok(set)
+}
+
+/// The training instances: `--train-repos`, then the newest `--per-repo` of each repository
+/// (consecutive commits share most chunks, so the frozen vectors cost little per instance).
+fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
+    let keep =
+        |repo: &str| args.train_repos.as_deref().is_none_or(|r| parse_id_list(r).iter().any(|x| x == repo));
+    let mut by_repo: std::collections::BTreeMap<String, Vec<Instance>> = Default::default();
+    for inst in all.into_iter().filter(|i| keep(&i.repo)) {
+        by_repo.entry(inst.repo.clone()).or_default().push(inst);
+    }
+    let mut chosen = Vec::new();
+    for (_, mut list) in by_repo {
+        list.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.instance_id.cmp(&b.instance_id)));
+        list.truncate(args.per_repo.unwrap_or(usize::MAX));
+        chosen.extend(list);
+    }
+    chosen
+}

@@ -1,0 +1,301 @@
+//! The query tower (README "Towers"): what turns an issue into a vector, apart from the chunk
+//! tower that embeds (and caches) every chunk.
+//!
+//! The query tower is the chunk tower's encoder followed by a small trained **adapter** on the
+//! pooled query vector: `q' = normalize(q + W·q + b)`. `W = 0, b = 0` is the pretrained (tied)
+//! query tower, so the adapter only learns a correction. Chunk vectors never depend on it: a
+//! new query tower re-embeds nothing.
+//!
+//! An adapter is one safetensors file (`w` [H, H], `b` [H], f32) whose metadata names the chunk
+//! tower it was trained against (`coret.base`, the encoder's model id). The project ships its
+//! own (`models/query-tower.safetensors`, compiled into the binary and sha256-checked against
+//! `models/query-tower.sha256`); `--query-model FILE` loads another, `pretrained` turns it off.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::encoder::Encoder;
+use super::weights::hex;
+use crate::error::{Error, Result};
+
+/// The adapter shipped with the project, trained by its own `--train --tower query` from
+/// `train-prs` (see `models/README.md`).
+const BUILTIN: &[u8] = include_bytes!("../../models/query-tower.safetensors");
+const BUILTIN_SHA256: &str = include_str!("../../models/query-tower.sha256");
+const BUILTIN_NAME: &str = "models/query-tower.safetensors (built in)";
+
+/// Metadata keys of an adapter file.
+pub const META_FORMAT: &str = "coret.format";
+pub const META_BASE: &str = "coret.base";
+const FORMAT: &str = "coret-query-adapter-v1";
+
+/// Which query tower a run uses (`--query-model`).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum QueryTowerChoice {
+    /// The project's trained adapter, when it was trained for the chunk tower in use.
+    #[default]
+    Default,
+    /// The chunk tower itself (tied, as the paper): no adapter.
+    Pretrained,
+    /// An adapter file.
+    File(PathBuf),
+}
+
+impl std::str::FromStr for QueryTowerChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "" => Err("empty query model (expected default, pretrained or an adapter file)".into()),
+            "default" => Ok(QueryTowerChoice::Default),
+            "pretrained" | "tied" | "none" => Ok(QueryTowerChoice::Pretrained),
+            path => Ok(QueryTowerChoice::File(PathBuf::from(path))),
+        }
+    }
+}
+
+/// A trained correction of the pooled query vector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryAdapter {
+    dim: usize,
+    /// Row-major [dim, dim].
+    w: Vec<f32>,
+    b: Vec<f32>,
+    /// The chunk tower's model id this adapter was trained against.
+    base: String,
+    /// `adapter-<sha256 prefix>`.
+    name: String,
+    metadata: HashMap<String, String>,
+}
+
+impl QueryAdapter {
+    /// The zero correction (the pretrained query tower), for training to start from.
+    pub fn identity(dim: usize, base: &str) -> Self {
+        QueryAdapter {
+            dim,
+            w: vec![0.0; dim * dim],
+            b: vec![0.0; dim],
+            base: base.to_string(),
+            name: "adapter-untrained".into(),
+            metadata: HashMap::new(),
+        }
+    }
+
+    pub fn from_parts(
+        w: Vec<f32>,
+        b: Vec<f32>,
+        base: &str,
+        metadata: HashMap<String, String>,
+    ) -> Result<Self> {
+        let dim = b.len();
+        if w.len() != dim * dim || dim == 0 {
+            return Err(Error::invalid(format!("query adapter: w has {} values for dim {dim}", w.len())));
+        }
+        let mut a = QueryAdapter { dim, w, b, base: base.to_string(), name: String::new(), metadata };
+        a.name = format!("adapter-{}", &hex(&Sha256::digest(a.to_bytes()?))[..12]);
+        Ok(a)
+    }
+
+    /// The built-in adapter, checked against its recorded sha256.
+    pub fn builtin() -> Result<Self> {
+        Self::from_bytes(BUILTIN, Some(BUILTIN_SHA256.trim()), BUILTIN_NAME)
+    }
+
+    /// Reads an adapter file; when `FILE.sha256` exists beside it, the content must match it.
+    pub fn load(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let side = path.with_file_name(format!(
+            "{}.sha256",
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        ));
+        let expected = std::fs::read_to_string(&side).ok();
+        Self::from_bytes(&bytes, expected.as_deref().map(str::trim), &path.display().to_string())
+    }
+
+    /// Parses adapter bytes; `origin` names the file in errors.
+    pub fn from_bytes(bytes: &[u8], sha256: Option<&str>, origin: &str) -> Result<Self> {
+        let fail = |m: String| Error::context(origin, m);
+        let digest = hex(&Sha256::digest(bytes));
+        if let Some(expected) = sha256 {
+            let expected = expected.split_whitespace().next().unwrap_or("");
+            if !expected.eq_ignore_ascii_case(&digest) {
+                return Err(fail(format!(
+                    "sha256 {digest} does not match the recorded {expected}: truncated or corrupt query adapter"
+                )));
+            }
+        }
+        let (_, meta) = safetensors::SafeTensors::read_metadata(bytes)
+            .map_err(|e| fail(format!("not a query adapter (safetensors: {e})")))?;
+        let metadata = meta.metadata().clone().unwrap_or_default();
+        if metadata.get(META_FORMAT).map(String::as_str) != Some(FORMAT) {
+            return Err(fail(format!("not a query adapter (metadata {META_FORMAT} is not {FORMAT})")));
+        }
+        let base =
+            metadata.get(META_BASE).cloned().ok_or_else(|| fail(format!("no {META_BASE} in metadata")))?;
+        let tensors = safetensors::SafeTensors::deserialize(bytes)
+            .map_err(|e| fail(format!("truncated or corrupt query adapter (safetensors: {e})")))?;
+        let read = |name: &str| -> Result<(Vec<usize>, Vec<f32>)> {
+            let t = tensors.tensor(name).map_err(|e| fail(format!("tensor `{name}`: {e}")))?;
+            if t.dtype() != safetensors::Dtype::F32 {
+                return Err(fail(format!("tensor `{name}` is {:?}, expected F32", t.dtype())));
+            }
+            let values =
+                t.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            Ok((t.shape().to_vec(), values))
+        };
+        let (w_shape, w) = read("w")?;
+        let (b_shape, b) = read("b")?;
+        let dim = b.len();
+        if b_shape != [dim] || w_shape != [dim, dim] {
+            return Err(fail(format!("shapes w {w_shape:?}, b {b_shape:?} are not [H, H] and [H]")));
+        }
+        if w.iter().chain(&b).any(|x| !x.is_finite()) {
+            return Err(fail("non-finite weights".into()));
+        }
+        Ok(QueryAdapter { dim, w, b, base, name: format!("adapter-{}", &digest[..12]), metadata })
+    }
+
+    /// The file's bytes: safetensors with the format, base and any extra metadata.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        use safetensors::tensor::TensorView;
+        let w_bytes: Vec<u8> = self.w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let b_bytes: Vec<u8> = self.b.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let err = |e: safetensors::SafeTensorError| Error::invalid(format!("query adapter: {e}"));
+        let w = TensorView::new(safetensors::Dtype::F32, vec![self.dim, self.dim], &w_bytes).map_err(err)?;
+        let b = TensorView::new(safetensors::Dtype::F32, vec![self.dim], &b_bytes).map_err(err)?;
+        let mut meta = self.metadata.clone();
+        meta.insert(META_FORMAT.into(), FORMAT.into());
+        meta.insert(META_BASE.into(), self.base.clone());
+        safetensors::serialize([("w", w), ("b", b)], Some(meta)).map_err(err)
+    }
+
+    /// Writes the adapter and its `.sha256` beside it.
+    pub fn save(&self, path: &Path) -> Result<String> {
+        let bytes = self.to_bytes()?;
+        let digest = hex(&Sha256::digest(&bytes));
+        std::fs::write(path, &bytes).map_err(|e| Error::io(path, e))?;
+        let side = path.with_file_name(format!(
+            "{}.sha256",
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        ));
+        std::fs::write(&side, format!("{digest}\n")).map_err(|e| Error::io(&side, e))?;
+        Ok(digest)
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn weights(&self) -> (&[f32], &[f32]) {
+        (&self.w, &self.b)
+    }
+    pub fn metadata(&self) -> &HashMap<String, String> {
+        &self.metadata
+    }
+
+    /// `normalize(q + W·q + b)`.
+    pub fn apply(&self, q: &[f32]) -> Vec<f32> {
+        let mut out: Vec<f32> = (0..self.dim)
+            .map(|i| {
+                let row = &self.w[i * self.dim..(i + 1) * self.dim];
+                q[i] + self.b[i] + row.iter().zip(q).map(|(w, x)| w * x).sum::<f32>()
+            })
+            .collect();
+        let norm = out.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        out.iter_mut().for_each(|x| *x /= norm);
+        out
+    }
+}
+
+/// The two towers of the dense retriever: the chunk tower (an encoder whose vectors are cached,
+/// keyed by it alone) and the query tower (the same encoder plus an optional adapter).
+#[derive(Clone)]
+pub struct Towers {
+    pub chunk: Arc<Encoder>,
+    pub adapter: Option<Arc<QueryAdapter>>,
+}
+
+impl Towers {
+    /// Tied towers: the chunk tower embeds queries too.
+    pub fn tied(chunk: Arc<Encoder>) -> Self {
+        Towers { chunk, adapter: None }
+    }
+
+    /// The towers `choice` asks for on top of `chunk`. The built-in adapter applies only to the
+    /// chunk tower it was trained for; otherwise the query tower is the pretrained one and the
+    /// returned note says why. An adapter file for another chunk tower is an error.
+    pub fn with_choice(chunk: Arc<Encoder>, choice: &QueryTowerChoice) -> Result<(Self, Option<String>)> {
+        let adapter = match choice {
+            QueryTowerChoice::Pretrained => return Ok((Self::tied(chunk), None)),
+            QueryTowerChoice::Default => {
+                let a = QueryAdapter::builtin()?;
+                if a.base != chunk.model_id() || a.dim != chunk.dim() {
+                    let note = format!(
+                        "the built-in query tower was trained for {}, not {}: queries use the chunk tower",
+                        a.base,
+                        chunk.model_id()
+                    );
+                    return Ok((Self::tied(chunk), Some(note)));
+                }
+                a
+            }
+            QueryTowerChoice::File(path) => {
+                let a = QueryAdapter::load(path)?;
+                if a.base != chunk.model_id() || a.dim != chunk.dim() {
+                    return Err(Error::context(
+                        path.display().to_string(),
+                        format!(
+                            "query adapter trained for {} (dim {}), the chunk tower is {} (dim {})",
+                            a.base,
+                            a.dim,
+                            chunk.model_id(),
+                            chunk.dim()
+                        ),
+                    ));
+                }
+                a
+            }
+        };
+        Ok((Towers { chunk, adapter: Some(Arc::new(adapter)) }, None))
+    }
+
+    /// One query's unit vector, at most `max_len` tokens.
+    pub fn embed_query(&self, text: &str, max_len: usize) -> Result<Vec<f32>> {
+        let q = self.embed_query_pretrained(text, max_len)?;
+        Ok(match &self.adapter {
+            Some(a) => a.apply(&q),
+            None => q,
+        })
+    }
+
+    /// The chunk tower's own vector for a query (what adapters are trained on).
+    pub fn embed_query_pretrained(&self, text: &str, max_len: usize) -> Result<Vec<f32>> {
+        let mut rows = self.chunk.embed_queries_with_len(&[text.to_string()], max_len)?;
+        Ok(rows.pop().unwrap_or_default())
+    }
+
+    /// Names both towers for stats and status lines.
+    pub fn names(&self) -> TowerNames {
+        TowerNames {
+            chunk: self.chunk.model_id(),
+            query: match &self.adapter {
+                Some(a) => format!("{} + {}", self.chunk.model_id(), a.name),
+                None => format!("{} (tied)", self.chunk.model_id()),
+            },
+        }
+    }
+}
+
+/// What the JSON stats, the eval summary and the TUI call the towers.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TowerNames {
+    pub chunk: String,
+    pub query: String,
+}

@@ -1,0 +1,269 @@
+//! Training the query adapter (README "Towers") with the CoRet loss against frozen chunk
+//! vectors: gradients flow only through the adapter, so a step costs a few small matrix
+//! products and an epoch over thousands of instances takes seconds on a CPU.
+//!
+//! Negatives are drawn per step from each instance's mined pool by a softmax over the current
+//! query tower's similarities at an annealed temperature (CoRNStack's curriculum): early steps
+//! see nearly random negatives, late steps the hardest ones.
+
+use std::collections::HashMap;
+
+use candle_core::{DType, Device, Tensor, Var, D};
+use candle_nn::optim::{AdamW, Optimizer, ParamsAdamW};
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use super::query_set::{dot, QueryExample, QuerySet};
+use crate::error::{Error, Result};
+use crate::model::QueryAdapter;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AdapterConfig {
+    pub epochs: usize,
+    /// Instances per update.
+    pub batch: usize,
+    /// Negatives sampled per instance and step.
+    pub negatives: usize,
+    pub lr: f64,
+    pub weight_decay: f64,
+    /// Temperature of the CoRet loss (τ).
+    pub tau: f64,
+    /// Sampling temperature of the negatives at the first and the last step (geometric decay).
+    pub sample_temp_start: f32,
+    pub sample_temp_end: f32,
+    pub seed: u64,
+}
+
+impl Default for AdapterConfig {
+    fn default() -> Self {
+        AdapterConfig {
+            epochs: 10,
+            batch: 32,
+            negatives: 256,
+            lr: 1e-3,
+            weight_decay: 0.01,
+            tau: 0.05,
+            sample_temp_start: 1.0,
+            sample_temp_end: 0.05,
+            seed: 0,
+        }
+    }
+}
+
+/// Ranking quality of a query tower over validation examples (pool = whole snapshot).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PoolMetrics {
+    pub n: usize,
+    pub mrr: f64,
+    pub perfect_recall_5: f64,
+    pub perfect_recall_20: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EpochLog {
+    pub epoch: usize,
+    pub loss: f64,
+    pub sample_temp: f32,
+    pub val: Option<PoolMetrics>,
+    pub seconds: f64,
+}
+
+/// Trains an adapter on `train`; keeps the epoch with the best validation MRR (the last
+/// epoch without validation). `on_epoch` sees each epoch's log (epoch 0: before training).
+pub fn fit_adapter(
+    train: &QuerySet,
+    val: Option<&QuerySet>,
+    base: &str,
+    cfg: &AdapterConfig,
+    cancelled: &dyn Fn() -> bool,
+    on_epoch: &mut dyn FnMut(&EpochLog),
+) -> Result<(QueryAdapter, Vec<EpochLog>)> {
+    let dim = train.dim;
+    if train.examples.is_empty() {
+        return Err(Error::invalid("no training examples"));
+    }
+    let err = |e: candle_core::Error| Error::context("query adapter", e);
+    let dev = Device::Cpu;
+    let w = Var::zeros((dim, dim), DType::F32, &dev).map_err(err)?;
+    let b = Var::zeros(dim, DType::F32, &dev).map_err(err)?;
+    let params = ParamsAdamW { lr: cfg.lr, weight_decay: cfg.weight_decay, ..Default::default() };
+    let mut opt = AdamW::new(vec![w.clone(), b.clone()], params).map_err(err)?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
+    let started = std::time::Instant::now();
+    let mut logs = Vec::new();
+    let snapshot = |w: &Var, b: &Var| -> Result<QueryAdapter> {
+        let wv = w.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(err)?;
+        let bv = b.to_vec1::<f32>().map_err(err)?;
+        QueryAdapter::from_parts(wv, bv, base, HashMap::new())
+    };
+    let first = QueryAdapter::identity(dim, base);
+    let log0 = EpochLog {
+        epoch: 0,
+        loss: f64::NAN,
+        sample_temp: cfg.sample_temp_start,
+        val: val.map(|v| pool_metrics(v, &first)),
+        seconds: 0.0,
+    };
+    on_epoch(&log0);
+    let mut best = (log0.val.as_ref().map_or(f64::NEG_INFINITY, |m| m.mrr), first);
+    logs.push(log0);
+    let steps_per_epoch = train.examples.len().div_ceil(cfg.batch.max(1));
+    let total_steps = (steps_per_epoch * cfg.epochs).max(1);
+    let mut step = 0;
+    let mut order: Vec<usize> = (0..train.examples.len()).collect();
+    for epoch in 1..=cfg.epochs {
+        use rand::seq::SliceRandom;
+        order.shuffle(&mut rng);
+        let mut loss_sum = 0.0;
+        let mut temp = cfg.sample_temp_start;
+        for batch in order.chunks(cfg.batch.max(1)) {
+            if cancelled() {
+                return Err(Error::Cancelled);
+            }
+            let frac = step as f32 / total_steps as f32;
+            temp = cfg.sample_temp_start * (cfg.sample_temp_end / cfg.sample_temp_start).powf(frac);
+            let current = snapshot(&w, &b)?;
+            let examples: Vec<&QueryExample> = batch.iter().map(|&i| &train.examples[i]).collect();
+            let tensors = batch_tensors(train, &examples, &current, cfg.negatives, temp, &mut rng, &dev)
+                .map_err(err)?;
+            let loss = batch_loss(&w, &b, &tensors, cfg.tau).map_err(err)?;
+            loss_sum += loss.to_scalar::<f32>().map_err(err)? as f64;
+            opt.backward_step(&loss).map_err(err)?;
+            step += 1;
+        }
+        let adapter = snapshot(&w, &b)?;
+        let log = EpochLog {
+            epoch,
+            loss: loss_sum / steps_per_epoch as f64,
+            sample_temp: temp,
+            val: val.map(|v| pool_metrics(v, &adapter)),
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        on_epoch(&log);
+        let score = log.val.as_ref().map_or(epoch as f64, |m| m.mrr);
+        if score > best.0 || val.is_none() {
+            best = (score, adapter);
+        }
+        logs.push(log);
+    }
+    Ok((best.1, logs))
+}
+
+/// One update's inputs: a row per (instance, gold chunk).
+pub struct BatchTensors {
+    /// [R, H] pretrained query vectors.
+    pub queries: Tensor,
+    /// [R, H] the gold chunk of each row.
+    pub gold: Tensor,
+    /// [R, K, H] sampled negatives; [R, K] 0 or a large negative for padding.
+    pub negatives: Tensor,
+    pub neg_mask: Tensor,
+    /// [R] 1 / (|C*| · instances): the loss averages gold within an instance, then instances.
+    pub weights: Tensor,
+}
+
+pub fn batch_tensors(
+    set: &QuerySet,
+    examples: &[&QueryExample],
+    current: &QueryAdapter,
+    k: usize,
+    temp: f32,
+    rng: &mut impl Rng,
+    dev: &Device,
+) -> candle_core::Result<BatchTensors> {
+    let dim = set.dim;
+    let k = k.max(1);
+    let (mut q, mut g, mut n, mut mask, mut wts) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut rows = 0;
+    for ex in examples {
+        let qa = current.apply(&ex.query);
+        let scores: Vec<f32> = ex.pool.iter().map(|&r| dot(&qa, set.row(r))).collect();
+        let picked = sample_by_softmax(&scores, k, temp, rng);
+        for &gold in &ex.gold {
+            q.extend_from_slice(&ex.query);
+            g.extend_from_slice(set.row(gold));
+            for j in 0..k {
+                match picked.get(j) {
+                    Some(&p) => {
+                        n.extend_from_slice(set.row(ex.pool[p]));
+                        mask.push(0.0f32);
+                    }
+                    None => {
+                        n.extend(std::iter::repeat_n(0.0f32, dim));
+                        mask.push(-1e4);
+                    }
+                }
+            }
+            wts.push(1.0 / (ex.gold.len() * examples.len()) as f32);
+            rows += 1;
+        }
+    }
+    Ok(BatchTensors {
+        queries: Tensor::from_vec(q, (rows, dim), dev)?,
+        gold: Tensor::from_vec(g, (rows, dim), dev)?,
+        negatives: Tensor::from_vec(n, (rows, k, dim), dev)?,
+        neg_mask: Tensor::from_vec(mask, (rows, k), dev)?,
+        weights: Tensor::from_vec(wts, rows, dev)?,
+    })
+}
+
+/// The CoRet loss of a batch through the adapter `q' = normalize(q + q·Wᵀ + b)`.
+pub fn batch_loss(w: &Tensor, b: &Tensor, t: &BatchTensors, tau: f64) -> candle_core::Result<Tensor> {
+    let q = (t.queries.matmul(&w.t()?)? + &t.queries)?.broadcast_add(b)?;
+    let norm = q.sqr()?.sum_keepdim(1)?.sqrt()?.maximum(1e-12)?;
+    let q = q.broadcast_div(&norm)?; // [R, H]
+    let pos = ((&q * &t.gold)?.sum_keepdim(1)? / tau)?; // [R, 1]
+    let neg = (t.negatives.matmul(&q.unsqueeze(2)?)?.squeeze(2)? / tau)?; // [R, K]
+    let neg = (neg + &t.neg_mask)?;
+    let logits = Tensor::cat(&[&pos, &neg], 1)?;
+    let max = logits.max_keepdim(D::Minus1)?.detach();
+    let lse = (logits.broadcast_sub(&max)?.exp()?.sum_keepdim(D::Minus1)?.log()? + max)?;
+    ((lse - pos)?.squeeze(1)? * &t.weights)?.sum_all()
+}
+
+/// `k` distinct indices drawn without replacement with probabilities ∝ exp(score / temp)
+/// (Gumbel top-k). Fewer when there are fewer scores.
+pub fn sample_by_softmax(scores: &[f32], k: usize, temp: f32, rng: &mut impl Rng) -> Vec<usize> {
+    let temp = temp.max(1e-4);
+    let mut keyed: Vec<(f32, usize)> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let u: f32 = rng.random_range(f32::MIN_POSITIVE..1.0);
+            (s / temp - (-u.ln()).ln(), i)
+        })
+        .collect();
+    let k = k.min(keyed.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    keyed.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
+    keyed.truncate(k);
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Each gold chunk's rank among gold and pool by `adapter`'s similarities; the metrics of
+/// the whole set.
+pub fn pool_metrics(set: &QuerySet, adapter: &QueryAdapter) -> PoolMetrics {
+    let mut m = PoolMetrics { n: set.examples.len(), ..Default::default() };
+    for ex in &set.examples {
+        let q = adapter.apply(&ex.query);
+        let pool: Vec<f32> = ex.pool.iter().map(|&r| dot(&q, set.row(r))).collect();
+        let gold: Vec<f32> = ex.gold.iter().map(|&r| dot(&q, set.row(r))).collect();
+        let ranks: Vec<usize> = gold
+            .iter()
+            .map(|&s| 1 + pool.iter().filter(|&&p| p > s).count() + gold.iter().filter(|&&o| o > s).count())
+            .collect();
+        let best = ranks.iter().copied().min().unwrap_or(usize::MAX);
+        let worst = ranks.iter().copied().max().unwrap_or(usize::MAX);
+        m.mrr += 1.0 / best as f64;
+        m.perfect_recall_5 += f64::from(u8::from(worst <= 5));
+        m.perfect_recall_20 += f64::from(u8::from(worst <= 20));
+    }
+    let n = m.n.max(1) as f64;
+    m.mrr /= n;
+    m.perfect_recall_5 /= n;
+    m.perfect_recall_20 /= n;
+    m
+}

@@ -1,0 +1,245 @@
+//! Query-tower training data (README "Towers"): per instance, the pretrained query vector, the
+//! gold chunks' vectors and a pool of candidate negatives, all read from the frozen chunk
+//! tower's vector log — so each distinct chunk input is embedded once, ever, and reused by every
+//! commit, epoch and run.
+//!
+//! Negatives are mined (CoRNStack): the frozen dense ranking's and BM25's top candidates plus
+//! random chunks of the same snapshot. Likely false negatives are left out of the pool: another
+//! chunk with a gold chunk's file and name (an `@overload` stub, a redefinition) and vectors
+//! that nearly equal a gold vector. Consistency filtering drops an instance whose gold no
+//! retriever ranks within the top `consistency_top`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::SyntaxCache;
+use crate::error::{Error, Result};
+use crate::eval::instances::Instance;
+use crate::eval::snapshot::{index_instance, instance_query};
+use crate::index::dense::{vector_key, VectorKey, VectorStore};
+use crate::model::Towers;
+use crate::progress::{EmbedOnly, Phase, Progress};
+use crate::repo::git::find_repo;
+use crate::semantic::{DenseOptions, DenseSearcher};
+
+/// Cosine above which a candidate counts as a copy of a gold chunk (a likely false negative).
+pub const NEAR_DUPLICATE: f32 = 0.98;
+
+#[derive(Clone, Debug)]
+pub struct QuerySetOptions {
+    pub repos_dir: PathBuf,
+    /// The frozen chunk tower's vector logs (`<repo>.vectors`), shared with eval.
+    pub store_dir: PathBuf,
+    pub max_file_size: u64,
+    /// The chunk tower's input (must match what searches use).
+    pub dense: DenseOptions,
+    /// Candidates kept per instance from the dense ranking, from BM25, and at random.
+    pub dense_top: usize,
+    pub bm25_top: usize,
+    pub random: usize,
+    /// Keep an instance only if some gold chunk ranks within this many by BM25 or dense
+    /// (0: keep all, for validation, whose pool is then the whole snapshot).
+    pub consistency_top: usize,
+    /// Skip instances whose patch touches more chunks than this (big refactors teach little).
+    pub max_gold: usize,
+    pub seed: u64,
+}
+
+/// One training (or validation) instance.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct QueryExample {
+    pub instance_id: String,
+    /// The chunk tower's own (pretrained) query vector, unit length.
+    pub query: Vec<f32>,
+    /// Rows of [`QuerySet::vectors`].
+    pub gold: Vec<u32>,
+    pub pool: Vec<u32>,
+}
+
+/// Examples and the vector table they index (each distinct chunk vector once).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct QuerySet {
+    pub dim: usize,
+    pub chunk_tower: String,
+    pub vectors: Vec<f32>,
+    pub examples: Vec<QueryExample>,
+    /// Why instances were left out, with counts (`no_gold`, `too_many_gold`, `inconsistent`, …).
+    pub dropped: BTreeMap<String, usize>,
+}
+
+impl QuerySet {
+    pub fn row(&self, i: u32) -> &[f32] {
+        &self.vectors[i as usize * self.dim..(i as usize + 1) * self.dim]
+    }
+    pub fn rows(&self) -> usize {
+        self.vectors.len() / self.dim.max(1)
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        crate::cache::write_framed(path, QUERY_SET_VERSION, self)
+    }
+
+    pub fn load(path: &Path) -> Result<Self> {
+        crate::cache::read_framed(path, QUERY_SET_VERSION).map_err(|e| {
+            Error::context(path.display().to_string(), format!("not a prepared query set ({e:?})"))
+        })
+    }
+}
+
+const QUERY_SET_VERSION: u32 = 1;
+
+/// What preparing cost and kept.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QuerySetReport {
+    pub instances: usize,
+    pub kept: usize,
+    pub embedded: usize,
+    pub seconds: f64,
+}
+
+/// Prepares `instances` (grouped by repository, in the given order within one).
+pub fn prepare_query_set(
+    instances: &[Instance],
+    towers: &Towers,
+    opts: &QuerySetOptions,
+    progress: &dyn Progress,
+    on_note: &mut dyn FnMut(&str),
+) -> Result<(QuerySet, QuerySetReport)> {
+    let started = std::time::Instant::now();
+    let encoder = &towers.chunk;
+    let mut set = QuerySet { dim: encoder.dim(), chunk_tower: encoder.fingerprint(), ..Default::default() };
+    let mut report = QuerySetReport { instances: instances.len(), ..Default::default() };
+    let mut rows: HashMap<VectorKey, u32> = HashMap::new();
+    let mut by_repo: BTreeMap<&str, Vec<&Instance>> = BTreeMap::new();
+    for inst in instances {
+        by_repo.entry(inst.repo.as_str()).or_default().push(inst);
+    }
+    let query_tag = format!("{}|query{}", encoder.fingerprint(), opts.dense.query_max_len);
+    let (mut query_store, note) = VectorStore::open(&opts.store_dir.join("queries.vectors"), encoder.dim())?;
+    note.iter().for_each(|n| on_note(n));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
+    let mut done = 0;
+    for (repo, list) in by_repo {
+        let git_dir = find_repo(&opts.repos_dir, repo)?;
+        let file = opts.store_dir.join(format!("{}.vectors", repo.replace('/', "+")));
+        let (mut store, note) = VectorStore::open(&file, encoder.dim())?;
+        note.iter().for_each(|n| on_note(n));
+        let mut syntax = SyntaxCache::new();
+        for inst in list {
+            progress.report(Phase::Instances, done, instances.len());
+            done += 1;
+            if progress.cancelled() {
+                return Err(Error::Cancelled);
+            }
+            let snap = match index_instance(inst, &git_dir, opts.max_file_size, true, &mut syntax) {
+                Ok(s) => s,
+                Err(e) => {
+                    on_note(&format!("{}: {e}", inst.instance_id));
+                    *set.dropped.entry("failed".into()).or_default() += 1;
+                    continue;
+                }
+            };
+            let gold = snap.gold_ids.clone();
+            let reason = if gold.is_empty() {
+                Some("no_gold")
+            } else if gold.len() > opts.max_gold {
+                Some("too_many_gold")
+            } else {
+                None
+            };
+            if let Some(r) = reason {
+                *set.dropped.entry(r.into()).or_default() += 1;
+                continue;
+            }
+            let index = &snap.index;
+            let dense = DenseSearcher::build(
+                Towers::tied(encoder.clone()),
+                &index.chunks,
+                &index.graph,
+                opts.dense.clone(),
+                &mut store,
+                &EmbedOnly(progress),
+            )?;
+            report.embedded += dense.embedded;
+            let text = instance_query(inst, false);
+            let qkey = vector_key(&query_tag, &text, &[]);
+            let query = match query_store.get(&qkey) {
+                Some(v) => v.to_vec(),
+                None => {
+                    let v = towers.embed_query_pretrained(&text, opts.dense.query_max_len)?;
+                    query_store.add_batch(&[qkey], std::slice::from_ref(&v))?;
+                    v
+                }
+            };
+            let n = index.chunks.len();
+            let whole = opts.consistency_top == 0;
+            let dense_hits = dense
+                .index()
+                .search(&query, if whole { n } else { opts.dense_top.max(opts.consistency_top) });
+            let bm25_hits = index.search_bm25(&text, opts.bm25_top.max(opts.consistency_top))?;
+            if !whole {
+                let within = |hits: &[crate::search::Hit]| {
+                    hits.iter().take(opts.consistency_top).any(|h| gold.contains(&(h.chunk as usize)))
+                };
+                if !within(&dense_hits) && !within(&bm25_hits) {
+                    *set.dropped.entry("inconsistent".into()).or_default() += 1;
+                    continue;
+                }
+            }
+            let mut pool: Vec<usize> = if whole {
+                (0..n).collect()
+            } else {
+                let mut p: Vec<usize> =
+                    dense_hits.iter().take(opts.dense_top).map(|h| h.chunk as usize).collect();
+                p.extend(bm25_hits.iter().take(opts.bm25_top).map(|h| h.chunk as usize));
+                let mut all: Vec<usize> = (0..n).collect();
+                all.shuffle(&mut rng);
+                p.extend(all.into_iter().take(opts.random));
+                p
+            };
+            let mut seen = HashSet::new();
+            pool.retain(|&c| seen.insert(c));
+            let gold_vecs: Vec<&[f32]> = gold.iter().map(|&g| dense.index().row(g)).collect();
+            let gold_names: HashSet<(&str, &str)> = gold
+                .iter()
+                .map(|&g| (index.chunks[g].path.as_str(), index.chunks[g].name.as_str()))
+                .collect();
+            pool.retain(|&c| {
+                let ch = &index.chunks[c];
+                !gold.contains(&c)
+                    && !gold_names.contains(&(ch.path.as_str(), ch.name.as_str()))
+                    && !gold_vecs.iter().any(|g| dot(g, dense.index().row(c)) > NEAR_DUPLICATE)
+            });
+            // Vector-table rows, shared across the repository's commits by input key.
+            let inputs = crate::semantic::encoder_inputs(&index.chunks, &index.graph, &opts.dense);
+            let tag = format!("{}|{}", encoder.fingerprint(), opts.dense.tag());
+            let mut row_of = |c: usize| -> u32 {
+                let key = vector_key(&tag, &inputs[c].chunk, &inputs[c].neighbours);
+                *rows.entry(key).or_insert_with(|| {
+                    set.vectors.extend_from_slice(dense.index().row(c));
+                    (set.vectors.len() / set.dim - 1) as u32
+                })
+            };
+            let gold_rows: Vec<u32> = gold.iter().map(|&g| row_of(g)).collect();
+            let pool_rows: Vec<u32> = pool.iter().map(|&c| row_of(c)).collect();
+            set.examples.push(QueryExample {
+                instance_id: inst.instance_id.clone(),
+                query,
+                gold: gold_rows,
+                pool: pool_rows,
+            });
+        }
+    }
+    progress.report(Phase::Instances, instances.len(), instances.len());
+    report.kept = set.examples.len();
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok((set, report))
+}
+
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
