@@ -36,20 +36,23 @@ impl Searcher {
     ) -> Result<Searcher> {
         let mut store = match &self.repo.cache_entry {
             Some(entry) => {
-                let name: String = towers
-                    .chunk
-                    .fingerprint()
-                    .chars()
-                    .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
-                    .collect();
-                let (store, _note) =
-                    VectorStore::open(&entry.join(format!("vectors-{name}.log")), towers.chunk.dim())?;
+                let (store, _note) = VectorStore::open(&vector_log(entry, &towers), towers.chunk.dim())?;
                 store
             }
             None => VectorStore::in_memory(towers.chunk.dim()),
         };
-        let dense =
-            DenseSearcher::build(towers, &self.repo.chunks, &self.repo.graph, opts, &mut store, progress)?;
+        self.with_dense_store(towers, opts, &mut store, progress)
+    }
+
+    /// Adds the dense index with vectors from `store` (eval shares one per repository).
+    pub fn with_dense_store(
+        &self,
+        towers: Towers,
+        opts: DenseOptions,
+        store: &mut VectorStore,
+        progress: &dyn Progress,
+    ) -> Result<Searcher> {
+        let dense = DenseSearcher::build(towers, &self.repo.chunks, &self.repo.graph, opts, store, progress)?;
         Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), fusion: self.fusion })
     }
 
@@ -60,23 +63,66 @@ impl Searcher {
     /// The top `k` chunks for `query` by `retriever`. Test chunks are demoted in the BM25 and
     /// dense rankings (`fusion.test_weight`), so the hybrid fuses demoted rankings.
     pub fn search(&self, query: &str, retriever: Retriever, k: usize) -> Result<Vec<Hit>> {
+        Ok(self.rankings(query, &[retriever], k)?.pop().map(|(_, hits)| hits).unwrap_or_default())
+    }
+
+    /// The top `k` of each ranking asked for, in order, sharing one BM25 search and one query
+    /// embedding between them.
+    pub fn rankings(
+        &self,
+        query: &str,
+        retrievers: &[Retriever],
+        k: usize,
+    ) -> Result<Vec<(Retriever, Vec<Hit>)>> {
         let w = self.fusion.test_weight;
+        let fused = retrievers.contains(&Retriever::Hybrid);
         // Demoting tests lifts chunks from below `k`, so rank deeper first.
-        let depth = if w < 1.0 || retriever == Retriever::Hybrid { k.max(FUSION_DEPTH) } else { k };
-        let bm25 = || self.repo.search_bm25(query, depth).map(|h| demote_tests_in(&self.repo, h, w));
-        let dense = || Ok::<_, Error>(demote_tests_in(&self.repo, self.dense()?.search(query, depth)?, w));
-        let mut hits = match retriever {
-            Retriever::Bm25 => bm25()?,
-            Retriever::Dense => dense()?,
-            Retriever::Hybrid => hybrid(&self.repo, query, &bm25()?, &dense()?, self.fusion, k),
+        let depth = if w < 1.0 || fused { k.max(FUSION_DEPTH) } else { k };
+        let wants = |r| retrievers.contains(&r) || fused;
+        let bm25 = if wants(Retriever::Bm25) {
+            demote_tests_in(&self.repo, self.repo.search_bm25(query, depth)?, w)
+        } else {
+            Vec::new()
         };
-        hits.truncate(k);
-        Ok(hits)
+        let dense = if wants(Retriever::Dense) {
+            demote_tests_in(&self.repo, self.dense()?.search(query, depth)?, w)
+        } else {
+            Vec::new()
+        };
+        Ok(retrievers
+            .iter()
+            .map(|&r| {
+                let mut hits = match r {
+                    Retriever::Bm25 => bm25.clone(),
+                    Retriever::Dense => dense.clone(),
+                    Retriever::Hybrid => hybrid(&self.repo, query, &bm25, &dense, self.fusion, k),
+                };
+                hits.truncate(k);
+                (r, hits)
+            })
+            .collect())
     }
 
     fn dense(&self) -> Result<&DenseSearcher> {
         self.dense.as_deref().ok_or_else(|| Error::invalid("the dense index is not ready"))
     }
+}
+
+/// Where a repository's cache entry keeps the chunk tower's vectors: one log per chunk tower.
+pub fn vector_log(entry: &std::path::Path, towers: &Towers) -> std::path::PathBuf {
+    let name: String = towers
+        .chunk
+        .fingerprint()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .collect();
+    entry.join(format!("vectors-{name}.log"))
+}
+
+/// Where eval and query-tower training keep a repository's vectors: one log per repository
+/// (`owner/name`), shared by all its commits.
+pub fn shared_vector_log(store_dir: &std::path::Path, repo: &str) -> std::path::PathBuf {
+    store_dir.join(format!("{}.vectors", repo.replace('/', "+")))
 }
 
 /// [`demote_tests`] by the paths of `repo`'s chunks.

@@ -1,4 +1,4 @@
-//! Chunk texts (DESIGN.md "Chunks"): class summaries, method headers, the module chunk.
+//! Chunk texts (README "Design"): class summaries, method headers, the module chunk.
 
 use tree_sitter::Node;
 

@@ -68,9 +68,17 @@ pub struct Args {
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub batch_size: usize,
 
-    /// Ablation: embed chunks without their call-graph neighbours.
+    /// Embed each chunk with its call-graph callees (the paper's input; off by default: the pretrained chunk tower ranks better without them).
     #[arg(long)]
+    pub callgraph: bool,
+
+    /// The default (callees off); kept so older command lines still run.
+    #[arg(long, hide = true, conflicts_with = "callgraph")]
     pub no_callgraph: bool,
+
+    /// Embed test files too (by default the dense index leaves them to BM25).
+    #[arg(long)]
+    pub dense_tests: bool,
 
     /// Ablation: embed chunks without their file-path line.
     #[arg(long)]

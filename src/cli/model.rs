@@ -43,10 +43,11 @@ pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
 
 pub fn dense_options(args: &Args) -> DenseOptions {
     DenseOptions {
-        use_callgraph: !args.no_callgraph,
+        use_callgraph: args.callgraph,
         max_neighbours: args.neighbours,
         use_path: !args.no_path,
         query_max_len: args.query_max_len,
+        skip_tests: !args.dense_tests,
     }
 }
 

@@ -5,7 +5,25 @@ use coret::progress::{Phase, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The process's Ctrl-C flag. The handler is installed once: a second `set_handler` fails,
+/// and a bar made after the first used to miss every Ctrl-C.
+fn cancel_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
+        // A second Ctrl-C while stopping exits at once.
+        let _ = ctrlc::set_handler(move || {
+            if seen.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+        flag
+    })
+    .clone()
+}
 
 pub struct BarProgress {
     bar: Option<ProgressBar>,
@@ -14,16 +32,9 @@ pub struct BarProgress {
 }
 
 impl BarProgress {
-    /// A bar when stderr is a terminal; always installs the Ctrl-C handler.
+    /// A bar when stderr is a terminal; every bar shares the process's one Ctrl-C flag.
     pub fn new() -> Self {
-        let cancel = Arc::new(AtomicBool::new(false));
-        let flag = cancel.clone();
-        // A second Ctrl-C while stopping exits at once.
-        let _ = ctrlc::set_handler(move || {
-            if flag.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-        });
+        let cancel = cancel_flag();
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
             bar.set_style(

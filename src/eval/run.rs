@@ -12,11 +12,12 @@ use crate::model::Towers;
 use crate::progress::{EmbedOnly, Phase, Progress};
 use crate::repo::git::find_repo;
 use crate::search::{FusionParams, Hit, Retriever};
-use crate::searcher::{demote_tests_in, hybrid};
-use crate::semantic::{DenseOptions, DenseSearcher};
+use crate::searcher::Searcher;
+use crate::semantic::DenseOptions;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The dense side of an evaluation: the towers and where the chunk tower's vectors are kept.
@@ -191,7 +192,7 @@ impl RepoState {
         let git_dir = find_repo(&cfg.repos_dir, repo).map_err(|e| e.to_string());
         let vectors = match &cfg.dense {
             Some(d) => {
-                let file = d.store_dir.join(format!("{}.vectors", repo.replace('/', "+")));
+                let file = crate::searcher::shared_vector_log(&d.store_dir, repo);
                 let (store, note) = VectorStore::open(&file, d.towers.chunk.dim())?;
                 notes.extend(note);
                 Some(store)
@@ -232,7 +233,8 @@ fn evaluate_instance(
         return Ok(result);
     }
     let query = instance_query(inst, cfg.use_hints);
-    for (name, ranking) in rankings(&index, &query, cfg, st, &mut result, progress)? {
+    let (index, lists) = rankings(index, &query, cfg, st, &mut result, progress)?;
+    for (name, ranking) in lists {
         let ids: Vec<usize> = ranking
             .iter()
             .map(|h| h.chunk as usize)
@@ -248,46 +250,27 @@ fn evaluate_instance(
 }
 
 fn rankings(
-    index: &RepoIndex,
+    index: RepoIndex,
     query: &str,
     cfg: &EvalConfig,
     st: &mut RepoState,
     result: &mut InstanceResult,
     progress: &dyn Progress,
-) -> Result<Vec<(&'static str, Vec<Hit>)>> {
-    let wants = |r| cfg.retrievers.contains(&r);
-    let need_bm25 = wants(Retriever::Bm25) || wants(Retriever::Hybrid);
-    let need_dense = wants(Retriever::Dense) || wants(Retriever::Hybrid);
-    let w = cfg.fusion.test_weight;
-    let bm25 =
-        if need_bm25 { demote_tests_in(index, index.search_bm25(query, cfg.depth)?, w) } else { Vec::new() };
-    let dense = match (need_dense, &cfg.dense, st.vectors.as_mut()) {
-        (false, _, _) => Vec::new(),
-        (true, Some(d), Some(store)) => {
-            let searcher = DenseSearcher::build(
-                d.towers.clone(),
-                &index.chunks,
-                &index.graph,
-                d.opts.clone(),
-                store,
-                progress,
-            )?;
-            result.embedded = Some(searcher.embedded);
-            result.reused = Some(searcher.reused);
-            demote_tests_in(index, searcher.search(query, cfg.depth)?, w)
-        }
-        _ => return Err(Error::invalid("dense retrieval needs a model")),
-    };
-    let mut out = Vec::new();
-    for r in &cfg.retrievers {
-        let list = match r {
-            Retriever::Bm25 => bm25.clone(),
-            Retriever::Dense => dense.clone(),
-            Retriever::Hybrid => hybrid(index, query, &bm25, &dense, cfg.fusion, cfg.depth),
+) -> Result<(Arc<RepoIndex>, Vec<(&'static str, Vec<Hit>)>)> {
+    let need_dense = cfg.retrievers.iter().any(|&r| r != Retriever::Bm25);
+    let mut searcher = Searcher { fusion: cfg.fusion, ..Searcher::bm25_only(Arc::new(index)) };
+    if need_dense {
+        let (Some(d), Some(store)) = (&cfg.dense, st.vectors.as_mut()) else {
+            return Err(Error::invalid("dense retrieval needs a model"));
         };
-        out.push((r.as_str(), list));
+        searcher = searcher.with_dense_store(d.towers.clone(), d.opts.clone(), store, progress)?;
+        if let Some(dense) = &searcher.dense {
+            result.embedded = Some(dense.embedded);
+            result.reused = Some(dense.reused);
+        }
     }
-    Ok(out)
+    let lists = searcher.rankings(query, &cfg.retrievers, cfg.depth)?;
+    Ok((searcher.repo.clone(), lists.into_iter().map(|(r, hits)| (r.as_str(), hits)).collect()))
 }
 
 fn is_module(index: &RepoIndex, id: usize) -> bool {

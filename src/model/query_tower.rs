@@ -299,3 +299,77 @@ pub struct TowerNames {
     pub chunk: String,
     pub query: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapter(dim: usize, base: &str) -> QueryAdapter {
+        let w: Vec<f32> = (0..dim * dim).map(|i| (i % 5) as f32 * 0.01).collect();
+        QueryAdapter::from_parts(w, vec![0.02; dim], base, [("k".to_string(), "v".to_string())].into())
+            .unwrap()
+    }
+
+    #[test]
+    fn the_shipped_adapter_loads_its_checksum_holds_and_it_fits_the_default_chunk_tower() {
+        let a = QueryAdapter::builtin().unwrap();
+        assert_eq!(a.dim(), 384);
+        assert!(
+            a.base().starts_with("all-MiniLM-L6-v2-53aa51172d14"),
+            "trained for the default model: {}",
+            a.base()
+        );
+        let digest = hex(&Sha256::digest(BUILTIN));
+        assert_eq!(digest, BUILTIN_SHA256.trim());
+        assert!(BUILTIN.len() <= 8 << 20, "the artifact stays under 8 MB");
+        let changed = a.apply(&{
+            let mut q = vec![0.0; 384];
+            q[0] = 1.0;
+            q
+        });
+        assert!((changed.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4, "unit output");
+    }
+
+    #[test]
+    fn a_saved_adapter_round_trips_and_a_truncated_copy_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.safetensors");
+        let a = adapter(8, "base-1");
+        a.save(&path).unwrap();
+        let back = QueryAdapter::load(&path).unwrap();
+        assert_eq!(back.weights(), a.weights());
+        assert_eq!(back.base(), "base-1");
+        assert_eq!(back.name(), a.name());
+        assert_eq!(back.metadata().get("k").map(String::as_str), Some("v"));
+
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
+        let err = QueryAdapter::load(&path).unwrap_err().to_string();
+        assert!(err.contains("q.safetensors") && err.contains("truncated or corrupt"), "{err}");
+        // Without the recorded checksum the format itself still catches it.
+        std::fs::remove_file(path.with_file_name("q.safetensors.sha256")).unwrap();
+        let err = QueryAdapter::load(&path).unwrap_err().to_string();
+        assert!(err.contains("q.safetensors") && err.contains("truncated or corrupt"), "{err}");
+        let missing = QueryAdapter::load(&dir.path().join("none.safetensors")).unwrap_err().to_string();
+        assert!(missing.contains("none.safetensors"), "{missing}");
+    }
+
+    #[test]
+    fn zero_weights_are_the_pretrained_query_tower() {
+        let a = QueryAdapter::identity(3, "b");
+        let q = [0.6, 0.8, 0.0];
+        let out = a.apply(&q);
+        assert!(out.iter().zip(q).all(|(x, y)| (x - y).abs() < 1e-6), "{out:?}");
+    }
+
+    #[test]
+    fn query_model_names_parse() {
+        assert_eq!("default".parse::<QueryTowerChoice>().unwrap(), QueryTowerChoice::Default);
+        assert_eq!("pretrained".parse::<QueryTowerChoice>().unwrap(), QueryTowerChoice::Pretrained);
+        assert_eq!(
+            "x.safetensors".parse::<QueryTowerChoice>().unwrap(),
+            QueryTowerChoice::File("x.safetensors".into())
+        );
+        assert!("".parse::<QueryTowerChoice>().is_err());
+    }
+}

@@ -1,4 +1,4 @@
-//! The CoRet loss of one instance (DESIGN.md "Training", paper §3.1).
+//! The CoRet loss of one instance (README "Training (hidden mode)", paper §3.1).
 //!
 //! `L_i = -1/|C*| Σ_{c*} log( exp(q·c*/τ) / (exp(q·c*/τ) + Σ_{c∈B} exp(q·c/τ)) )`: each gold
 //! chunk competes only with the instance's negatives, not with the other gold chunks.

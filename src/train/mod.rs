@@ -1,4 +1,4 @@
-//! The hidden training mode (DESIGN.md "Training"): fine-tunes the dense encoder with the
+//! The hidden training mode (README "Training (hidden mode)"): fine-tunes the dense encoder with the
 //! CoRet loss on instances prepared by the eval's own code (snapshots, chunks, call-graph
 //! neighbours, gold chunks), validating with the eval's metrics.
 //!

@@ -267,3 +267,91 @@ pub fn pool_metrics(set: &QuerySet, adapter: &QueryAdapter) -> PoolMetrics {
     m.perfect_recall_20 /= n;
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::query_set::QueryExample;
+
+    /// A set in 4 dimensions: the query points along e0 + e1, the gold along e1, negatives
+    /// along e0 and elsewhere — so the pretrained ranking puts a negative first and the adapter
+    /// must learn to turn the query towards e1.
+    fn toy_set() -> QuerySet {
+        let rows: Vec<[f32; 4]> =
+            vec![[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
+        let s = std::f32::consts::FRAC_1_SQRT_2;
+        let examples = (0..8)
+            .map(|i| QueryExample {
+                instance_id: format!("toy-{i}"),
+                query: vec![s, s + 0.01 * i as f32, 0.0, 0.0],
+                gold: vec![0],
+                pool: vec![1, 2, 3],
+            })
+            .collect();
+        QuerySet {
+            dim: 4,
+            chunk_tower: "toy".into(),
+            vectors: rows.iter().flatten().copied().collect(),
+            examples,
+            dropped: Default::default(),
+        }
+    }
+
+    #[test]
+    fn adapter_steps_lower_the_loss_and_leave_the_chunk_vectors_alone() {
+        let set = toy_set();
+        let before = set.vectors.clone();
+        let cfg = AdapterConfig { epochs: 30, batch: 4, negatives: 3, lr: 0.05, ..AdapterConfig::default() };
+        let mut losses = Vec::new();
+        let (adapter, logs) =
+            fit_adapter(&set, Some(&set), "toy", &cfg, &|| false, &mut |e| losses.push(e.loss)).unwrap();
+        assert!(losses[1] > losses[losses.len() - 1] * 1.5, "loss fell: {losses:?}");
+        assert_eq!(set.vectors, before, "chunk vectors are frozen");
+        let first = logs[0].val.clone().unwrap();
+        let last = pool_metrics(&set, &adapter);
+        assert!(first.mrr < 1.0 && last.mrr == 1.0, "gold first after training: {first:?} -> {last:?}");
+        assert_eq!(adapter.base(), "toy");
+    }
+
+    #[test]
+    fn loss_on_a_fixed_batch_falls_with_query_side_steps() {
+        let set = toy_set();
+        let examples: Vec<&QueryExample> = set.examples.iter().collect();
+        let dev = Device::Cpu;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        let start = QueryAdapter::identity(4, "toy");
+        let batch = batch_tensors(&set, &examples, &start, 3, 1.0, &mut rng, &dev).unwrap();
+        let w = Var::zeros((4, 4), DType::F32, &dev).unwrap();
+        let b = Var::zeros(4, DType::F32, &dev).unwrap();
+        let mut opt =
+            AdamW::new(vec![w.clone(), b.clone()], ParamsAdamW { lr: 0.05, ..Default::default() }).unwrap();
+        let loss = |w: &Var, b: &Var| batch_loss(w, b, &batch, 0.05).unwrap().to_scalar::<f32>().unwrap();
+        let l0 = loss(&w, &b);
+        for _ in 0..20 {
+            opt.backward_step(&batch_loss(&w, &b, &batch, 0.05).unwrap()).unwrap();
+        }
+        let l1 = loss(&w, &b);
+        assert!(l1 < l0 * 0.5, "{l0} -> {l1}");
+    }
+
+    #[test]
+    fn sampling_follows_the_temperature() {
+        let scores: Vec<f32> = (0..100).map(|i| i as f32 / 100.0).collect();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mean_top = |temp: f32, rng: &mut rand::rngs::StdRng| {
+            let picks: Vec<usize> =
+                (0..200).flat_map(|_| sample_by_softmax(&scores, 10, temp, rng)).collect();
+            picks.iter().sum::<usize>() as f64 / picks.len() as f64
+        };
+        let cold = mean_top(0.001, &mut rng);
+        let warm = mean_top(0.05, &mut rng);
+        let hot = mean_top(100.0, &mut rng);
+        assert!(cold > 94.0, "near zero temperature takes the 10 hardest: {cold}");
+        assert!(warm < cold && warm > hot, "{cold} > {warm} > {hot}");
+        assert!((hot - 49.5).abs() < 5.0, "a high temperature is nearly uniform: {hot}");
+        let distinct: std::collections::HashSet<usize> =
+            sample_by_softmax(&scores, 50, 1.0, &mut rng).into_iter().collect();
+        assert_eq!(distinct.len(), 50, "without replacement");
+        assert_eq!(sample_by_softmax(&scores[..3], 10, 1.0, &mut rng).len(), 3);
+    }
+}

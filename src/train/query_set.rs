@@ -125,7 +125,7 @@ pub fn prepare_query_set(
     let mut done = 0;
     for (repo, list) in by_repo {
         let git_dir = find_repo(&opts.repos_dir, repo)?;
-        let file = opts.store_dir.join(format!("{}.vectors", repo.replace('/', "+")));
+        let file = crate::searcher::shared_vector_log(&opts.store_dir, repo);
         let (mut store, note) = VectorStore::open(&file, encoder.dim())?;
         note.iter().for_each(|n| on_note(n));
         let mut syntax = SyntaxCache::new();
@@ -177,9 +177,8 @@ pub fn prepare_query_set(
             };
             let n = index.chunks.len();
             let whole = opts.consistency_top == 0;
-            let dense_hits = dense
-                .index()
-                .search(&query, if whole { n } else { opts.dense_top.max(opts.consistency_top) });
+            let dense_hits =
+                dense.search_vector(&query, if whole { n } else { opts.dense_top.max(opts.consistency_top) });
             let bm25_hits = index.search_bm25(&text, opts.bm25_top.max(opts.consistency_top))?;
             if !whole {
                 let within = |hits: &[crate::search::Hit]| {
@@ -202,8 +201,14 @@ pub fn prepare_query_set(
                 p
             };
             let mut seen = HashSet::new();
-            pool.retain(|&c| seen.insert(c));
-            let gold_vecs: Vec<&[f32]> = gold.iter().map(|&g| dense.index().row(g)).collect();
+            pool.retain(|&c| dense.vector(c).is_some() && seen.insert(c));
+            let gold: Vec<usize> = gold.into_iter().filter(|&g| dense.vector(g).is_some()).collect();
+            if gold.is_empty() {
+                *set.dropped.entry("no_gold".into()).or_default() += 1;
+                continue;
+            }
+            let vec_of = |c: usize| dense.vector(c).unwrap_or(&[]);
+            let gold_vecs: Vec<&[f32]> = gold.iter().map(|&g| vec_of(g)).collect();
             let gold_names: HashSet<(&str, &str)> = gold
                 .iter()
                 .map(|&g| (index.chunks[g].path.as_str(), index.chunks[g].name.as_str()))
@@ -212,7 +217,7 @@ pub fn prepare_query_set(
                 let ch = &index.chunks[c];
                 !gold.contains(&c)
                     && !gold_names.contains(&(ch.path.as_str(), ch.name.as_str()))
-                    && !gold_vecs.iter().any(|g| dot(g, dense.index().row(c)) > NEAR_DUPLICATE)
+                    && !gold_vecs.iter().any(|g| dot(g, vec_of(c)) > NEAR_DUPLICATE)
             });
             // Vector-table rows, shared across the repository's commits by input key.
             let inputs = crate::semantic::encoder_inputs(&index.chunks, &index.graph, &opts.dense);
@@ -220,7 +225,7 @@ pub fn prepare_query_set(
             let mut row_of = |c: usize| -> u32 {
                 let key = vector_key(&tag, &inputs[c].chunk, &inputs[c].neighbours);
                 *rows.entry(key).or_insert_with(|| {
-                    set.vectors.extend_from_slice(dense.index().row(c));
+                    set.vectors.extend_from_slice(vec_of(c));
                     (set.vectors.len() / set.dim - 1) as u32
                 })
             };
@@ -242,4 +247,64 @@ pub fn prepare_query_set(
 
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Encoder, EncoderOptions};
+    use crate::progress::NoProgress;
+    use std::sync::Arc;
+
+    #[test]
+    fn mined_pools_never_hold_gold_and_inconsistent_pairs_are_counted() {
+        let fx = crate::train::testfix::fixture();
+        let opts = EncoderOptions { max_len: 64, ..EncoderOptions::default() };
+        let enc = Arc::new(Encoder::load(&fx.model, &candle_core::Device::Cpu, opts).unwrap());
+        let towers = Towers::tied(enc.clone());
+        let store = tempfile::tempdir().unwrap();
+        let mut o = QuerySetOptions {
+            repos_dir: fx.repos.clone(),
+            store_dir: store.path().to_path_buf(),
+            max_file_size: 1 << 20,
+            dense: DenseOptions::default(),
+            dense_top: 4,
+            bm25_top: 4,
+            random: 2,
+            consistency_top: 0,
+            max_gold: 8,
+            seed: 3,
+        };
+        let acme: Vec<Instance> = fx.instances.iter().filter(|i| i.repo == "acme/proj").cloned().collect();
+        let (set, report) = prepare_query_set(&acme, &towers, &o, &NoProgress, &mut |_| {}).unwrap();
+        assert!(report.kept >= 5, "{report:?} {:?}", set.dropped);
+        assert_eq!(set.dropped.get("no_gold"), Some(&1), "the README-only patch has no gold chunk");
+        for ex in &set.examples {
+            assert!(!ex.gold.is_empty());
+            assert!(ex.pool.iter().all(|p| !ex.gold.contains(p)), "{}: gold in pool", ex.instance_id);
+            for &p in &ex.pool {
+                for &g in &ex.gold {
+                    assert!(dot(set.row(p), set.row(g)) <= NEAR_DUPLICATE, "near-copy of gold kept");
+                }
+            }
+            let q = (ex.query.iter().map(|x| x * x).sum::<f32>()).sqrt();
+            assert!((q - 1.0).abs() < 1e-4);
+        }
+        // Whole-snapshot pools (validation): gold + pool covers every chunk but false negatives.
+        let chunks = 1 + set.examples[0].pool.len();
+        assert!(chunks >= 9, "{chunks}");
+
+        // A second run embeds nothing: the vectors come from the log.
+        let (_, again) = prepare_query_set(&acme, &towers, &o, &NoProgress, &mut |_| {}).unwrap();
+        assert_eq!(again.embedded, 0);
+
+        // Consistency filtering: with a top-1 requirement some random-model pairs fail it.
+        o.consistency_top = 1;
+        let (strict, _) = prepare_query_set(&acme, &towers, &o, &NoProgress, &mut |_| {}).unwrap();
+        let dropped = strict.dropped.get("inconsistent").copied().unwrap_or(0);
+        assert_eq!(strict.examples.len() + dropped, set.examples.len());
+        for ex in &strict.examples {
+            assert!(ex.pool.len() <= o.dense_top + o.bm25_top + o.random);
+        }
+    }
 }

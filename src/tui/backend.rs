@@ -12,14 +12,16 @@
 //!     // Runs on a background thread. `reporter` implements `coret::progress::Progress`,
 //!     // so it can be handed to the engine as is (its `cancelled()` turns true once the
 //!     // user quits, so long phases can stop early).
-//!     let engine = match Engine::build_bm25(&repo, &reporter) {
-//!         Ok(engine) => Arc::new(engine),
-//!         Err(e) => return reporter.failed(format!("{e:#}")),
+//!     let index = match RepoIndex::open(&repo, &IndexOptions::default(), &reporter) {
+//!         Ok(index) => index,
+//!         Err(e) => return reporter.failed(e.to_string()),
 //!     };
-//!     reporter.bm25_ready(engine.clone());           // BM25 column becomes usable
-//!     match engine.with_dense(&model, &reporter) {   // embeddings, with Phase::Embed progress
+//!     let bm25 = Searcher::bm25_only(Arc::new(index));
+//!     reporter.bm25_ready(Arc::new(Searcher::bm25_only(bm25.repo.clone()))); // BM25 column usable
+//!     let towers = Towers::tied(encoder);                // or Towers::with_choice(…)
+//!     match bm25.with_dense(towers, DenseOptions::default(), &reporter) { // Phase::Embed progress
 //!         Ok(full) => reporter.dense_ready(Arc::new(full)),
-//!         Err(e) => reporter.failed(format!("dense index: {e:#}")), // BM25 stays usable
+//!         Err(e) => reporter.failed(format!("dense index: {e}")), // BM25 stays usable
 //!     }
 //! }))?;
 //! ```
