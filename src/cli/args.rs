@@ -17,131 +17,144 @@ pub struct Args {
     pub path: PathBuf,
 
     /// Search headlessly for TEXT and print ranked chunks (`-` reads the query from stdin).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(help_heading = "Query", long, value_name = "TEXT", conflicts_with_all = ["eval", "train", "bench"])]
     pub query: Option<String>,
 
     /// Which ranking(s): bm25, dense, hybrid, all, or a comma list [query default: bm25; eval default: all].
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Query", long, value_name = "NAME")]
     pub retriever: Option<RetrieverArg>,
 
     /// How many results per ranking.
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(help_heading = "Query", long, default_value_t = 20, value_parser = count::<1, 100_000>, value_name = "N")]
     pub top: usize,
 
     /// Print one JSON object on stdout instead of a readable list.
-    #[arg(long)]
+    #[arg(long, help_heading = "Query")]
     pub json: bool,
 
     /// Cache directory (default: the platform cache directory).
-    #[arg(long, env = "CORET_CACHE_DIR", value_name = "DIR")]
+    #[arg(
+        help_heading = "Index",
+        long,
+        env = "CORET_CACHE_DIR",
+        value_name = "DIR",
+        conflicts_with = "no_cache"
+    )]
     pub cache_dir: Option<PathBuf>,
 
     /// Index in memory only; neither read nor write the cache.
-    #[arg(long)]
+    #[arg(long, help_heading = "Index")]
     pub no_cache: bool,
 
     /// Skip source files larger than this many bytes.
-    #[arg(long, default_value_t = coret::repo::source::DEFAULT_MAX_FILE_SIZE, value_name = "BYTES")]
+    #[arg(help_heading = "Index", long, default_value_t = coret::repo::source::DEFAULT_MAX_FILE_SIZE, value_name = "BYTES")]
     pub max_file_size: u64,
 
     /// Model directory (config.json, tokenizer.json, model.safetensors) [default: all-MiniLM-L6-v2, provisioned on first use].
-    #[arg(long, env = "CORET_MODEL", value_name = "DIR")]
+    #[arg(help_heading = "Model", long, env = "CORET_MODEL", value_name = "DIR")]
     pub model: Option<PathBuf>,
 
     /// Query tower: default (the project's trained adapter), pretrained (the chunk tower, tied), or an adapter file.
-    #[arg(long, default_value = "default", value_name = "MODEL")]
+    #[arg(help_heading = "Model", long, default_value = "default", value_name = "MODEL")]
     pub query_model: coret::model::QueryTowerChoice,
 
     /// Where the encoder runs: auto, cpu or cuda.
-    #[arg(long, default_value = "auto", value_name = "DEVICE")]
+    #[arg(help_heading = "Model", long, default_value = "auto", value_name = "DEVICE")]
     pub device: String,
 
     /// Token budget of a chunk and its neighbours.
-    #[arg(long, default_value_t = 256, value_name = "N")]
+    #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub max_len: usize,
 
     /// Token budget of a query.
-    #[arg(long, default_value_t = 512, value_name = "N")]
+    #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
     /// Sequences per encoder forward pass.
-    #[arg(long, default_value_t = 32, value_name = "N")]
+    #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().batch_size, value_parser = count::<1, 4096>, value_name = "N")]
     pub batch_size: usize,
 
     /// Embed each chunk with its call-graph callees (the paper's input; off by default: the pretrained chunk tower ranks better without them).
-    #[arg(long)]
+    #[arg(long, help_heading = "Model")]
     pub callgraph: bool,
 
     /// The default (callees off); kept so older command lines still run.
-    #[arg(long, hide = true, conflicts_with = "callgraph")]
+    #[arg(help_heading = "Model", long, hide = true, conflicts_with = "callgraph")]
     pub no_callgraph: bool,
 
     /// Embed test files too (by default the dense index leaves them to BM25).
-    #[arg(long)]
+    #[arg(long, help_heading = "Model")]
     pub dense_tests: bool,
 
     /// Ablation: embed chunks without their file-path line.
-    #[arg(long)]
+    #[arg(long, help_heading = "Model")]
     pub no_path: bool,
 
     /// At most this many downstream neighbours per chunk.
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().max_neighbours, value_parser = count::<0, 1000>, value_name = "N")]
     pub neighbours: usize,
 
     /// Evaluate retrieval on SWE-bench-style instances (.jsonl or .jsonl.gz).
-    #[arg(long, value_name = "INSTANCES", requires = "repos")]
+    #[arg(help_heading = "Eval", long, value_name = "INSTANCES", requires = "repos")]
     pub eval: Option<PathBuf>,
 
     /// Directory of git repositories for --eval: DIR/<owner>+<name>/repo, DIR/<owner>+<name> or DIR/<owner>/<name>.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Eval", long, value_name = "DIR")]
     pub repos: Option<PathBuf>,
 
     /// Cut-offs for the eval metrics.
-    #[arg(long, default_value = "1,5,10,20", value_name = "K,K", value_delimiter = ',')]
+    #[arg(
+        help_heading = "Eval",
+        long,
+        default_value = "1,5,10,20",
+        value_name = "K,K",
+        value_delimiter = ',',
+        conflicts_with = "query"
+    )]
     pub k: Vec<usize>,
 
     /// Evaluate only the first N instances.
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Eval", long, value_name = "N")]
     pub limit: Option<usize>,
 
     /// Evaluate only these instance ids.
-    #[arg(long, value_name = "ID,ID")]
+    #[arg(help_heading = "Eval", long, value_name = "ID,ID")]
     pub instances: Option<String>,
 
     /// Write summary.json and instances.jsonl here.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Eval", long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
     /// Eval: append the instance's hints_text to the query.
-    #[arg(long)]
+    #[arg(long, help_heading = "Eval")]
     pub use_hints: bool,
 
     /// Hybrid: extra first-place votes for chunks of files the query names (0 turns it off).
-    #[arg(long, default_value_t = 0.0, value_name = "VOTES")]
+    #[arg(help_heading = "Fusion", long, default_value_t = 0.0, value_parser = weight, value_name = "VOTES")]
     pub path_boost: f32,
 
     /// Eval: treat module-level chunks as absent (out of rankings and gold), as in the paper.
-    #[arg(long)]
+    #[arg(long, help_heading = "Eval")]
     pub no_module_chunks: bool,
 
     /// Eval: leave test files out of the index.
-    #[arg(long)]
+    #[arg(long, help_heading = "Eval")]
     pub exclude_tests: bool,
 
     /// Hybrid: reciprocal-rank-fusion constant.
-    #[arg(long, default_value_t = 60.0, value_name = "K")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().rrf_k, value_parser = positive, value_name = "K")]
     pub rrf_k: f32,
 
     /// BM25 and dense rankings (and so the hybrid): a test-file chunk at rank r ranks as if at r / W (1 keeps tests in place, 0 puts them last).
-    #[arg(long, default_value_t = 0.1, value_name = "W")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().test_weight, value_parser = unit, value_name = "W")]
     pub test_weight: f32,
 
     /// Hybrid: weight of the dense ranking against BM25's 1.0.
-    #[arg(long, default_value_t = 0.75, value_name = "W")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().dense_weight, value_parser = weight, value_name = "W")]
     pub dense_weight: f32,
 
     /// Colour theme: a built-in name (coret-dark, coret-light), a name under the config directory's themes/, or a .toml path.
-    #[arg(long, default_value = "coret-dark", value_name = "NAME")]
+    #[arg(help_heading = "TUI", long, default_value = "coret-dark", value_name = "NAME")]
     pub theme: String,
 
     /// Benchmarks: how many chunks `--bench embed` embeds.
@@ -248,6 +261,14 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 100, value_name = "N")]
     pub consistency_top: usize,
 
+    /// Train (query tower): adapter rank (0: a full matrix).
+    #[arg(long, hide = true, default_value_t = 0, value_name = "R")]
+    pub adapter_rank: usize,
+
+    /// Train (query tower): negative-sampling temperature at the first and last step (the curriculum).
+    #[arg(long, hide = true, default_value = "1,0.05", value_name = "T0,T1", value_delimiter = ',')]
+    pub sample_temp: Vec<f32>,
+
     /// Train: continue from OUTPUT/checkpoint.
     #[arg(long, hide = true)]
     pub resume: bool,
@@ -286,4 +307,37 @@ impl Args {
     pub fn retrievers_or(&self, default: &[Retriever]) -> Vec<Retriever> {
         self.retriever.as_ref().map_or_else(|| default.to_vec(), |r| r.0.clone())
     }
+}
+
+/// A whole number in `LO..=HI`, with a message naming the range.
+fn count<const LO: usize, const HI: usize>(s: &str) -> Result<usize, String> {
+    let n: usize = s.trim().parse().map_err(|_| format!("`{s}` is not a whole number"))?;
+    if (LO..=HI).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("{n} is out of range {LO}..={HI}"))
+    }
+}
+
+fn float(s: &str) -> Result<f32, String> {
+    let x: f32 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if x.is_finite() {
+        Ok(x)
+    } else {
+        Err(format!("{s} is not a finite number"))
+    }
+}
+
+/// A weight: finite and not negative (a negative weight would invert a ranking).
+fn weight(s: &str) -> Result<f32, String> {
+    float(s).and_then(|x| if x >= 0.0 { Ok(x) } else { Err(format!("{x} is negative")) })
+}
+
+fn positive(s: &str) -> Result<f32, String> {
+    float(s).and_then(|x| if x > 0.0 { Ok(x) } else { Err(format!("{x} is not positive")) })
+}
+
+/// Between 0 and 1.
+fn unit(s: &str) -> Result<f32, String> {
+    float(s).and_then(|x| if (0.0..=1.0).contains(&x) { Ok(x) } else { Err(format!("{x} is not in 0..=1")) })
 }

@@ -84,6 +84,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         print_table(&summary, &retrievers);
     }
+    if summary.n_instances > 0 && summary.n_failed == summary.n_instances {
+        let first = summary.failed.first().map_or(String::new(), |(id, e)| format!(" (first: {id}: {e})"));
+        anyhow::bail!("every instance failed{first}");
+    }
     Ok(())
 }
 

@@ -38,14 +38,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let towers = Towers::tied(model.encoder.clone());
     let progress = BarProgress::new();
     let train = load_set(args, path, &towers, &output.join("query-set.bin"), false, &progress)?;
-    let val = match &args.val {
-        Some(p) => Some(load_set(args, p, &towers, &output.join("val-set.bin"), true, &progress)?),
-        None => None,
+    let (train, val) = match &args.val {
+        Some(p) => (train, Some(load_set(args, p, &towers, &output.join("val-set.bin"), true, &progress)?)),
+        // Without a validation file, a tenth of the training instances (whole repositories'
+        // newest PRs mixed) choose the epoch; ranked within their mined pools.
+        None => split_off_validation(train, args.seed),
     };
     if let Some(out) = &args.prepare_shard {
         train.save(out)?;
         eprintln!("wrote {} examples to {}", train.examples.len(), out.display());
         return Ok(());
+    }
+    if args.sample_temp.iter().any(|t| !(t.is_finite() && *t > 0.0)) || args.sample_temp.is_empty() {
+        anyhow::bail!(Error::Usage("--sample-temp needs positive temperatures, e.g. 1,0.05".into()));
     }
     let cfg = AdapterConfig {
         epochs: args.epochs.max(1),
@@ -54,6 +59,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         lr: args.lr,
         weight_decay: args.weight_decay,
         tau: args.temperature,
+        rank: args.adapter_rank,
+        sample_temp_start: args.sample_temp.first().copied().unwrap_or(1.0),
+        sample_temp_end: args.sample_temp.last().copied().unwrap_or(0.05),
         seed: args.seed,
         ..AdapterConfig::default()
     };
@@ -177,4 +185,21 @@ fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
         chosen.extend(list);
     }
     chosen
+}
+
+/// Moves every tenth example (in a seeded shuffle) into a validation set.
+fn split_off_validation(mut set: QuerySet, seed: u64) -> (QuerySet, Option<QuerySet>) {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let mut examples = std::mem::take(&mut set.examples);
+    examples.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed));
+    let n_val = examples.len() / 10;
+    if n_val == 0 {
+        set.examples = examples;
+        return (set, None);
+    }
+    let train_part = examples.split_off(n_val);
+    let val = QuerySet { examples, ..set.clone() };
+    set.examples = train_part;
+    (set, Some(val))
 }

@@ -31,6 +31,8 @@ pub struct AdapterConfig {
     /// Sampling temperature of the negatives at the first and the last step (geometric decay).
     pub sample_temp_start: f32,
     pub sample_temp_end: f32,
+    /// 0: a full matrix `W`; r > 0: `W = U·Vᵀ` of rank r (fewer parameters to fit).
+    pub rank: usize,
     pub seed: u64,
 }
 
@@ -45,6 +47,7 @@ impl Default for AdapterConfig {
             tau: 0.05,
             sample_temp_start: 1.0,
             sample_temp_end: 0.05,
+            rank: 0,
             seed: 0,
         }
     }
@@ -84,15 +87,30 @@ pub fn fit_adapter(
     }
     let err = |e: candle_core::Error| Error::context("query adapter", e);
     let dev = Device::Cpu;
-    let w = Var::zeros((dim, dim), DType::F32, &dev).map_err(err)?;
     let b = Var::zeros(dim, DType::F32, &dev).map_err(err)?;
+    // Full rank: W itself. Low rank: U random and V zero, so W = U·Vᵀ starts at zero.
+    let factors = if cfg.rank == 0 {
+        vec![Var::zeros((dim, dim), DType::F32, &dev).map_err(err)?]
+    } else {
+        let u = Var::randn(0f32, 1.0 / (dim as f32).sqrt(), (dim, cfg.rank), &dev).map_err(err)?;
+        vec![u, Var::zeros((dim, cfg.rank), DType::F32, &dev).map_err(err)?]
+    };
+    let weight = |f: &[Var]| -> candle_core::Result<Tensor> {
+        match f {
+            [w] => Ok(w.as_tensor().clone()),
+            [u, v] => u.matmul(&v.t()?),
+            _ => candle_core::bail!("adapter factors"),
+        }
+    };
     let params = ParamsAdamW { lr: cfg.lr, weight_decay: cfg.weight_decay, ..Default::default() };
-    let mut opt = AdamW::new(vec![w.clone(), b.clone()], params).map_err(err)?;
+    let mut vars = factors.clone();
+    vars.push(b.clone());
+    let mut opt = AdamW::new(vars, params).map_err(err)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
     let started = std::time::Instant::now();
     let mut logs = Vec::new();
-    let snapshot = |w: &Var, b: &Var| -> Result<QueryAdapter> {
-        let wv = w.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(err)?;
+    let snapshot = |f: &[Var], b: &Var| -> Result<QueryAdapter> {
+        let wv = weight(f).and_then(|w| w.flatten_all()).and_then(|t| t.to_vec1::<f32>()).map_err(err)?;
         let bv = b.to_vec1::<f32>().map_err(err)?;
         QueryAdapter::from_parts(wv, bv, base, HashMap::new())
     };
@@ -122,16 +140,16 @@ pub fn fit_adapter(
             }
             let frac = step as f32 / total_steps as f32;
             temp = cfg.sample_temp_start * (cfg.sample_temp_end / cfg.sample_temp_start).powf(frac);
-            let current = snapshot(&w, &b)?;
+            let current = snapshot(&factors, &b)?;
             let examples: Vec<&QueryExample> = batch.iter().map(|&i| &train.examples[i]).collect();
             let tensors = batch_tensors(train, &examples, &current, cfg.negatives, temp, &mut rng, &dev)
                 .map_err(err)?;
-            let loss = batch_loss(&w, &b, &tensors, cfg.tau).map_err(err)?;
+            let loss = weight(&factors).and_then(|w| batch_loss(&w, &b, &tensors, cfg.tau)).map_err(err)?;
             loss_sum += loss.to_scalar::<f32>().map_err(err)? as f64;
             opt.backward_step(&loss).map_err(err)?;
             step += 1;
         }
-        let adapter = snapshot(&w, &b)?;
+        let adapter = snapshot(&factors, &b)?;
         let log = EpochLog {
             epoch,
             loss: loss_sum / steps_per_epoch as f64,
@@ -311,6 +329,21 @@ mod tests {
         let last = pool_metrics(&set, &adapter);
         assert!(first.mrr < 1.0 && last.mrr == 1.0, "gold first after training: {first:?} -> {last:?}");
         assert_eq!(adapter.base(), "toy");
+    }
+
+    #[test]
+    fn a_low_rank_adapter_learns_the_toy_task_too() {
+        let set = toy_set();
+        let cfg = AdapterConfig {
+            epochs: 40,
+            batch: 4,
+            negatives: 3,
+            lr: 0.05,
+            rank: 2,
+            ..AdapterConfig::default()
+        };
+        let (adapter, _) = fit_adapter(&set, None, "toy", &cfg, &|| false, &mut |_| {}).unwrap();
+        assert_eq!(pool_metrics(&set, &adapter).mrr, 1.0);
     }
 
     #[test]
