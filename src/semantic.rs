@@ -254,16 +254,16 @@ mod tests {
     }
 
     fn build(enc: &Arc<Encoder>, r: &RepoIndex, store: &mut VectorStore) -> DenseSearcher {
-        let opts = with_callees();
-        DenseSearcher::build(
-            Towers::tied(enc.clone()),
-            &r.chunks,
-            &r.graph,
-            opts,
-            store,
-            &crate::progress::NoProgress,
-        )
-        .unwrap()
+        build_with(Towers::tied(enc.clone()), r, with_callees(), store)
+    }
+
+    fn build_with(
+        towers: Towers,
+        r: &RepoIndex,
+        opts: DenseOptions,
+        store: &mut VectorStore,
+    ) -> DenseSearcher {
+        DenseSearcher::build(towers, &r.chunks, &r.graph, opts, store, &crate::progress::NoProgress).unwrap()
     }
 
     /// Cancels after `after` progress reports.
@@ -302,15 +302,7 @@ mod tests {
         let test_chunk = r.chunks.iter().position(|c| c.path.starts_with("tests/")).unwrap() as u32;
         let mut store = VectorStore::in_memory(enc.dim());
         let build = |opts: DenseOptions, store: &mut VectorStore| {
-            DenseSearcher::build(
-                Towers::tied(enc.clone()),
-                &r.chunks,
-                &r.graph,
-                opts,
-                store,
-                &crate::progress::NoProgress,
-            )
-            .unwrap()
+            build_with(Towers::tied(enc.clone()), &r, opts, store)
         };
         let skip = build(DenseOptions::default(), &mut store);
         assert_eq!(skip.embedded, r.chunks.len() - 1, "the test chunk is not embedded");
@@ -346,15 +338,7 @@ mod tests {
         let (towers, note) = Towers::with_choice(enc.clone(), &choice).unwrap();
         assert!(note.is_none());
         let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
-        let untied = DenseSearcher::build(
-            towers,
-            &r.chunks,
-            &r.graph,
-            with_callees(),
-            &mut store,
-            &crate::progress::NoProgress,
-        )
-        .unwrap();
+        let untied = build_with(towers, &r, with_callees(), &mut store);
         assert_eq!((untied.embedded, untied.reused), (0, 0), "every chunk vector came from the log");
         assert_eq!(std::fs::read(&log).unwrap(), bytes, "vector log untouched");
         assert_eq!(untied.encoder().fingerprint(), fingerprint);

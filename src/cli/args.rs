@@ -261,6 +261,10 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 100, value_name = "N")]
     pub consistency_top: usize,
 
+    /// Train (query tower): keep module-level chunks as gold and negatives.
+    #[arg(long, hide = true)]
+    pub train_module_chunks: bool,
+
     /// Train (query tower): adapter rank (0: a full matrix).
     #[arg(long, hide = true, default_value_t = 0, value_name = "R")]
     pub adapter_rank: usize,

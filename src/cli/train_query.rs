@@ -151,6 +151,7 @@ fn load_set(
         random: 400,
         consistency_top: if validation { 0 } else { args.consistency_top },
         max_gold: 8,
+        module_chunks: args.train_module_chunks,
         seed: args.seed,
     };
     let (set, report) = prepare_query_set(&chosen, towers, &opts, progress, &mut |n| progress.println(n))?;

@@ -51,6 +51,12 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
             continue;
         }
         let Some(rel) = relative_path(root, entry.path()) else {
+            // A Python file whose name is not UTF-8 cannot be shown or cited faithfully:
+            // counted and named (lossily), never silently dropped.
+            if entry.path().extension().is_some_and(|e| e == "py") {
+                result.skipped.add(SkipReason::NotUtf8);
+                result.notes.push(format!("{}: file name is not UTF-8", entry.path().to_string_lossy()));
+            }
             continue;
         };
         if !is_python_path(&rel) {
@@ -84,10 +90,28 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
     result
 }
 
-/// `root`-relative path with `/` separators, or None for non-UTF-8 names (skipped silently:
-/// they cannot be shown or cited in JSON faithfully).
+/// `root`-relative path with `/` separators, or None for non-UTF-8 names.
 fn relative_path(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
     let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
     Some(parts?.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_python_file_with_a_non_utf8_name_is_counted_not_lost() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ok.py"), "def f():\n    pass\n").unwrap();
+        let bad = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.py"));
+        std::fs::write(bad, "def g():\n    pass\n").unwrap();
+        let walk = walk_python(dir.path(), 1 << 20);
+        assert_eq!(walk.files.len(), 1);
+        assert_eq!(walk.skipped.not_utf8, 1);
+        assert!(walk.notes.iter().any(|n| n.contains("not UTF-8")), "{:?}", walk.notes);
+    }
 }

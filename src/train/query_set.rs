@@ -46,6 +46,10 @@ pub struct QuerySetOptions {
     pub consistency_top: usize,
     /// Skip instances whose patch touches more chunks than this (big refactors teach little).
     pub max_gold: usize,
+    /// Keep module-level chunks as gold and negatives. Off by default: a pull request edits
+    /// its files' imports as a side effect, so module chunks are gold far more often than in
+    /// issues, and an adapter trained with them learned to rank them first (README "Results").
+    pub module_chunks: bool,
     pub seed: u64,
 }
 
@@ -200,13 +204,17 @@ pub fn prepare_query_set(
                 p.extend(all.into_iter().take(opts.random));
                 p
             };
-            let mut seen = HashSet::new();
-            pool.retain(|&c| dense.vector(c).is_some() && seen.insert(c));
-            let gold: Vec<usize> = gold.into_iter().filter(|&g| dense.vector(g).is_some()).collect();
+            let usable = |c: usize| {
+                dense.vector(c).is_some()
+                    && (opts.module_chunks || index.chunks[c].kind != crate::chunk::ChunkKind::Module)
+            };
+            let gold: Vec<usize> = gold.into_iter().filter(|&g| usable(g)).collect();
             if gold.is_empty() {
-                *set.dropped.entry("no_gold".into()).or_default() += 1;
+                *set.dropped.entry("only_module_gold".into()).or_default() += 1;
                 continue;
             }
+            let mut seen = HashSet::new();
+            pool.retain(|&c| usable(c) && seen.insert(c));
             let vec_of = |c: usize| dense.vector(c).unwrap_or(&[]);
             let gold_vecs: Vec<&[f32]> = gold.iter().map(|&g| vec_of(g)).collect();
             let gold_names: HashSet<(&str, &str)> = gold
@@ -273,6 +281,7 @@ mod tests {
             random: 2,
             consistency_top: 0,
             max_gold: 8,
+            module_chunks: true,
             seed: 3,
         };
         let acme: Vec<Instance> = fx.instances.iter().filter(|i| i.repo == "acme/proj").cloned().collect();

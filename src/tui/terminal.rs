@@ -1,5 +1,5 @@
 //! Terminal setup and, above all, restoration: raw mode off, alternate screen left, mouse and
-//! bracketed paste disabled, on every way out (normal exit, error, panic, Ctrl-C, SIGINT).
+//! bracketed paste disabled, on every way out (normal exit, error, panic, Ctrl-C, SIGINT, SIGTERM, SIGHUP).
 
 use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
