@@ -265,6 +265,14 @@ pub struct Args {
     #[arg(long, hide = true)]
     pub train_module_chunks: bool,
 
+    /// Train (query tower): only instances whose query has at least N characters (issues are long, merge messages short).
+    #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
+    pub min_query_chars: usize,
+
+    /// Train (query tower): share of the instances held out to choose the epoch when there is no --val (0: keep the last epoch).
+    #[arg(long, hide = true, default_value_t = 0.1, value_name = "F")]
+    pub val_fraction: f32,
+
     /// Train (query tower): adapter rank (0: a full matrix).
     #[arg(long, hide = true, default_value_t = 0, value_name = "R")]
     pub adapter_rank: usize,

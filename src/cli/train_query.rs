@@ -40,9 +40,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let train = load_set(args, path, &towers, &output.join("query-set.bin"), false, &progress)?;
     let (train, val) = match &args.val {
         Some(p) => (train, Some(load_set(args, p, &towers, &output.join("val-set.bin"), true, &progress)?)),
-        // Without a validation file, a tenth of the training instances (whole repositories'
-        // newest PRs mixed) choose the epoch; ranked within their mined pools.
-        None => split_off_validation(train, args.seed),
+        // Without a validation file, a share of the training instances chooses the epoch
+        // (ranked within their mined pools); with none, the last epoch is kept.
+        None => split_off_validation(train, args.val_fraction, args.seed),
     };
     if let Some(out) = &args.prepare_shard {
         train.save(out)?;
@@ -170,12 +170,14 @@ fn load_set(
     Ok(set)
 }
 
-/// The training instances: `--train-repos`, then the newest `--per-repo` of each repository
+/// The training instances: `--train-repos`, the newest `--per-repo` of each repository, of
+/// those the ones with `--min-query-chars`
 /// (consecutive commits share most chunks, so the frozen vectors cost little per instance).
 fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
     let keep =
         |repo: &str| args.train_repos.as_deref().is_none_or(|r| parse_id_list(r).iter().any(|x| x == repo));
     let mut by_repo: std::collections::BTreeMap<String, Vec<Instance>> = Default::default();
+    let long_enough = |i: &Instance| i.problem_statement.chars().count() >= args.min_query_chars;
     for inst in all.into_iter().filter(|i| keep(&i.repo)) {
         by_repo.entry(inst.repo.clone()).or_default().push(inst);
     }
@@ -183,18 +185,18 @@ fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
     for (_, mut list) in by_repo {
         list.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.instance_id.cmp(&b.instance_id)));
         list.truncate(args.per_repo.unwrap_or(usize::MAX));
-        chosen.extend(list);
+        chosen.extend(list.into_iter().filter(long_enough));
     }
     chosen
 }
 
-/// Moves every tenth example (in a seeded shuffle) into a validation set.
-fn split_off_validation(mut set: QuerySet, seed: u64) -> (QuerySet, Option<QuerySet>) {
+/// Moves a `fraction` of the examples (in a seeded shuffle) into a validation set.
+fn split_off_validation(mut set: QuerySet, fraction: f32, seed: u64) -> (QuerySet, Option<QuerySet>) {
     use rand::seq::SliceRandom;
     use rand::SeedableRng;
     let mut examples = std::mem::take(&mut set.examples);
     examples.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed));
-    let n_val = examples.len() / 10;
+    let n_val = (examples.len() as f32 * fraction.clamp(0.0, 0.5)) as usize;
     if n_val == 0 {
         set.examples = examples;
         return (set, None);
