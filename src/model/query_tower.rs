@@ -157,18 +157,31 @@ impl QueryAdapter {
         Ok(QueryAdapter { dim, w, b, base, name: format!("adapter-{}", &digest[..12]), metadata })
     }
 
-    /// The file's bytes: safetensors with the format, base and any extra metadata.
+    /// The file's bytes: safetensors with the format, base and any extra metadata. Written by
+    /// hand with sorted keys (the safetensors crate orders metadata by hash), so the same
+    /// weights always give the same bytes and sha256.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        use safetensors::tensor::TensorView;
-        let w_bytes: Vec<u8> = self.w.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let b_bytes: Vec<u8> = self.b.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let err = |e: safetensors::SafeTensorError| Error::invalid(format!("query adapter: {e}"));
-        let w = TensorView::new(safetensors::Dtype::F32, vec![self.dim, self.dim], &w_bytes).map_err(err)?;
-        let b = TensorView::new(safetensors::Dtype::F32, vec![self.dim], &b_bytes).map_err(err)?;
-        let mut meta = self.metadata.clone();
-        meta.insert(META_FORMAT.into(), FORMAT.into());
-        meta.insert(META_BASE.into(), self.base.clone());
-        safetensors::serialize([("w", w), ("b", b)], Some(meta)).map_err(err)
+        let mut meta: std::collections::BTreeMap<&str, &str> =
+            self.metadata.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        meta.insert(META_FORMAT, FORMAT);
+        meta.insert(META_BASE, &self.base);
+        let (b_len, w_len) = (self.dim * 4, self.dim * self.dim * 4);
+        let header = serde_json::json!({
+            "__metadata__": meta,
+            "b": {"dtype": "F32", "shape": [self.dim], "data_offsets": [0, b_len]},
+            "w": {"dtype": "F32", "shape": [self.dim, self.dim], "data_offsets": [b_len, b_len + w_len]},
+        });
+        let mut text = serde_json::to_string(&header).map_err(|e| Error::invalid(format!("query adapter: {e}")))?;
+        // The data starts 8-byte aligned, as safetensors writes it.
+        while text.len() % 8 != 0 {
+            text.push(' ');
+        }
+        let mut bytes = Vec::with_capacity(8 + text.len() + b_len + w_len);
+        bytes.extend_from_slice(&(text.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.extend(self.b.iter().flat_map(|x| x.to_le_bytes()));
+        bytes.extend(self.w.iter().flat_map(|x| x.to_le_bytes()));
+        Ok(bytes)
     }
 
     /// Writes the adapter and its `.sha256` beside it.
@@ -352,6 +365,20 @@ mod tests {
         assert!(err.contains("q.safetensors") && err.contains("truncated or corrupt"), "{err}");
         let missing = QueryAdapter::load(&dir.path().join("none.safetensors")).unwrap_err().to_string();
         assert!(missing.contains("none.safetensors"), "{missing}");
+    }
+
+    #[test]
+    fn the_same_weights_give_the_same_bytes() {
+        let meta = |order: &[usize]| -> HashMap<String, String> {
+            order.iter().map(|i| (format!("key{i}"), format!("value{i}"))).collect()
+        };
+        let w = vec![0.5; 16];
+        let a = QueryAdapter::from_parts(w.clone(), vec![0.1; 4], "b", meta(&[0, 1, 2, 3, 4, 5, 6, 7])).unwrap();
+        let b = QueryAdapter::from_parts(w, vec![0.1; 4], "b", meta(&[7, 6, 5, 4, 3, 2, 1, 0])).unwrap();
+        assert_eq!(a.to_bytes().unwrap(), b.to_bytes().unwrap());
+        assert_eq!(a.name(), b.name());
+        let back = QueryAdapter::from_bytes(&a.to_bytes().unwrap(), None, "x").unwrap();
+        assert_eq!(back.metadata().len(), 10, "eight keys, format and base");
     }
 
     #[test]
