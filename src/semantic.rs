@@ -230,6 +230,7 @@ mod tests {
     use crate::engine::{RepoIndex, SyntaxCache};
     use crate::model::{testutil::write_tiny_bert, EncoderOptions};
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
 
     fn repo(extra: &str) -> RepoIndex {
         let files = vec![

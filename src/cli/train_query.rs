@@ -63,7 +63,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         sample_temp_start: args.sample_temp.first().copied().unwrap_or(1.0),
         sample_temp_end: args.sample_temp.last().copied().unwrap_or(0.05),
         seed: args.seed,
-        ..AdapterConfig::default()
     };
     let log_path = output.join("train-log.jsonl");
     let mut log = std::fs::File::create(&log_path).map_err(|e| Error::io(&log_path, e))?;

@@ -249,6 +249,9 @@ fn evaluate_instance(
     Ok(result)
 }
 
+/// Each retriever's ranking, by name.
+type Rankings = Vec<(&'static str, Vec<Hit>)>;
+
 fn rankings(
     index: RepoIndex,
     query: &str,
@@ -256,7 +259,7 @@ fn rankings(
     st: &mut RepoState,
     result: &mut InstanceResult,
     progress: &dyn Progress,
-) -> Result<(Arc<RepoIndex>, Vec<(&'static str, Vec<Hit>)>)> {
+) -> Result<(Arc<RepoIndex>, Rankings)> {
     let need_dense = cfg.retrievers.iter().any(|&r| r != Retriever::Bm25);
     let mut searcher = Searcher { fusion: cfg.fusion, ..Searcher::bm25_only(Arc::new(index)) };
     if need_dense {

@@ -127,7 +127,7 @@ impl QueryAdapter {
             }
         }
         let (_, meta) = safetensors::SafeTensors::read_metadata(bytes)
-            .map_err(|e| fail(format!("not a query adapter (safetensors: {e})")))?;
+            .map_err(|e| fail(format!("truncated or corrupt, or not a query adapter (safetensors: {e})")))?;
         let metadata = meta.metadata().clone().unwrap_or_default();
         if metadata.get(META_FORMAT).map(String::as_str) != Some(FORMAT) {
             return Err(fail(format!("not a query adapter (metadata {META_FORMAT} is not {FORMAT})")));
@@ -171,7 +171,8 @@ impl QueryAdapter {
             "b": {"dtype": "F32", "shape": [self.dim], "data_offsets": [0, b_len]},
             "w": {"dtype": "F32", "shape": [self.dim, self.dim], "data_offsets": [b_len, b_len + w_len]},
         });
-        let mut text = serde_json::to_string(&header).map_err(|e| Error::invalid(format!("query adapter: {e}")))?;
+        let mut text =
+            serde_json::to_string(&header).map_err(|e| Error::invalid(format!("query adapter: {e}")))?;
         // The data starts 8-byte aligned, as safetensors writes it.
         while text.len() % 8 != 0 {
             text.push(' ');
@@ -373,7 +374,8 @@ mod tests {
             order.iter().map(|i| (format!("key{i}"), format!("value{i}"))).collect()
         };
         let w = vec![0.5; 16];
-        let a = QueryAdapter::from_parts(w.clone(), vec![0.1; 4], "b", meta(&[0, 1, 2, 3, 4, 5, 6, 7])).unwrap();
+        let a =
+            QueryAdapter::from_parts(w.clone(), vec![0.1; 4], "b", meta(&[0, 1, 2, 3, 4, 5, 6, 7])).unwrap();
         let b = QueryAdapter::from_parts(w, vec![0.1; 4], "b", meta(&[7, 6, 5, 4, 3, 2, 1, 0])).unwrap();
         assert_eq!(a.to_bytes().unwrap(), b.to_bytes().unwrap());
         assert_eq!(a.name(), b.name());

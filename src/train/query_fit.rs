@@ -291,17 +291,16 @@ mod tests {
     use super::*;
     use crate::train::query_set::QueryExample;
 
-    /// A set in 4 dimensions: the query points along e0 + e1, the gold along e1, negatives
-    /// along e0 and elsewhere — so the pretrained ranking puts a negative first and the adapter
-    /// must learn to turn the query towards e1.
+    /// A set in 4 dimensions: the query leans towards e0, the gold is e1, negatives e0 and
+    /// elsewhere — so the pretrained ranking puts a negative first and the adapter must learn
+    /// to turn the query towards e1.
     fn toy_set() -> QuerySet {
         let rows: Vec<[f32; 4]> =
             vec![[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
-        let s = std::f32::consts::FRAC_1_SQRT_2;
         let examples = (0..8)
             .map(|i| QueryExample {
                 instance_id: format!("toy-{i}"),
-                query: vec![s, s + 0.01 * i as f32, 0.0, 0.0],
+                query: vec![0.8, 0.6 - 0.01 * i as f32, 0.0, 0.0],
                 gold: vec![0],
                 pool: vec![1, 2, 3],
             })
