@@ -54,8 +54,8 @@ pub struct Args {
     #[arg(help_heading = "Model", long, env = "CORET_MODEL", value_name = "DIR")]
     pub model: Option<PathBuf>,
 
-    /// Query tower: default (the project's trained adapter), pretrained (the chunk tower, tied), or an adapter file.
-    #[arg(help_heading = "Model", long, default_value = "default", value_name = "MODEL")]
+    /// Query tower: pretrained (the chunk tower, tied), trained (the project's shipped adapter, opt-in), or an adapter file.
+    #[arg(help_heading = "Model", long, default_value = "pretrained", value_name = "MODEL")]
     pub query_model: coret::model::QueryTowerChoice,
 
     /// Where the encoder runs: auto, cpu or cuda.
