@@ -352,6 +352,31 @@ mod tests {
     }
 
     #[test]
+    fn an_adapter_for_another_chunk_tower_is_an_error_naming_the_file_and_the_builtin_falls_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = encoder(&dir.path().join("m"));
+        let dim = enc.dim();
+        let other = crate::model::QueryAdapter::from_parts(
+            vec![0.0; dim * dim],
+            vec![0.0; dim],
+            "other-model",
+            Default::default(),
+        )
+        .unwrap();
+        let file = dir.path().join("other.safetensors");
+        other.save(&file).unwrap();
+        let err = Towers::with_choice(enc.clone(), &crate::model::QueryTowerChoice::File(file))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("other.safetensors") && err.contains("other-model"), "{err}");
+        // The built-in adapter was trained for all-MiniLM-L6-v2, not this tiny model.
+        let (towers, note) = Towers::with_choice(enc, &crate::model::QueryTowerChoice::Trained).unwrap();
+        assert!(towers.adapter.is_none());
+        assert!(note.unwrap().contains("queries use the chunk tower"));
+    }
+
+    #[test]
     fn vectors_are_reused_after_an_edit_and_an_interrupted_run_resumes() {
         let dir = tempfile::tempdir().unwrap();
         let enc = encoder(&dir.path().join("m"));
