@@ -128,7 +128,16 @@ pub fn prepare_query_set(
     let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
     let mut done = 0;
     for (repo, list) in by_repo {
-        let git_dir = find_repo(&opts.repos_dir, repo)?;
+        let git_dir = match find_repo(&opts.repos_dir, repo) {
+            Ok(dir) => dir,
+            Err(e) => {
+                // A missing repository costs its own instances, counted, not the run.
+                on_note(&format!("{repo}: {e}; its {} instances skipped", list.len()));
+                *set.dropped.entry("missing_repository".into()).or_default() += list.len();
+                done += list.len();
+                continue;
+            }
+        };
         let file = crate::searcher::shared_vector_log(&opts.store_dir, repo);
         let (mut store, note) = VectorStore::open(&file, encoder.dim())?;
         note.iter().for_each(|n| on_note(n));
@@ -228,10 +237,11 @@ pub fn prepare_query_set(
                     && !gold_vecs.iter().any(|g| dot(g, vec_of(c)) > NEAR_DUPLICATE)
             });
             // Vector-table rows, shared across the repository's commits by input key.
-            let inputs = crate::semantic::encoder_inputs(&index.chunks, &index.graph, &opts.dense);
+            // Keys only for the chunks kept (gold and pool), not the whole snapshot.
             let tag = format!("{}|{}", encoder.fingerprint(), opts.dense.tag());
             let mut row_of = |c: usize| -> u32 {
-                let key = vector_key(&tag, &inputs[c].chunk, &inputs[c].neighbours);
+                let input = crate::semantic::encoder_input(&index.chunks, &index.graph, &opts.dense, c);
+                let key = vector_key(&tag, &input.chunk, &input.neighbours);
                 *rows.entry(key).or_insert_with(|| {
                     set.vectors.extend_from_slice(vec_of(c));
                     (set.vectors.len() / set.dim - 1) as u32
@@ -286,6 +296,14 @@ mod tests {
         };
         let acme: Vec<Instance> = fx.instances.iter().filter(|i| i.repo == "acme/proj").cloned().collect();
         let (set, report) = prepare_query_set(&acme, &towers, &o, &NoProgress, &mut |_| {}).unwrap();
+        // An instance whose repository is not under --repos is counted, not fatal.
+        let mut notes = Vec::new();
+        let (with_gone, _) =
+            prepare_query_set(&fx.instances, &towers, &o, &NoProgress, &mut |n| notes.push(n.to_string()))
+                .unwrap();
+        assert_eq!(with_gone.dropped.get("missing_repository"), Some(&1));
+        assert_eq!(with_gone.examples.len(), set.examples.len());
+        assert!(notes.iter().any(|n| n.contains("acme/gone")), "{notes:?}");
         assert!(report.kept >= 5, "{report:?} {:?}", set.dropped);
         assert_eq!(set.dropped.get("no_gold"), Some(&1), "the README-only patch has no gold chunk");
         for ex in &set.examples {
