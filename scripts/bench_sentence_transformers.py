@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Embedding throughput of sentence-transformers (PyTorch, CPU) on the texts our bench embeds.
+"""Embedding throughput of sentence-transformers (PyTorch, CPU or CUDA) on the texts our bench embeds.
 
 Reads a JSONL file with one {"text": ...} per line (coret's `bench::write_bench_texts`
 writes it), loads the same model directory (config.json, tokenizer.json,
@@ -23,6 +23,8 @@ def main() -> int:
     ap.add_argument("--max-seq-length", type=int, default=256)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
+    ap.add_argument("--device", default="cpu", help="torch device: cpu or cuda")
+    ap.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
     ap.add_argument("--limit", type=int, default=0, help="embed only the first N texts")
     args = ap.parse_args()
 
@@ -39,7 +41,11 @@ def main() -> int:
 
     transformer = models.Transformer(args.model, max_seq_length=args.max_seq_length)
     pooling = models.Pooling(transformer.get_word_embedding_dimension(), "mean")
-    model = SentenceTransformer(modules=[transformer, pooling, models.Normalize()], device="cpu")
+    model = SentenceTransformer(modules=[transformer, pooling, models.Normalize()], device=args.device)
+    if args.dtype == "f16":
+        model.half()
+    elif args.dtype == "bf16":
+        model.bfloat16()
 
     tokens = sum(
         len(ids)
@@ -51,10 +57,12 @@ def main() -> int:
 
     start = time.perf_counter()
     vectors = model.encode(texts, batch_size=args.batch_size, convert_to_numpy=True)
+    if args.device.startswith("cuda"):
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - start
 
     print(
-        f"sentence-transformers {args.threads} threads, batch {args.batch_size}, "
+        f"sentence-transformers {args.device} {args.dtype}, {args.threads} threads, batch {args.batch_size}, "
         f"max_seq_length {args.max_seq_length}: embedded {len(vectors)} chunks "
         f"({tokens} tokens) in {seconds:.2f} s: {len(vectors) / seconds:.1f} chunks/s, "
         f"{tokens / seconds:.0f} tokens/s"

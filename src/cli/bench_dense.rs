@@ -45,8 +45,14 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
     println!("coret (candle): {report}; peak_rss_mib {:.1}", peak_rss_mib());
     if let Some(py) = &args.st_python {
         let model_dir = coret::model::resolve_model_dir(args.model.as_deref(), &super::model::log_line)?;
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_sentence_transformers.py");
+        // The source tree this binary was built from, else the current directory (a binary
+        // copied to another machine runs from a checkout there).
+        let script = [env!("CARGO_MANIFEST_DIR"), "."]
+            .iter()
+            .map(|root| std::path::Path::new(root).join("scripts/bench_sentence_transformers.py"))
+            .find(|p| p.is_file())
+            .ok_or_else(|| anyhow::anyhow!("scripts/bench_sentence_transformers.py not found"))?;
+        let st_device = if m.device.starts_with("cuda") { "cuda" } else { "cpu" };
         let out = Command::new(py)
             .arg(&script)
             .arg(&texts)
@@ -55,6 +61,7 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
             .args(["--max-seq-length", &args.max_len.to_string()])
             .args(["--batch-size", &args.batch_size.to_string()])
             .args(["--threads", &rayon::current_num_threads().to_string()])
+            .args(["--device", st_device])
             .output()?;
         let text = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {

@@ -33,6 +33,10 @@ impl fmt::Display for EmbedBenchReport {
 
 /// Times tokenisation plus embedding of `inputs`, as indexing does it.
 pub fn bench_embed(encoder: &Encoder, inputs: &[EncoderInput]) -> Result<EmbedBenchReport> {
+    // One untimed batch first, as the sentence-transformers script does: a GPU's first
+    // forward pass loads kernels (and the driver may compile them), which is not throughput.
+    let warm = inputs.len().min(encoder.batch_size());
+    encoder.embed_inputs(&inputs[..warm], &NoProgress)?;
     let start = Instant::now();
     let vectors = encoder.embed_inputs(inputs, &NoProgress)?;
     let seconds = start.elapsed().as_secs_f64();

@@ -125,6 +125,11 @@ impl Encoder {
     pub fn dim(&self) -> usize {
         self.config.hidden_size
     }
+    /// Sequences per forward pass.
+    pub fn batch_size(&self) -> usize {
+        self.opts.batch_size
+    }
+
     pub fn max_len(&self) -> usize {
         self.opts.max_len
     }
