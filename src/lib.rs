@@ -20,4 +20,10 @@ pub mod train;
 pub mod tui;
 
 pub use chunk::{Chunk, ChunkKind};
+
+// Lets the test fixtures (`testkit.rs`) name the library `coret::` both here and when
+// integration tests include the same file.
+extern crate self as coret;
+#[cfg(test)]
+mod testkit;
 pub use error::{Error, Result};

@@ -228,7 +228,8 @@ fn embed_slice(
 mod tests {
     use super::*;
     use crate::engine::{RepoIndex, SyntaxCache};
-    use crate::model::{testutil::write_tiny_bert, EncoderOptions};
+    use crate::model::EncoderOptions;
+    use crate::testkit::write_tiny_bert;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 

@@ -1,4 +1,6 @@
 //! Dense and hybrid retrieval through the binary, on a tiny random BERT the test writes.
+#[path = "../src/testkit.rs"]
+mod testkit;
 
 mod common;
 
@@ -13,7 +15,7 @@ fn coret(cache: &Path, model: &Path) -> Command {
 }
 
 fn tiny_model(dir: &Path) {
-    coret::model::testutil::write_tiny_bert(
+    testkit::write_tiny_bert(
         dir,
         &["cart", "total", "price", "discount", "tax", "def", "return"],
     );

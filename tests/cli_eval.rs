@@ -1,5 +1,7 @@
 //! `--eval` end to end on a git repository the test builds: gold from patches, metrics by hand,
 //! and every kind of bad input reported per instance while the run goes on.
+#[path = "../src/testkit.rs"]
+mod testkit;
 
 mod common;
 
@@ -9,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    coret::train::testfix::git(dir, args).trim().to_string()
+    testkit::git(dir, args).trim().to_string()
 }
 
 const V1: &str = "\
@@ -168,7 +170,7 @@ fn dense_and_hybrid_are_scored_with_a_model() {
     let (repos, first, second) = fixture();
     let tmp = tempfile::tempdir().unwrap();
     let model = tmp.path().join("model");
-    coret::model::testutil::write_tiny_bert(&model, &["parse", "header", "render", "page", "def", "return"]);
+    testkit::write_tiny_bert(&model, &["parse", "header", "render", "page", "def", "return"]);
     let file = tmp.path().join("instances.jsonl");
     let lines = [
         instance("a", &first, "parse_header crashes without a colon", PATCH_PARSE),

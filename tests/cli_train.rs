@@ -1,8 +1,10 @@
 //! The hidden training mode end to end on a tiny random model and a fixture git repository:
 //! prepare a shard, train from it with validation, resume, and search with the result.
+#[path = "../src/testkit.rs"]
+mod testkit;
 
 use assert_cmd::Command;
-use coret::train::testfix::fixture;
+use testkit::fixture;
 use std::path::Path;
 
 fn coret(cache: &Path) -> Command {

@@ -4,6 +4,8 @@
 //!
 //! The screen is rebuilt from the output bytes by a terminal emulator (`vt100`) and polled
 //! until what is expected shows up, so the test waits as long as it must and no longer.
+#[path = "../src/testkit.rs"]
+mod testkit;
 
 mod common;
 
@@ -234,7 +236,7 @@ fn both_columns_rank_with_a_tiny_model_and_ctrl_c_quits() {
     let repo = common::fixture_repo();
     let home = tempfile::tempdir().unwrap();
     let model = home.path().join("tiny-model");
-    coret::model::testutil::write_tiny_bert(&model, &["cart", "total", "price", "discount"]);
+    testkit::write_tiny_bert(&model, &["cart", "total", "price", "discount"]);
     let mut tui = Tui::spawn(repo.path(), home.path(), &model);
 
     tui.wait_for("the issue editor", |s| s.contents().contains("Paste or type an issue"));

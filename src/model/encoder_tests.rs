@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::*;
-use crate::model::testutil::{tiny_config, write_config, write_tiny_bert};
+use crate::testkit::{tiny_config, write_config, write_tiny_bert};
 use crate::progress::NoProgress;
 
 fn tiny(vocab: &[&str], opts: EncoderOptions) -> (tempfile::TempDir, Encoder) {
@@ -124,7 +124,7 @@ fn queries_can_have_their_own_max_len() {
 fn max_len_is_clamped_to_the_models_positions() {
     let opts = EncoderOptions { max_len: 100_000, ..small_batches() };
     let (_d, enc) = tiny(&[], opts);
-    let limit = crate::model::testutil::TINY_MAX_POSITIONS;
+    let limit = crate::testkit::TINY_MAX_POSITIONS;
     assert_eq!(enc.max_len(), limit);
     let v = enc.embed_queries(&["z ".repeat(limit * 2)]).unwrap();
     assert!((norm(&v[0]) - 1.0).abs() < 1e-5);

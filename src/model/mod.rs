@@ -13,7 +13,6 @@ pub mod pool;
 pub mod provision;
 pub mod query_tower;
 #[doc(hidden)]
-pub mod testutil;
 pub mod tokenize;
 pub mod weights;
 

@@ -187,7 +187,7 @@ fn whitespace_prefix(text: &str, at: usize) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::testutil::write_tiny_bert;
+    use crate::testkit::write_tiny_bert;
 
     fn tiny(vocab: &[&str]) -> (tempfile::TempDir, InputTokenizer) {
         let dir = tempfile::tempdir().unwrap();

@@ -258,7 +258,7 @@ mod tests {
 
     /// Git with a fixed identity, output trimmed (the shared test fixture).
     fn sh(dir: &Path, args: &[&str]) -> String {
-        crate::train::testfix::git(dir, args).trim().to_string()
+        crate::testkit::git(dir, args).trim().to_string()
     }
 
     /// A work tree with two commits; returns (dir, first commit, second commit).

@@ -26,7 +26,5 @@ pub use trainer::{train, LogEvent, Resume, TrainConfig, TrainSummary};
 pub use validate::{ValResult, ValSet};
 pub use weights::TrainModel;
 
-#[doc(hidden)]
-pub mod testfix;
 #[cfg(test)]
 mod tests;

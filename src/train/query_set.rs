@@ -276,7 +276,7 @@ mod tests {
 
     #[test]
     fn mined_pools_never_hold_gold_and_inconsistent_pairs_are_counted() {
-        let fx = crate::train::testfix::fixture();
+        let fx = crate::testkit::fixture();
         let opts = EncoderOptions { max_len: 64, ..EncoderOptions::default() };
         let enc = Arc::new(Encoder::load(&fx.model, &candle_core::Device::Cpu, opts).unwrap());
         let towers = Towers::tied(enc.clone());

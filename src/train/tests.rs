@@ -5,7 +5,7 @@ use std::sync::Arc;
 use candle_core::{Device, Tensor};
 
 use super::step::{accumulate_grads, Item};
-use super::testfix::{fixture, Fixture};
+use crate::testkit::{fixture, Fixture};
 use super::*;
 use crate::model::{Encoder, EncoderInput, EncoderOptions, TokenizedInput, DOWN_TOKEN};
 use crate::progress::{NoProgress, Progress};

@@ -1,14 +1,23 @@
-//! A tiny randomly initialised BERT checkpoint, written to disk like a real one, so tests
-//! exercise the real loading and embedding path in milliseconds.
+//! Test fixtures, compiled only into tests: a tiny random BERT written to disk like a real
+//! checkpoint (tests exercise the real loading and embedding path in milliseconds) and a small
+//! git repository with instances whose patches come from real `git diff`s.
+//!
+//! Not part of the library's API: unit tests reach it as `crate::testkit` (`#[cfg(test)]`),
+//! integration tests include this same file with `#[path = "../src/testkit.rs"] mod testkit;`.
+//! So it names the library `coret::` (lib.rs has `extern crate self as coret`) and uses only
+//! public items. Everything panics on failure.
+#![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use candle_core::{DType, Device};
 use candle_nn::{VarBuilder, VarMap};
 use candle_transformers::models::bert::BertModel;
 use serde_json::{json, Value};
 
-use super::config::parse_bert_config;
+use coret::eval::instances::Instance;
+use coret::model::config::parse_bert_config;
 
 const SPECIALS: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 pub const TINY_MAX_POSITIONS: usize = 256;
@@ -17,7 +26,6 @@ pub const TINY_MAX_POSITIONS: usize = 256;
 /// BERT into `dir`. The vocabulary holds the BERT specials, single letters, digits and
 /// punctuation (so any ASCII text tokenises), then `vocab` (e.g. whole words, `[DOWN]`).
 /// Like all-MiniLM's, the tokenizer file pads and truncates to a fixed 128.
-#[doc(hidden)]
 pub fn write_tiny_bert(dir: &Path, vocab: &[&str]) {
     std::fs::create_dir_all(dir).expect("create tiny model dir");
     let tokens = tiny_vocab(vocab);
@@ -33,7 +41,6 @@ pub fn write_tiny_bert(dir: &Path, vocab: &[&str]) {
 }
 
 /// Writes only `config.json`, e.g. to test rejection of other architectures.
-#[doc(hidden)]
 pub fn write_config(dir: &Path, config: &Value) {
     write_json(&dir.join("config.json"), config);
 }
@@ -114,4 +121,96 @@ fn tiny_tokenizer(tokens: &[String]) -> Value {
 fn write_json(path: &Path, value: &Value) {
     let text = serde_json::to_string_pretty(value).expect("serialise json");
     std::fs::write(path, text).expect("write tiny model file");
+}
+
+
+pub struct Fixture {
+    pub tmp: tempfile::TempDir,
+    pub repos: PathBuf,
+    pub model: PathBuf,
+    pub instances: Vec<Instance>,
+}
+
+const WORDS: &[&str] = &["def", "return", "self", "class", "load", "save", "parse", "config", "value"];
+
+/// Runs git in `dir` with a fixed identity and returns its stdout; panics on failure
+/// (test fixtures only: unit tests, integration tests).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const FILES: &[(&str, &str)] = &[
+    (
+        "pkg/config.py",
+        "def load_config(path):\n    return parse_value(path)\n\n\ndef save_config(path, value):\n    \
+         return value\n\n\ndef parse_value(text):\n    return text.strip()\n",
+    ),
+    (
+        "pkg/model.py",
+        "class Model:\n    def __init__(self):\n        self.value = 1\n\n    def load(self, path):\n        \
+         return load_config(path)\n\n    def save(self):\n        return self.value\n",
+    ),
+    (
+        "pkg/util.py",
+        "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n\n\ndef mean(xs):\n    return sum(xs) / \
+         len(xs)\n\n\ndef total(xs):\n    return sum(xs)\n\n\ndef first(xs):\n    return xs[0]\n",
+    ),
+];
+
+/// (file, old line, new line, issue text) of each instance's fix.
+const FIXES: &[(&str, &str, &str, &str)] = &[
+    ("pkg/config.py", "    return text.strip()", "    return text.strip().lower()", "parse value keeps case"),
+    ("pkg/util.py", "    return max(lo, min(x, hi))", "    return min(hi, max(x, lo))", "clamp order wrong"),
+    ("pkg/model.py", "        return self.value", "        return self.value + 0", "model save value"),
+    ("pkg/util.py", "    return sum(xs) / len(xs)", "    return sum(xs) / max(1, len(xs))", "mean of empty"),
+    ("pkg/util.py", "    return xs[0]", "    return xs[0] if xs else None", "first of empty list"),
+    ("pkg/config.py", "    return value", "    return value or path", "save config returns"),
+];
+
+/// Writes the fixture; panics on failure (tests only).
+pub fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("model");
+    write_tiny_bert(&model, WORDS);
+    let repos = tmp.path().join("repos");
+    let work = repos.join("acme+proj");
+    std::fs::create_dir_all(work.join("pkg")).unwrap();
+    git(&work, &["init", "-q"]);
+    for (path, text) in FILES {
+        std::fs::write(work.join(path), text).unwrap();
+    }
+    std::fs::write(work.join("README.md"), "# proj\n").unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "base"]);
+    let base = git(&work, &["rev-parse", "HEAD"]).trim().to_string();
+    let mut instances = Vec::new();
+    let mut make = |id: String, repo: &str, file: &str, old: &str, new: &str, issue: &str| {
+        let path = work.join(file);
+        let before = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, before.replacen(old, new, 1)).unwrap();
+        let patch = git(&work, &["diff"]);
+        std::fs::write(&path, before).unwrap();
+        instances.push(Instance {
+            instance_id: id,
+            repo: repo.to_string(),
+            base_commit: base.clone(),
+            problem_statement: issue.to_string(),
+            patch,
+            hints_text: None,
+            created_at: None,
+        });
+    };
+    for (i, (file, old, new, issue)) in FIXES.iter().enumerate() {
+        make(format!("proj-{i}"), "acme/proj", file, old, new, issue);
+    }
+    make("proj-readme".into(), "acme/proj", "README.md", "# proj", "# proj!", "typo in readme");
+    make("gone-1".into(), "acme/gone", "pkg/util.py", "return xs[0]", "return xs[1]", "x");
+    Fixture { tmp, repos, model, instances }
 }
