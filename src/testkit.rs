@@ -123,7 +123,6 @@ fn write_json(path: &Path, value: &Value) {
     std::fs::write(path, text).expect("write tiny model file");
 }
 
-
 pub struct Fixture {
     pub tmp: tempfile::TempDir,
     pub repos: PathBuf,

@@ -15,10 +15,7 @@ fn coret(cache: &Path, model: &Path) -> Command {
 }
 
 fn tiny_model(dir: &Path) {
-    testkit::write_tiny_bert(
-        dir,
-        &["cart", "total", "price", "discount", "tax", "def", "return"],
-    );
+    testkit::write_tiny_bert(dir, &["cart", "total", "price", "discount", "tax", "def", "return"]);
 }
 
 fn run_json(cmd: &mut Command) -> Value {
@@ -38,7 +35,12 @@ fn all_three_rankings_come_back_and_vectors_are_reused() {
     let first = run_json(coret(&cache, &model).arg(repo.path()).args(args));
     for r in ["bm25", "dense", "hybrid"] {
         let list = first["results"][r].as_array().unwrap_or_else(|| panic!("no {r} results"));
-        assert_eq!(list.len(), 5, "{r}");
+        // BM25 lists only chunks that share a term with the query; the others rank everything.
+        if r == "bm25" {
+            assert!((1..=5).contains(&list.len()), "{r}: {}", list.len());
+        } else {
+            assert_eq!(list.len(), 5, "{r}");
+        }
         assert_eq!(list[0]["rank"], 1);
         assert!(list[0]["score"].is_number());
     }

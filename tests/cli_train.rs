@@ -4,8 +4,8 @@
 mod testkit;
 
 use assert_cmd::Command;
-use testkit::fixture;
 use std::path::Path;
+use testkit::fixture;
 
 fn coret(cache: &Path) -> Command {
     let mut cmd = Command::cargo_bin("coret-tui").unwrap();

@@ -61,7 +61,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let progress = BarProgress::new();
     let summary = run_eval(&selection.instances, &cfg, &progress, &mut |r| {
         if r.status == "failed" {
-            progress.println(&format!("{}: {}", r.instance_id, r.error.as_deref().unwrap_or("failed")));
+            let error = r.error.as_deref().unwrap_or("failed");
+            // Engine errors already name the instance; say it once.
+            let line = if error.starts_with(&format!("{}: ", r.instance_id)) {
+                error.to_string()
+            } else {
+                format!("{}: {error}", r.instance_id)
+            };
+            progress.println(&line);
         }
         if let Some((f, p)) = per_instance.as_mut() {
             let line = serde_json::to_string(r).map_err(|e| Error::context(p.display().to_string(), e))?;

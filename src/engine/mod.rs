@@ -290,3 +290,6 @@ fn assemble(
     };
     RepoIndex { root, chunks, graph, stats, notes, files: spans, cache_entry: None, ids, bm25 }
 }
+
+#[cfg(test)]
+mod cache_tests;

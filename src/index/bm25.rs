@@ -4,10 +4,11 @@
 //! on-disk index survives edits elsewhere in the repository: updating a file deletes its
 //! documents by path and adds the new ones.
 
-use super::code_tokens::{tokens, CodeTokenizer};
+use super::code_tokens::CodeTokenizer;
+use super::query_terms::query_terms;
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
@@ -17,7 +18,10 @@ use tantivy::schema::{
 use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 const TOKENIZER: &str = "code";
+
 const WRITER_MEMORY: usize = 128 * 1024 * 1024;
+/// Extra hits fetched beyond `k` so that ties at the cut are broken by path, not by segment.
+const TIE_SLACK: usize = 32;
 
 /// Per-field weights of a query term. The chunk text already holds the path and the name;
 /// the extra fields let a term that names the file or the symbol count more.
@@ -127,8 +131,10 @@ impl Bm25Index {
             .index
             .writer_with_num_threads(threads, WRITER_MEMORY)
             .map_err(|e| tantivy_err("writer", e))?;
+        let mut deleted = false;
         for path in remove_paths {
             writer.delete_term(Term::from_field_text(self.fields.path_key, path));
+            deleted = true;
         }
         let f = self.fields;
         for (ord, chunk) in add {
@@ -145,6 +151,15 @@ impl Bm25Index {
         let mut prepared = writer.prepare_commit().map_err(|e| tantivy_err("commit", e))?;
         prepared.set_payload(tag);
         prepared.commit().map_err(|e| tantivy_err("commit", e))?;
+        if deleted {
+            // A deleted document still counts in BM25's statistics (document count, average
+            // length, document frequencies) until its segment is merged: merge everything, so
+            // an incrementally updated index scores exactly as a clean build does.
+            let segments = self.index.searchable_segment_ids().map_err(|e| tantivy_err("merge", e))?;
+            if !segments.is_empty() {
+                writer.merge(&segments).wait().map_err(|e| tantivy_err("merge", e))?;
+            }
+        }
         writer.wait_merging_threads().map_err(|e| tantivy_err("merge", e))?;
         self.reader.reload().map_err(|e| tantivy_err("reload", e))?;
         Ok(())
@@ -156,8 +171,10 @@ impl Bm25Index {
             return Ok(Vec::new());
         };
         let searcher = self.reader.searcher();
-        let top =
-            searcher.search(&q, &TopDocs::with_limit(k.max(1))).map_err(|e| tantivy_err("search", e))?;
+        // Equal scores would otherwise come in document order, which depends on segment
+        // layout (writer threads, merges): rank a little deeper and break ties by path and ordinal.
+        let limit = k.max(1) + TIE_SLACK;
+        let top = searcher.search(&q, &TopDocs::with_limit(limit)).map_err(|e| tantivy_err("search", e))?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| tantivy_err("read", e))?;
@@ -167,22 +184,24 @@ impl Bm25Index {
             let ord = ord as usize;
             hits.push(Bm25Hit { path, ord, score });
         }
+        hits.sort_by(|a, b| {
+            b.score.total_cmp(&a.score).then_with(|| (&a.path, a.ord).cmp(&(&b.path, b.ord)))
+        });
+        hits.truncate(k.max(1));
         Ok(hits)
     }
 
     fn build_query(&self, query: &str, boosts: FieldBoosts) -> Option<BooleanQuery> {
-        let mut seen = HashSet::new();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let fields = [
             (self.fields.text, boosts.text),
             (self.fields.name, boosts.name),
             (self.fields.path, boosts.path),
         ];
-        for token in tokens(query) {
-            if !seen.insert(token.clone()) {
-                continue;
-            }
+        for (token, count) in query_terms(query) {
             for (field, boost) in fields {
+                // Okapi's query-term frequency: a token the issue repeats counts each time.
+                let boost = boost * count as f32;
                 if boost <= 0.0 {
                     continue;
                 }

@@ -3,3 +3,4 @@
 pub mod bm25;
 pub mod code_tokens;
 pub mod dense;
+pub mod query_terms;

@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::*;
-use crate::testkit::{tiny_config, write_config, write_tiny_bert};
 use crate::progress::NoProgress;
+use crate::testkit::{tiny_config, write_config, write_tiny_bert};
 
 fn tiny(vocab: &[&str], opts: EncoderOptions) -> (tempfile::TempDir, Encoder) {
     let dir = tempfile::tempdir().unwrap();

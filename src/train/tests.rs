@@ -5,11 +5,11 @@ use std::sync::Arc;
 use candle_core::{Device, Tensor};
 
 use super::step::{accumulate_grads, Item};
-use crate::testkit::{fixture, Fixture};
 use super::*;
 use crate::model::{Encoder, EncoderInput, EncoderOptions, TokenizedInput, DOWN_TOKEN};
 use crate::progress::{NoProgress, Progress};
 use crate::semantic::DenseOptions;
+use crate::testkit::{fixture, Fixture};
 
 fn opts() -> EncoderOptions {
     EncoderOptions { max_len: 64, batch_size: 8, ..EncoderOptions::default() }

@@ -1,0 +1,113 @@
+//! The BM25 cache: a damaged index is rebuilt, never trusted, and an incremental update
+//! ranks exactly as a clean build does.
+
+use super::{CacheState, IndexOptions, RepoIndex};
+use crate::progress::NoProgress;
+use crate::search::Hit;
+use std::path::Path;
+
+const QUERIES: &[&str] = &[
+    "parse the header value",
+    "total price with discount",
+    "render page template",
+    "load config from path",
+    "cart item",
+];
+
+fn write_repo(root: &Path, files: usize) {
+    for i in 0..files {
+        let text = format!(
+            "def parse_header_{i}(value):\n    return value.split(':')[{i}]\n\n\n\
+             def total_price_{i}(cart, discount):\n    return sum(cart) * (1 - discount) + {i}\n\n\n\
+             class Page{i}:\n    def render(self, template):\n        return template.format(page={i})\n\n    \
+             def load_config(self, path):\n        return open(path).read()\n"
+        );
+        std::fs::write(root.join(format!("mod_{i}.py")), text).unwrap();
+    }
+}
+
+fn open(root: &Path, cache: &Path) -> RepoIndex {
+    let opts = IndexOptions { cache_dir: Some(cache.to_path_buf()), ..IndexOptions::default() };
+    RepoIndex::open(root, &opts, &NoProgress).unwrap()
+}
+
+/// Every query's top 50 as (path, ordinal within file, score): comparable across indexes.
+fn rankings(idx: &RepoIndex) -> Vec<Vec<(String, u32, f32)>> {
+    let named = |h: &Hit| {
+        let c = &idx.chunks[h.chunk as usize];
+        let f = idx.files.iter().find(|f| f.path == c.path).unwrap();
+        (c.path.clone(), h.chunk - f.first, h.score)
+    };
+    QUERIES.iter().map(|q| idx.search_bm25(q, 50).unwrap().iter().map(named).collect()).collect()
+}
+
+fn largest_file(dir: &Path, suffix: &str) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap_or_else(|| panic!("no {suffix} file in {}", dir.display()))
+}
+
+#[test]
+fn damaged_segment_files_are_rebuilt_not_trusted() {
+    let repo = tempfile::tempdir().unwrap();
+    write_repo(repo.path(), 30);
+    let cache = tempfile::tempdir().unwrap();
+    let clean = rankings(&open(repo.path(), cache.path()));
+    for suffix in [".fieldnorm", ".idx", ".term", ".store", "meta.json"] {
+        let warm = open(repo.path(), cache.path());
+        assert_eq!(warm.stats.cache, CacheState::Warm, "{suffix}");
+        let bm25 = warm.cache_entry.clone().unwrap().join("bm25");
+        drop(warm);
+        let victim = largest_file(&bm25, suffix);
+        let mut bytes = std::fs::read(&victim).unwrap();
+        let (mid, len) = (bytes.len() / 2, bytes.len());
+        for b in &mut bytes[mid..(mid + 8).min(len)] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&victim, bytes).unwrap();
+        let again = open(repo.path(), cache.path());
+        assert_eq!(again.stats.cache, CacheState::Cold, "{suffix}: a damaged index is rebuilt");
+        assert!(
+            again.notes.iter().any(|n| n.contains("bm25") && n.contains("rebuilding")),
+            "{:?}",
+            again.notes
+        );
+        assert_eq!(rankings(&again), clean, "{suffix}: the rebuilt index ranks as the first build");
+    }
+    let missing = open(repo.path(), cache.path()).cache_entry.unwrap().join("bm25");
+    std::fs::remove_file(largest_file(&missing, ".idx")).unwrap();
+    let again = open(repo.path(), cache.path());
+    assert_eq!(again.stats.cache, CacheState::Cold, "a missing segment file means a rebuild");
+    assert_eq!(rankings(&again), clean);
+    assert_eq!(open(repo.path(), cache.path()).stats.cache, CacheState::Warm, "and the rebuild is kept");
+}
+
+#[test]
+fn an_incremental_update_ranks_exactly_as_a_clean_build() {
+    let repo = tempfile::tempdir().unwrap();
+    write_repo(repo.path(), 40);
+    let cache = tempfile::tempdir().unwrap();
+    open(repo.path(), cache.path());
+    // Two lines added to one function, one file deleted, one added.
+    let edited = repo.path().join("mod_3.py");
+    let text = std::fs::read_to_string(&edited).unwrap();
+    let text = text.replacen(
+        "    return value.split(':')[3]\n",
+        "    value = value.strip()\n    header = value\n    return header.split(':')[3]\n",
+        1,
+    );
+    std::fs::write(&edited, text).unwrap();
+    std::fs::remove_file(repo.path().join("mod_7.py")).unwrap();
+    std::fs::write(repo.path().join("extra.py"), "def discount_cart(cart):\n    return cart\n").unwrap();
+    let updated = open(repo.path(), cache.path());
+    assert_eq!(updated.stats.cache, CacheState::Updated);
+    let fresh = tempfile::tempdir().unwrap();
+    let clean = open(repo.path(), fresh.path());
+    assert_eq!(clean.stats.cache, CacheState::Cold);
+    assert_eq!(rankings(&updated), rankings(&clean));
+    // And the warm run after the update still agrees.
+    assert_eq!(rankings(&open(repo.path(), cache.path())), rankings(&clean));
+}
