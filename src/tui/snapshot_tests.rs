@@ -111,3 +111,12 @@ fn help_overlay_scrolled_at_80x24() {
     app.update(Action::Page(1));
     insta::assert_snapshot!(draw(&app));
 }
+
+#[test]
+fn an_index_failure_shows_in_every_column() {
+    let mut app = new_app((100, 30));
+    app.update(Action::IndexFailed("no Python files to index under /tmp/empty".into()));
+    let screen = format!("{:?}", draw(&app));
+    assert_eq!(screen.matches("Indexing failed").count(), 2, "{screen}");
+    assert!(!screen.contains("Indexing…"), "{screen}");
+}

@@ -109,6 +109,10 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
         };
     let dense_missing =
         column.retriever != Retriever::Bm25 && !app.backend.as_ref().is_some_and(|b| b.has_dense());
+    if let IndexState::Failed(e) = &app.index.state {
+        // Nothing will ever be searchable: say why in every column, not only in the status bar.
+        return (format!("Indexing failed: {e}. Nothing can be searched; see the README's setup."), true);
+    }
     let text = match &column.status {
         ColumnStatus::Failed(e) => return (e.clone(), true),
         ColumnStatus::Searching => "Searching…".to_string(),
