@@ -41,7 +41,7 @@ pub const BINDINGS: &[Binding] = &[
     b("Results", "g G  Home End", "first / last hit"),
     b("Results", "h l  Left Right  1 2", "BM25 column / right column"),
     b("Results", "Enter  o  e", "open in $EDITOR at the chunk's line"),
-    b("Results", "y", "copy path:line (OSC 52)"),
+    b("Results", "y", "send path:line to the clipboard (OSC 52)"),
     b("Results", "t", "right column: CoRet dense <-> hybrid"),
     b("Results", "Ctrl-D  Ctrl-U", "scroll the preview half a page"),
     b("Results", "p  n", "go to the preview / the call graph"),

@@ -260,7 +260,9 @@ impl App {
     fn copy_location(&mut self, commands: &mut Vec<Command>) {
         match self.target_chunk().map(|c| format!("{}:{}", c.path, c.start_line)) {
             Some(location) => {
-                self.info(format!("copied {location}"));
+                // OSC 52 gets no answer: whether it reached a clipboard is the terminal's
+                // (and tmux's `set-clipboard`) business, so do not claim it did.
+                self.info(format!("{location} sent to the clipboard (OSC 52; in tmux: set-clipboard on)"));
                 commands.push(Command::Copy(location));
             }
             None => self.info("nothing selected"),

@@ -285,6 +285,9 @@ fn open_and_copy_act_on_the_selection() {
     assert!(
         matches!(left.as_slice(), [Command::Copy(text)] if *text == format!("{}:{}", chunk.path, chunk.start_line))
     );
+    // The terminal never confirms an OSC 52 write: the message must not claim a copy.
+    let said = app.message.as_ref().map(|m| m.text.clone()).unwrap_or_default();
+    assert!(said.contains("sent to the clipboard") && !said.contains("copied"), "{said}");
 }
 
 #[test]
