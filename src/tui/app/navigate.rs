@@ -7,10 +7,10 @@ use crate::tui::components::{help, neighbours};
 impl App {
     pub(super) fn focus(&mut self, pane: Pane) {
         if let Some(column) = pane.column() {
-            if column != self.active_column {
-                self.active_column = column;
-                self.nav.clear();
-            }
+            // Back on a result list, its highlighted row is what the preview shows and what
+            // open and copy act on: the call-graph trail ends here.
+            self.active_column = column;
+            self.nav.clear();
         }
         self.focus = pane;
         if pane == Pane::Editor {

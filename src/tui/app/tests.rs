@@ -207,6 +207,31 @@ fn jumping_to_a_neighbour_and_back() {
 }
 
 #[test]
+fn after_a_jump_the_result_list_again_drives_preview_open_and_copy() {
+    let (mut app, backend) = searched_app((100, 30));
+    let total = backend.id_of("Cart.total").unwrap();
+    app.update(Action::Focus(Pane::Left));
+    let row = app.columns[0].hits.iter().position(|h| h.chunk == total).expect("Cart.total is ranked");
+    app.update(Action::Move(row as isize));
+    app.update(Action::Focus(Pane::Neighbours));
+    let commands = app.update(Action::Jump);
+    settle(&mut app, commands);
+    assert_ne!(app.current_chunk(), Some(total), "jumped away");
+    // Back to the same result column, then down one row: everything follows that row.
+    app.update(Action::Focus(Pane::Left));
+    assert_eq!(app.current_chunk(), Some(total));
+    app.update(Action::Move(1));
+    let selected = app.columns[0].selected_hit().unwrap().chunk;
+    assert_eq!(app.current_chunk(), Some(selected));
+    let chunk = backend.chunk(selected).unwrap().clone();
+    let left = app.update(Action::CopyLocation);
+    assert!(
+        matches!(left.as_slice(), [Command::Copy(text)] if *text == format!("{}:{}", chunk.path, chunk.start_line)),
+        "{left:?}"
+    );
+}
+
+#[test]
 fn toggling_hybrid_re_runs_the_right_column_and_drops_its_old_results() {
     let (mut app, _) = searched_app((100, 30));
     let dense_generation = app.columns[1].generation;
