@@ -8,7 +8,7 @@
 
 use super::manifest::{CachedFile, Manifest, OldManifest};
 use super::CacheState;
-use crate::cache::{read_framed, write_framed};
+use crate::cache::{read_framed, write_framed, CacheMiss};
 use crate::error::{Error, Result};
 use crate::index::bm25::Bm25Index;
 use std::collections::{HashMap, HashSet};
@@ -44,7 +44,7 @@ pub(super) fn sync_bm25_on_disk(
             Ok(()) => Some(o),
             Err(why) => {
                 if dir.exists() {
-                    notes.push(format!("bm25 cache {} is damaged ({why}); rebuilding it", dir.display()));
+                    notes.push(format!("bm25 cache {} {why}; rebuilding it", dir.display()));
                 }
                 None
             }
@@ -129,10 +129,14 @@ fn write_sums(entry: &Path, dir: &Path) -> Result<()> {
     write_framed(&entry.join(SUMS_FILE), SUMS_VERSION, &fingerprint(dir)?)
 }
 
-/// Why the index in `dir` cannot be trusted, if it cannot.
+/// Why the index in `dir` cannot be trusted, if it cannot (a phrase: "is damaged (…)").
 fn check_sums(entry: &Path, dir: &Path) -> std::result::Result<(), String> {
-    let want: Sums =
-        read_framed(&entry.join(SUMS_FILE), SUMS_VERSION).map_err(|e| format!("{SUMS_FILE}: {e}"))?;
+    let want: Sums = match read_framed(&entry.join(SUMS_FILE), SUMS_VERSION) {
+        Ok(sums) => sums,
+        // A cache written before fingerprints existed: not damaged, just unverifiable.
+        Err(CacheMiss::Absent) => return Err("has no fingerprints yet (an older version wrote it)".into()),
+        Err(e) => return Err(format!("is damaged ({SUMS_FILE}: {e})")),
+    };
     let have = fingerprint(dir).map_err(|e| e.to_string())?;
     if have == want {
         return Ok(());
@@ -141,10 +145,11 @@ fn check_sums(entry: &Path, dir: &Path) -> std::result::Result<(), String> {
     let have_names: HashMap<&str, _> = have.iter().map(|(n, l, h)| (n.as_str(), (l, h))).collect();
     let differs = want_names.iter().find(|(n, v)| have_names.get(*n) != Some(v)).map(|(n, _)| *n);
     let extra = have_names.keys().find(|n| !want_names.contains_key(*n)).copied();
-    Err(match (differs, extra) {
+    let what = match (differs, extra) {
         (Some(n), _) if have_names.contains_key(n) => format!("{n} changed"),
         (Some(n), _) => format!("{n} is missing"),
         (None, Some(n)) => format!("unexpected file {n}"),
         (None, None) => "files changed".to_string(),
-    })
+    };
+    Err(format!("is damaged ({what})"))
 }

@@ -77,6 +77,14 @@ fn damaged_segment_files_are_rebuilt_not_trusted() {
         );
         assert_eq!(rankings(&again), clean, "{suffix}: the rebuilt index ranks as the first build");
     }
+    // A cache from before fingerprints existed is rebuilt once, without being called damaged.
+    let entry = open(repo.path(), cache.path()).cache_entry.unwrap();
+    std::fs::remove_file(entry.join("bm25.sums")).unwrap();
+    let upgraded = open(repo.path(), cache.path());
+    assert_eq!(upgraded.stats.cache, CacheState::Cold);
+    assert!(upgraded.notes.iter().any(|n| n.contains("no fingerprints")), "{:?}", upgraded.notes);
+    assert!(!upgraded.notes.iter().any(|n| n.contains("damaged")), "{:?}", upgraded.notes);
+    assert_eq!(rankings(&upgraded), clean);
     let missing = open(repo.path(), cache.path()).cache_entry.unwrap().join("bm25");
     std::fs::remove_file(largest_file(&missing, ".idx")).unwrap();
     let again = open(repo.path(), cache.path());
