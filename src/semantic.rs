@@ -373,7 +373,7 @@ mod tests {
         assert!(err.contains("other.safetensors") && err.contains("other-model"), "{err}");
         // The built-in adapter was trained for all-MiniLM-L6-v2, not this tiny model.
         let (towers, note) = Towers::with_choice(enc, &crate::model::QueryTowerChoice::Trained).unwrap();
-        assert!(towers.adapter.is_none());
+        assert!(towers.is_tied());
         assert!(note.unwrap().contains("queries use the chunk tower"));
     }
 

@@ -14,6 +14,8 @@ pub struct LoadedModel {
 pub struct ChunkTower {
     pub encoder: Arc<Encoder>,
     pub device: String,
+    /// The model directory it was loaded from.
+    pub dir: std::path::PathBuf,
 }
 
 pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
@@ -26,12 +28,12 @@ pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
         batch_size: args.batch_size.max(1),
         ..EncoderOptions::default()
     };
-    Ok(ChunkTower { encoder: Arc::new(Encoder::load(&dir, &device, opts)?), device: name })
+    Ok(ChunkTower { encoder: Arc::new(Encoder::load(&dir, &device, opts)?), device: name, dir })
 }
 
 /// Both towers: the chunk tower and the query tower `--query-model` asks for.
 pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
-    let ChunkTower { encoder, device: name } = load_chunk_tower(args)?;
+    let ChunkTower { encoder, device: name, .. } = load_chunk_tower(args)?;
     let (towers, note) = Towers::with_choice(encoder, &args.query_model)?;
     if let Some(note) = note {
         eprintln!("note: {note}");

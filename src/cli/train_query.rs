@@ -10,7 +10,8 @@ use super::progress::BarProgress;
 use coret::eval::instances::{parse_id_list, read_instances, Instance};
 use coret::model::Towers;
 use coret::progress::Progress;
-use coret::train::query_fit::{fit_adapter, AdapterConfig, EpochLog};
+use coret::train::query_fit::{fit_adapter, EpochLog, QueryFitConfig};
+use coret::train::query_layers_fit::fit_layers;
 use coret::train::query_set::{prepare_query_set, QuerySet, QuerySetOptions};
 use coret::Error;
 
@@ -52,7 +53,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.sample_temp.iter().any(|t| !(t.is_finite() && *t > 0.0)) || args.sample_temp.is_empty() {
         anyhow::bail!(Error::Usage("--sample-temp needs positive temperatures, e.g. 1,0.05".into()));
     }
-    let cfg = AdapterConfig {
+    let cfg = QueryFitConfig {
         epochs: args.epochs.max(1),
         batch: args.batch.max(1),
         negatives: args.negatives.max(1),
@@ -60,6 +61,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         weight_decay: args.weight_decay,
         tau: args.temperature,
         rank: args.adapter_rank,
+        layers: args.query_layers,
+        query_max_len: args.query_max_len,
         sample_temp_start: args.sample_temp.first().copied().unwrap_or(1.0),
         sample_temp_end: args.sample_temp.last().copied().unwrap_or(0.05),
         seed: args.seed,
@@ -74,7 +77,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         "vectors": train.rows(), "chunk_tower": train.chunk_tower})
     )?;
     eprintln!(
-        "training the query adapter: {} examples ({} vectors), {} epochs",
+        "training the query {}: {} examples ({} vectors), {} epochs",
+        if cfg.layers > 0 { format!("tower's top {} layers", cfg.layers) } else { "adapter".into() },
         train.examples.len(),
         train.rows(),
         cfg.epochs
@@ -93,22 +97,24 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let _ = writeln!(log, "{}", serde_json::to_string(e).unwrap_or_default());
     };
     let base = model.encoder.model_id();
-    let (adapter, _) =
-        fit_adapter(&train, val.as_ref(), &base, &cfg, &|| progress.cancelled(), &mut on_epoch)?;
-    let mut adapter = adapter;
-    adapter = coret::model::QueryAdapter::from_parts(
-        adapter.weights().0.to_vec(),
-        adapter.weights().1.to_vec(),
-        &base,
-        [
-            ("coret.trained_on".to_string(), path.display().to_string()),
-            ("coret.examples".to_string(), train.examples.len().to_string()),
-            ("coret.config".to_string(), serde_json::to_string(&cfg)?),
-        ]
-        .into(),
-    )?;
+    let cancelled = || progress.cancelled();
+    let metadata: std::collections::HashMap<String, String> = [
+        ("coret.trained_on".to_string(), path.display().to_string()),
+        ("coret.examples".to_string(), train.examples.len().to_string()),
+        ("coret.config".to_string(), serde_json::to_string(&cfg)?),
+    ]
+    .into();
     let file = output.join("query-tower.safetensors");
-    let digest = adapter.save(&file)?;
+    let digest = if cfg.layers > 0 {
+        let (layers, _) =
+            fit_layers(&train, val.as_ref(), &model.dir, &model.encoder, &cfg, &cancelled, &mut on_epoch)?;
+        let layers = coret::model::QueryLayers::from_tensors(layers.tensors().to_vec(), &base, metadata)?;
+        layers.save(&file)?
+    } else {
+        let (adapter, _) = fit_adapter(&train, val.as_ref(), &base, &cfg, &cancelled, &mut on_epoch)?;
+        let (w, b) = adapter.weights();
+        coret::model::QueryAdapter::from_parts(w.to_vec(), b.to_vec(), &base, metadata)?.save(&file)?
+    };
     eprintln!("wrote {} (sha256 {digest}); log in {}", file.display(), log_path.display());
     Ok(())
 }

@@ -39,6 +39,9 @@ impl Default for EncoderOptions {
 
 pub struct Encoder {
     bert: BertModel,
+    /// The weights by name, when loaded from a directory: a query tower lays retrained layers
+    /// over them (the tensors share storage with `bert`, so keeping them costs nothing).
+    weights: Option<std::collections::HashMap<String, Tensor>>,
     tokenizer: InputTokenizer,
     config: bert::Config,
     device: Device,
@@ -66,7 +69,7 @@ impl Encoder {
         let bytes = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
         let tensors = candle_core::safetensors::load_buffer(&bytes, device).map_err(weights_err)?;
         drop(bytes);
-        let vb = VarBuilder::from_tensors(tensors, opts.dtype, device);
+        let vb = VarBuilder::from_tensors(tensors.clone(), opts.dtype, device);
         let bert = BertModel::load(vb, &config).map_err(weights_err)?;
         let name = dir
             .canonicalize()
@@ -74,8 +77,57 @@ impl Encoder {
             .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "model".to_string());
         let model_id = format!("{name}-{}", &digest[..12]);
-        Self::from_parts(bert, tokenizer, config, device.clone(), opts, model_id)
-            .map_err(|e| Error::context(dir.display().to_string(), e))
+        let mut encoder = Self::from_parts(bert, tokenizer, config, device.clone(), opts, model_id)
+            .map_err(|e| Error::context(dir.display().to_string(), e))?;
+        // Kept only in f32: then they are the very tensors `bert` holds.
+        encoder.weights = (encoder.opts.dtype == DType::F32).then_some(tensors);
+        Ok(encoder)
+    }
+
+    /// This encoder with some weights replaced (a query tower's retrained layers): same
+    /// tokenizer and options, named `model_id`. Every overlaid tensor must exist in the base
+    /// with the same shape.
+    pub fn with_overlay(
+        &self,
+        overlay: std::collections::HashMap<String, Tensor>,
+        model_id: String,
+    ) -> Result<Encoder> {
+        let base = self.weights.as_ref().ok_or_else(|| {
+            Error::invalid(format!(
+                "{}: its weights were not kept, so no layers can be laid over them",
+                self.model_id
+            ))
+        })?;
+        let mut tensors = base.clone();
+        for (name, t) in overlay {
+            // Checkpoints saved from `BertForX` heads prefix names with `bert.`.
+            let key = [name.clone(), format!("bert.{name}")].into_iter().find(|k| tensors.contains_key(k));
+            let Some(key) = key else {
+                return Err(Error::invalid(format!("{}: no tensor {name} to replace", self.model_id)));
+            };
+            if tensors[&key].dims() != t.dims() {
+                return Err(Error::invalid(format!(
+                    "{}: tensor {name} is {:?} in the model, {:?} in the query tower",
+                    self.model_id,
+                    tensors[&key].dims(),
+                    t.dims()
+                )));
+            }
+            tensors.insert(key, t.to_device(&self.device).map_err(tensor_err)?);
+        }
+        let vb = VarBuilder::from_tensors(tensors.clone(), self.opts.dtype, &self.device);
+        let bert = BertModel::load(vb, &self.config).map_err(tensor_err)?;
+        let tokenizer = self.tokenizer.tokenizer().clone();
+        let mut encoder = Self::from_parts(
+            bert,
+            tokenizer,
+            self.config.clone(),
+            self.device.clone(),
+            self.opts.clone(),
+            model_id,
+        )?;
+        encoder.weights = Some(tensors);
+        Ok(encoder)
     }
 
     /// Assembles an encoder from a model built elsewhere, e.g. by training from a
@@ -107,7 +159,7 @@ impl Encoder {
             batch_size: opts.batch_size.max(1),
             dtype: opts.dtype,
         };
-        Ok(Encoder { bert, tokenizer, config, device, opts, model_id })
+        Ok(Encoder { bert, weights: None, tokenizer, config, device, opts, model_id })
     }
 
     /// Names the weights: directory name and a short sha256 of `model.safetensors`.

@@ -11,14 +11,19 @@ pub mod device;
 pub mod encoder;
 pub mod pool;
 pub mod provision;
+pub mod query_adapter;
+pub mod query_layers;
 pub mod query_tower;
 #[doc(hidden)]
 pub mod tokenize;
+pub mod tower_file;
 pub mod weights;
 
 pub use bench::{bench_embed, EmbedBenchReport};
 pub use device::{select_device, DeviceChoice};
 pub use encoder::{Encoder, EncoderOptions};
 pub use provision::{default_model_dir, resolve_model_dir};
-pub use query_tower::{QueryAdapter, QueryTowerChoice, TowerNames, Towers};
+pub use query_adapter::QueryAdapter;
+pub use query_layers::{LayerTensor, QueryLayers};
+pub use query_tower::{QueryTower, QueryTowerChoice, TowerFile, TowerNames, Towers};
 pub use tokenize::{EncoderInput, TokenizedInput, DOWN_TOKEN};

@@ -99,6 +99,12 @@ impl TrainBert {
 
     /// Last hidden states [B, L, H] for `ids`, `type_ids` and `mask` (1 = token), each [B, L].
     pub fn forward(&self, ids: &Tensor, type_ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
+        let x = self.embed(ids, type_ids)?;
+        self.forward_layers(&x, mask, 0..self.layers.len())
+    }
+
+    /// The embedding layer's output [B, L, H].
+    pub fn embed(&self, ids: &Tensor, type_ids: &Tensor) -> candle_core::Result<Tensor> {
         let (_, len) = ids.dims2()?;
         let positions = Tensor::arange(0u32, len as u32, ids.device())?;
         let x = self
@@ -106,12 +112,27 @@ impl TrainBert {
             .forward(ids)?
             .add(&self.token_type.forward(type_ids)?)?
             .broadcast_add(&self.position.forward(&positions)?)?;
-        let mut x = self.emb_norm.forward(&x)?;
+        self.emb_norm.forward(&x)
+    }
+
+    /// Runs the encoder layers `range` over hidden states `x` [B, L, H]: the query tower's
+    /// training computes the frozen lower layers once and only the trained top ones per step.
+    pub fn forward_layers(
+        &self,
+        x: &Tensor,
+        mask: &Tensor,
+        range: std::ops::Range<usize>,
+    ) -> candle_core::Result<Tensor> {
         let bias = attention_bias(mask, x.dtype())?;
-        for layer in &self.layers {
+        let mut x = x.clone();
+        for layer in &self.layers[range] {
             x = self.layer_forward(layer, &x, &bias)?;
         }
         Ok(x)
+    }
+
+    pub fn num_layers(&self) -> usize {
+        self.layers.len()
     }
 
     fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {

@@ -13,6 +13,7 @@ pub mod loss;
 pub mod optim;
 pub mod prepare;
 pub mod query_fit;
+pub mod query_layers_fit;
 pub mod query_set;
 pub mod shard;
 pub mod step;

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::model::QueryAdapter;
 
 #[derive(Clone, Debug, Serialize)]
-pub struct AdapterConfig {
+pub struct QueryFitConfig {
     pub epochs: usize,
     /// Instances per update.
     pub batch: usize,
@@ -33,12 +33,17 @@ pub struct AdapterConfig {
     pub sample_temp_end: f32,
     /// 0: a full matrix `W`; r > 0: `W = U·Vᵀ` of rank r (fewer parameters to fit).
     pub rank: usize,
+    /// 0: train the adapter; n > 0: retrain the encoder's top n layers instead
+    /// (`query_layers_fit`).
+    pub layers: usize,
+    /// Query tokens the layers see (the eval's `--query-max-len`).
+    pub query_max_len: usize,
     pub seed: u64,
 }
 
-impl Default for AdapterConfig {
+impl Default for QueryFitConfig {
     fn default() -> Self {
-        AdapterConfig {
+        QueryFitConfig {
             epochs: 10,
             batch: 32,
             negatives: 256,
@@ -48,6 +53,8 @@ impl Default for AdapterConfig {
             sample_temp_start: 1.0,
             sample_temp_end: 0.05,
             rank: 0,
+            layers: 0,
+            query_max_len: 512,
             seed: 0,
         }
     }
@@ -77,7 +84,7 @@ pub fn fit_adapter(
     train: &QuerySet,
     val: Option<&QuerySet>,
     base: &str,
-    cfg: &AdapterConfig,
+    cfg: &QueryFitConfig,
     cancelled: &dyn Fn() -> bool,
     on_epoch: &mut dyn FnMut(&EpochLog),
 ) -> Result<(QueryAdapter, Vec<EpochLog>)> {
@@ -119,7 +126,7 @@ pub fn fit_adapter(
         epoch: 0,
         loss: f64::NAN,
         sample_temp: cfg.sample_temp_start,
-        val: val.map(|v| pool_metrics(v, &first)),
+        val: val.map(|v| pool_metrics(v, &adapted(v, &first))),
         seconds: 0.0,
     };
     on_epoch(&log0);
@@ -142,8 +149,9 @@ pub fn fit_adapter(
             temp = cfg.sample_temp_start * (cfg.sample_temp_end / cfg.sample_temp_start).powf(frac);
             let current = snapshot(&factors, &b)?;
             let examples: Vec<&QueryExample> = batch.iter().map(|&i| &train.examples[i]).collect();
-            let tensors = batch_tensors(train, &examples, &current, cfg.negatives, temp, &mut rng, &dev)
-                .map_err(err)?;
+            let now: Vec<Vec<f32>> = examples.iter().map(|e| current.apply(&e.query)).collect();
+            let tensors =
+                batch_tensors(train, &examples, &now, cfg.negatives, temp, &mut rng, &dev).map_err(err)?;
             let loss = weight(&factors).and_then(|w| batch_loss(&w, &b, &tensors, cfg.tau)).map_err(err)?;
             loss_sum += loss.to_scalar::<f32>().map_err(err)? as f64;
             opt.backward_step(&loss).map_err(err)?;
@@ -154,7 +162,7 @@ pub fn fit_adapter(
             epoch,
             loss: loss_sum / steps_per_epoch as f64,
             sample_temp: temp,
-            val: val.map(|v| pool_metrics(v, &adapter)),
+            val: val.map(|v| pool_metrics(v, &adapted(v, &adapter))),
             seconds: started.elapsed().as_secs_f64(),
         };
         on_epoch(&log);
@@ -178,12 +186,16 @@ pub struct BatchTensors {
     pub neg_mask: Tensor,
     /// [R] 1 / (|C*| · instances): the loss averages gold within an instance, then instances.
     pub weights: Tensor,
+    /// [R] u32: the example (position in the batch) each row belongs to.
+    pub example_of_row: Tensor,
 }
 
+/// The rows of one update; negatives are sampled by `current`, each example's query vector
+/// under the query tower being trained.
 pub fn batch_tensors(
     set: &QuerySet,
     examples: &[&QueryExample],
-    current: &QueryAdapter,
+    current: &[Vec<f32>],
     k: usize,
     temp: f32,
     rng: &mut impl Rng,
@@ -191,12 +203,11 @@ pub fn batch_tensors(
 ) -> candle_core::Result<BatchTensors> {
     let dim = set.dim;
     let k = k.max(1);
-    let (mut q, mut g, mut n, mut mask, mut wts) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut q, mut g, mut n, mut mask, mut wts, mut of_row) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut rows = 0;
-    for ex in examples {
-        let qa = current.apply(&ex.query);
-        let scores: Vec<f32> = ex.pool.iter().map(|&r| dot(&qa, set.row(r))).collect();
+    for (e, (ex, qa)) in examples.iter().zip(current).enumerate() {
+        let scores: Vec<f32> = ex.pool.iter().map(|&r| dot(qa, set.row(r))).collect();
         let picked = sample_by_softmax(&scores, k, temp, rng);
         for &gold in &ex.gold {
             q.extend_from_slice(&ex.query);
@@ -214,6 +225,7 @@ pub fn batch_tensors(
                 }
             }
             wts.push(1.0 / (ex.gold.len() * examples.len()) as f32);
+            of_row.push(e as u32);
             rows += 1;
         }
     }
@@ -223,6 +235,7 @@ pub fn batch_tensors(
         negatives: Tensor::from_vec(n, (rows, k, dim), dev)?,
         neg_mask: Tensor::from_vec(mask, (rows, k), dev)?,
         weights: Tensor::from_vec(wts, rows, dev)?,
+        example_of_row: Tensor::from_vec(of_row, rows, dev)?,
     })
 }
 
@@ -230,8 +243,13 @@ pub fn batch_tensors(
 pub fn batch_loss(w: &Tensor, b: &Tensor, t: &BatchTensors, tau: f64) -> candle_core::Result<Tensor> {
     let q = (t.queries.matmul(&w.t()?)? + &t.queries)?.broadcast_add(b)?;
     let norm = q.sqr()?.sum_keepdim(1)?.sqrt()?.maximum(1e-12)?;
-    let q = q.broadcast_div(&norm)?; // [R, H]
-    let pos = ((&q * &t.gold)?.sum_keepdim(1)? / tau)?; // [R, 1]
+    coret_loss(&q.broadcast_div(&norm)?, t, tau)
+}
+
+/// The CoRet loss of a batch given each row's unit query vector `q` [R, H]: softmax
+/// cross-entropy of the gold against the sampled negatives at temperature τ, weighted.
+pub fn coret_loss(q: &Tensor, t: &BatchTensors, tau: f64) -> candle_core::Result<Tensor> {
+    let pos = ((q * &t.gold)?.sum_keepdim(1)? / tau)?; // [R, 1]
     let neg = (t.negatives.matmul(&q.unsqueeze(2)?)?.squeeze(2)? / tau)?; // [R, K]
     let neg = (neg + &t.neg_mask)?;
     let logits = Tensor::cat(&[&pos, &neg], 1)?;
@@ -261,14 +279,18 @@ pub fn sample_by_softmax(scores: &[f32], k: usize, temp: f32, rng: &mut impl Rng
     keyed.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Each gold chunk's rank among gold and pool by `adapter`'s similarities; the metrics of
-/// the whole set.
-pub fn pool_metrics(set: &QuerySet, adapter: &QueryAdapter) -> PoolMetrics {
+/// Each example's query vector through `adapter`.
+pub fn adapted(set: &QuerySet, adapter: &QueryAdapter) -> Vec<Vec<f32>> {
+    set.examples.iter().map(|e| adapter.apply(&e.query)).collect()
+}
+
+/// Each gold chunk's rank among gold and pool by the similarities of `queries` (one per
+/// example); the metrics of the whole set.
+pub fn pool_metrics(set: &QuerySet, queries: &[Vec<f32>]) -> PoolMetrics {
     let mut m = PoolMetrics { n: set.examples.len(), ..Default::default() };
-    for ex in &set.examples {
-        let q = adapter.apply(&ex.query);
-        let pool: Vec<f32> = ex.pool.iter().map(|&r| dot(&q, set.row(r))).collect();
-        let gold: Vec<f32> = ex.gold.iter().map(|&r| dot(&q, set.row(r))).collect();
+    for (ex, q) in set.examples.iter().zip(queries) {
+        let pool: Vec<f32> = ex.pool.iter().map(|&r| dot(q, set.row(r))).collect();
+        let gold: Vec<f32> = ex.gold.iter().map(|&r| dot(q, set.row(r))).collect();
         let ranks: Vec<usize> = gold
             .iter()
             .map(|&s| 1 + pool.iter().filter(|&&p| p > s).count() + gold.iter().filter(|&&o| o > s).count())
@@ -300,6 +322,7 @@ mod tests {
         let examples = (0..8)
             .map(|i| QueryExample {
                 instance_id: format!("toy-{i}"),
+                text: String::new(),
                 query: vec![0.8, 0.6 - 0.01 * i as f32, 0.0, 0.0],
                 gold: vec![0],
                 pool: vec![1, 2, 3],
@@ -318,14 +341,15 @@ mod tests {
     fn adapter_steps_lower_the_loss_and_leave_the_chunk_vectors_alone() {
         let set = toy_set();
         let before = set.vectors.clone();
-        let cfg = AdapterConfig { epochs: 30, batch: 4, negatives: 3, lr: 0.05, ..AdapterConfig::default() };
+        let cfg =
+            QueryFitConfig { epochs: 30, batch: 4, negatives: 3, lr: 0.05, ..QueryFitConfig::default() };
         let mut losses = Vec::new();
         let (adapter, logs) =
             fit_adapter(&set, Some(&set), "toy", &cfg, &|| false, &mut |e| losses.push(e.loss)).unwrap();
         assert!(losses[1] > losses[losses.len() - 1] * 1.5, "loss fell: {losses:?}");
         assert_eq!(set.vectors, before, "chunk vectors are frozen");
         let first = logs[0].val.clone().unwrap();
-        let last = pool_metrics(&set, &adapter);
+        let last = pool_metrics(&set, &adapted(&set, &adapter));
         assert!(first.mrr < 1.0 && last.mrr == 1.0, "gold first after training: {first:?} -> {last:?}");
         assert_eq!(adapter.base(), "toy");
     }
@@ -333,16 +357,16 @@ mod tests {
     #[test]
     fn a_low_rank_adapter_learns_the_toy_task_too() {
         let set = toy_set();
-        let cfg = AdapterConfig {
+        let cfg = QueryFitConfig {
             epochs: 40,
             batch: 4,
             negatives: 3,
             lr: 0.05,
             rank: 2,
-            ..AdapterConfig::default()
+            ..QueryFitConfig::default()
         };
         let (adapter, _) = fit_adapter(&set, None, "toy", &cfg, &|| false, &mut |_| {}).unwrap();
-        assert_eq!(pool_metrics(&set, &adapter).mrr, 1.0);
+        assert_eq!(pool_metrics(&set, &adapted(&set, &adapter)).mrr, 1.0);
     }
 
     #[test]
@@ -351,7 +375,7 @@ mod tests {
         let examples: Vec<&QueryExample> = set.examples.iter().collect();
         let dev = Device::Cpu;
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        let start = QueryAdapter::identity(4, "toy");
+        let start: Vec<Vec<f32>> = examples.iter().map(|e| e.query.clone()).collect();
         let batch = batch_tensors(&set, &examples, &start, 3, 1.0, &mut rng, &dev).unwrap();
         let w = Var::zeros((4, 4), DType::F32, &dev).unwrap();
         let b = Var::zeros(4, DType::F32, &dev).unwrap();

@@ -57,6 +57,8 @@ pub struct QuerySetOptions {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct QueryExample {
     pub instance_id: String,
+    /// The query text as eval builds it (what a trained query encoder reads).
+    pub text: String,
     /// The chunk tower's own (pretrained) query vector, unit length.
     pub query: Vec<f32>,
     /// Rows of [`QuerySet::vectors`].
@@ -94,7 +96,8 @@ impl QuerySet {
     }
 }
 
-const QUERY_SET_VERSION: u32 = 1;
+/// 2: examples carry their query text.
+const QUERY_SET_VERSION: u32 = 2;
 
 /// What preparing cost and kept.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -251,6 +254,7 @@ pub fn prepare_query_set(
             let pool_rows: Vec<u32> = pool.iter().map(|&c| row_of(c)).collect();
             set.examples.push(QueryExample {
                 instance_id: inst.instance_id.clone(),
+                text,
                 query,
                 gold: gold_rows,
                 pool: pool_rows,

@@ -1,0 +1,220 @@
+//! A query tower that is the chunk tower with its top encoder layers retrained: the file holds
+//! only those layers (BERT tensor names, `encoder.layer.N.…`, in f16 to stay small), and the
+//! query encoder is the chunk tower's weights with them laid over (see `Encoder::with_overlay`).
+//! Chunk vectors never depend on it: a new query tower re-embeds nothing.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use half::f16;
+
+use super::tower_file::{self, RawTensor, META_BASE, META_FORMAT};
+use crate::error::{Error, Result};
+
+pub const LAYERS_FORMAT: &str = "coret-query-layers-v1";
+const LAYER_PREFIX: &str = "encoder.layer.";
+
+/// One tensor of a retrained layer, values as stored (rounded to f16).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerTensor {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub values: Vec<f32>,
+}
+
+/// Retrained top layers of the query encoder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryLayers {
+    tensors: Vec<LayerTensor>,
+    /// The chunk tower's model id the layers were trained from and against.
+    base: String,
+    /// `layers-<sha256 prefix>`.
+    name: String,
+    metadata: HashMap<String, String>,
+}
+
+impl QueryLayers {
+    /// Layers from trained values (rounded to f16 here, so what is used is what is saved).
+    pub fn from_tensors(
+        mut tensors: Vec<LayerTensor>,
+        base: &str,
+        metadata: HashMap<String, String>,
+    ) -> Result<Self> {
+        for t in &mut tensors {
+            check_tensor(t).map_err(Error::invalid)?;
+            t.values.iter_mut().for_each(|x| *x = f16::from_f32(*x).to_f32());
+        }
+        tensors.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut l = QueryLayers { tensors, base: base.to_string(), name: String::new(), metadata };
+        l.name = format!("layers-{}", &tower_file::digest(&l.to_bytes()?)[..12]);
+        Ok(l)
+    }
+
+    pub fn load(path: &Path) -> Result<Self> {
+        let (bytes, expected) = tower_file::read(path)?;
+        Self::from_bytes(&bytes, expected.as_deref(), &path.display().to_string())
+    }
+
+    /// Parses a layers file; `origin` names it in errors.
+    pub fn from_bytes(bytes: &[u8], sha256: Option<&str>, origin: &str) -> Result<Self> {
+        let fail = |m: String| Error::context(origin, m);
+        tower_file::verify(bytes, sha256, origin)?;
+        let metadata = tower_file::metadata(bytes, origin)?;
+        if metadata.get(META_FORMAT).map(String::as_str) != Some(LAYERS_FORMAT) {
+            return Err(fail(format!(
+                "not query-tower layers (metadata {META_FORMAT} is not {LAYERS_FORMAT})"
+            )));
+        }
+        let base =
+            metadata.get(META_BASE).cloned().ok_or_else(|| fail(format!("no {META_BASE} in metadata")))?;
+        let st = safetensors::SafeTensors::deserialize(bytes)
+            .map_err(|e| fail(format!("truncated or corrupt query tower (safetensors: {e})")))?;
+        let mut tensors = Vec::new();
+        for (name, view) in st.tensors() {
+            if view.dtype() != safetensors::Dtype::F16 {
+                return Err(fail(format!("tensor `{name}` is {:?}, expected F16", view.dtype())));
+            }
+            let values =
+                view.data().chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect();
+            let t = LayerTensor { name, shape: view.shape().to_vec(), values };
+            check_tensor(&t).map_err(fail)?;
+            tensors.push(t);
+        }
+        if tensors.is_empty() {
+            return Err(fail("no layers in the file".into()));
+        }
+        tensors.sort_by(|a, b| a.name.cmp(&b.name));
+        let name = format!("layers-{}", &tower_file::digest(bytes)[..12]);
+        Ok(QueryLayers { tensors, base, name, metadata })
+    }
+
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut meta: BTreeMap<String, String> =
+            self.metadata.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        meta.insert(META_FORMAT.into(), LAYERS_FORMAT.into());
+        meta.insert(META_BASE.into(), self.base.clone());
+        let raw = self
+            .tensors
+            .iter()
+            .map(|t| RawTensor {
+                name: t.name.clone(),
+                dtype: "F16",
+                shape: t.shape.clone(),
+                data: t.values.iter().flat_map(|x| f16::from_f32(*x).to_le_bytes()).collect(),
+            })
+            .collect();
+        tower_file::to_bytes(raw, &meta)
+    }
+
+    /// Writes the file and its `.sha256` beside it.
+    pub fn save(&self, path: &Path) -> Result<String> {
+        tower_file::save(path, &self.to_bytes()?)
+    }
+
+    /// The tensors as f32 on `device`, by name, to lay over the chunk tower's weights.
+    pub fn overlay(&self, device: &Device) -> candle_core::Result<HashMap<String, Tensor>> {
+        self.tensors
+            .iter()
+            .map(|t| {
+                let tensor =
+                    Tensor::from_slice(&t.values, t.shape.as_slice(), device)?.to_dtype(DType::F32)?;
+                Ok((t.name.clone(), tensor))
+            })
+            .collect()
+    }
+
+    /// The encoder layers this file replaces.
+    pub fn layers(&self) -> BTreeSet<usize> {
+        self.tensors.iter().filter_map(|t| layer_index(&t.name)).collect()
+    }
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn metadata(&self) -> &HashMap<String, String> {
+        &self.metadata
+    }
+    pub fn tensors(&self) -> &[LayerTensor] {
+        &self.tensors
+    }
+}
+
+fn layer_index(name: &str) -> Option<usize> {
+    name.strip_prefix(LAYER_PREFIX)?.split('.').next()?.parse().ok()
+}
+
+fn check_tensor(t: &LayerTensor) -> std::result::Result<(), String> {
+    if layer_index(&t.name).is_none() {
+        return Err(format!("tensor `{}` is not an encoder layer's ({LAYER_PREFIX}N.…)", t.name));
+    }
+    if t.shape.iter().product::<usize>() != t.values.len() {
+        return Err(format!("tensor `{}`: {} values for shape {:?}", t.name, t.values.len(), t.shape));
+    }
+    if t.values.iter().any(|x| !x.is_finite() || x.abs() > 65_504.0) {
+        return Err(format!("tensor `{}` has values that f16 cannot hold", t.name));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layers() -> QueryLayers {
+        let t = |name: &str, shape: Vec<usize>| {
+            let n = shape.iter().product::<usize>();
+            LayerTensor { name: name.into(), shape, values: (0..n).map(|i| i as f32 * 0.1 - 0.3).collect() }
+        };
+        QueryLayers::from_tensors(
+            vec![
+                t("encoder.layer.5.output.dense.weight", vec![2, 3]),
+                t("encoder.layer.5.output.dense.bias", vec![2]),
+            ],
+            "base-1",
+            [("coret.note".to_string(), "x".to_string())].into(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn layers_round_trip_through_their_file_and_a_truncated_copy_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.safetensors");
+        let l = layers();
+        let sum = l.save(&path).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("q.safetensors.sha256")).unwrap().trim(), sum);
+        let back = QueryLayers::load(&path).unwrap();
+        assert_eq!(
+            back.tensors(),
+            l.tensors(),
+            "f16 values are rounded before saving, so the file gives them back"
+        );
+        assert_eq!(back.name(), l.name());
+        assert_eq!(back.metadata().get("coret.note").map(String::as_str), Some("x"));
+        assert_eq!(back.layers(), BTreeSet::from([5]));
+        assert_eq!(back.base(), "base-1");
+
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
+        let err = QueryLayers::load(&path).unwrap_err().to_string();
+        assert!(err.contains("q.safetensors") && err.contains("truncated or corrupt"), "{err}");
+        std::fs::remove_file(dir.path().join("q.safetensors.sha256")).unwrap();
+        let err = QueryLayers::load(&path).unwrap_err().to_string();
+        assert!(err.contains("q.safetensors") && err.contains("truncated or corrupt"), "{err}");
+    }
+
+    #[test]
+    fn only_encoder_layers_and_f16_ranges_are_accepted() {
+        let bad = LayerTensor {
+            name: "embeddings.word_embeddings.weight".into(),
+            shape: vec![1],
+            values: vec![0.0],
+        };
+        assert!(QueryLayers::from_tensors(vec![bad], "b", HashMap::new()).is_err());
+        let huge = LayerTensor { name: "encoder.layer.0.x".into(), shape: vec![1], values: vec![1e6] };
+        assert!(QueryLayers::from_tensors(vec![huge], "b", HashMap::new()).is_err());
+    }
+}
