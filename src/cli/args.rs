@@ -273,6 +273,10 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 0.1, value_name = "F")]
     pub val_fraction: f32,
 
+    /// Train (query tower): another prepared query set (query-set.bin) to train on as well, e.g. one prepared with other --train-repos and --per-repo; repeatable.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub add_set: Vec<PathBuf>,
+
     /// Train (query tower): retrain the encoder's top N layers as the query tower instead of an adapter (0: the adapter).
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
     pub query_layers: usize,

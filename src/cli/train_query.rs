@@ -38,7 +38,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let model = super::model::load_chunk_tower(args)?;
     let towers = Towers::tied(model.encoder.clone());
     let progress = BarProgress::new();
-    let train = load_set(args, path, &towers, &output.join("query-set.bin"), false, &progress)?;
+    let mut train = load_set(args, path, &towers, &output.join("query-set.bin"), false, &progress)?;
+    for extra in &args.add_set {
+        let more = QuerySet::load(extra)?;
+        eprintln!("{}: {} more examples", extra.display(), more.examples.len());
+        train.merge(more).map_err(|e| Error::context(extra.display().to_string(), e))?;
+    }
     let (train, val) = match &args.val {
         Some(p) => (train, Some(load_set(args, p, &towers, &output.join("val-set.bin"), true, &progress)?)),
         // Without a validation file, a share of the training instances chooses the epoch

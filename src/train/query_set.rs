@@ -85,6 +85,27 @@ impl QuerySet {
         self.vectors.len() / self.dim.max(1)
     }
 
+    /// Adds `other`'s examples (their rows renumbered after this set's); both must come from
+    /// the same chunk tower.
+    pub fn merge(&mut self, other: QuerySet) -> Result<()> {
+        if other.chunk_tower != self.chunk_tower || other.dim != self.dim {
+            return Err(Error::invalid(format!(
+                "prepared with chunk tower {} (dim {}), this set with {} (dim {})",
+                other.chunk_tower, other.dim, self.chunk_tower, self.dim
+            )));
+        }
+        let offset = self.rows() as u32;
+        self.vectors.extend(other.vectors);
+        self.examples.extend(other.examples.into_iter().map(|mut e| {
+            e.gold.iter_mut().chain(e.pool.iter_mut()).for_each(|r| *r += offset);
+            e
+        }));
+        for (k, v) in other.dropped {
+            *self.dropped.entry(k).or_default() += v;
+        }
+        Ok(())
+    }
+
     pub fn save(&self, path: &Path) -> Result<()> {
         crate::cache::write_framed(path, QUERY_SET_VERSION, self)
     }
@@ -277,6 +298,31 @@ mod tests {
     use crate::model::{Encoder, EncoderOptions};
     use crate::progress::NoProgress;
     use std::sync::Arc;
+
+    #[test]
+    fn merged_sets_keep_every_example_pointing_at_its_own_vectors() {
+        let one = |id: &str, v: [f32; 2], tower: &str| QuerySet {
+            dim: 2,
+            chunk_tower: tower.into(),
+            vectors: vec![v[0], v[1], 0.0, 1.0],
+            examples: vec![QueryExample {
+                instance_id: id.into(),
+                text: id.into(),
+                query: vec![1.0, 0.0],
+                gold: vec![0],
+                pool: vec![1],
+            }],
+            dropped: [("no_gold".to_string(), 1)].into(),
+        };
+        let mut a = one("a", [1.0, 0.0], "t");
+        a.merge(one("b", [0.6, 0.8], "t")).unwrap();
+        assert_eq!(a.examples.len(), 2);
+        assert_eq!(a.row(a.examples[1].gold[0]), &[0.6, 0.8]);
+        assert_eq!(a.row(a.examples[1].pool[0]), &[0.0, 1.0]);
+        assert_eq!(a.row(a.examples[0].gold[0]), &[1.0, 0.0]);
+        assert_eq!(a.dropped["no_gold"], 2);
+        assert!(a.merge(one("c", [1.0, 0.0], "other")).is_err(), "another chunk tower's vectors do not mix");
+    }
 
     #[test]
     fn mined_pools_never_hold_gold_and_inconsistent_pairs_are_counted() {
