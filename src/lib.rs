@@ -9,6 +9,7 @@ pub mod chunk;
 pub mod engine;
 pub mod error;
 pub mod eval;
+pub mod history;
 pub mod index;
 pub mod model;
 pub mod progress;

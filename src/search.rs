@@ -11,9 +11,13 @@ pub enum Retriever {
     Bm25,
     Dense,
     Hybrid,
+    /// Files changed by past commits whose messages match the query (`history`).
+    History,
 }
 
 impl Retriever {
+    /// What eval runs by default. The history retriever is asked for by name: it reads the
+    /// repository's git log.
     pub const ALL: [Retriever; 3] = [Retriever::Bm25, Retriever::Dense, Retriever::Hybrid];
 
     pub fn as_str(self) -> &'static str {
@@ -21,6 +25,7 @@ impl Retriever {
             Retriever::Bm25 => "bm25",
             Retriever::Dense => "dense",
             Retriever::Hybrid => "hybrid",
+            Retriever::History => "history",
         }
     }
 }
@@ -38,7 +43,8 @@ impl FromStr for Retriever {
             "bm25" => Ok(Retriever::Bm25),
             "dense" | "coret" => Ok(Retriever::Dense),
             "hybrid" => Ok(Retriever::Hybrid),
-            other => Err(format!("unknown retriever `{other}` (expected bm25, dense or hybrid)")),
+            "history" => Ok(Retriever::History),
+            other => Err(format!("unknown retriever `{other}` (expected bm25, dense, hybrid or history)")),
         }
     }
 }
@@ -63,6 +69,10 @@ pub struct FusionParams {
     /// test file at rank r is ranked as if at r / test_weight (1 leaves tests in place, 0 puts
     /// them after everything else).
     pub test_weight: f32,
+    /// Weight of the history ranking in the hybrid (0: not fused).
+    pub history_weight: f32,
+    /// How the history retriever scores files.
+    pub history: crate::history::HistoryParams,
 }
 
 impl Default for FusionParams {
@@ -72,7 +82,15 @@ impl Default for FusionParams {
         // that calls what the issue names); 0.1 rather than 0 keeps a test that matches far
         // better in sight. Since BM25 counts query-term frequency and drops function words it
         // is much the stronger ranking, and a dense weight of 0.25 fuses best (0.75 before).
-        FusionParams { rrf_k: 60.0, bm25_weight: 1.0, dense_weight: 0.25, path_boost: 0.0, test_weight: 0.1 }
+        FusionParams {
+            rrf_k: 60.0,
+            bm25_weight: 1.0,
+            dense_weight: 0.25,
+            path_boost: 0.0,
+            test_weight: 0.1,
+            history_weight: 0.0,
+            history: Default::default(),
+        }
     }
 }
 
@@ -80,20 +98,19 @@ impl Default for FusionParams {
 /// (rank from 1). Rank-based, so BM25's unbounded scores and cosine similarities need no
 /// calibration against each other. Returns the top `k`, best first.
 pub fn fuse_rrf(bm25: &[Hit], dense: &[Hit], params: FusionParams, k: usize) -> Vec<Hit> {
-    fuse_rrf_boosted(bm25, dense, params, k, |_| false)
+    fuse_rrf_boosted(&[(bm25, params.bm25_weight), (dense, params.dense_weight)], params, k, |_| false)
 }
 
-/// [`fuse_rrf`], plus `params.path_boost` first-place votes for every candidate for which
-/// `in_named_file` holds (a chunk of a file the query names).
+/// [`fuse_rrf`] over any weighted lists, plus `params.path_boost` first-place votes for every
+/// candidate for which `in_named_file` holds (a chunk of a file the query names).
 pub fn fuse_rrf_boosted(
-    bm25: &[Hit],
-    dense: &[Hit],
+    lists: &[(&[Hit], f32)],
     params: FusionParams,
     k: usize,
     in_named_file: impl Fn(u32) -> bool,
 ) -> Vec<Hit> {
     let mut scores: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
-    for (list, weight) in [(bm25, params.bm25_weight), (dense, params.dense_weight)] {
+    for &(list, weight) in lists {
         for (i, h) in list.iter().enumerate() {
             *scores.entry(h.chunk).or_default() += weight / (params.rrf_k + (i + 1) as f32);
         }
@@ -215,7 +232,7 @@ mod tests {
     #[test]
     fn path_boost_lifts_chunks_of_named_files() {
         let p = FusionParams { path_boost: 1.0, ..FusionParams::default() };
-        let fused = fuse_rrf_boosted(&hits(&[1, 2]), &hits(&[1, 2]), p, 2, |c| c == 2);
+        let fused = fuse_rrf_boosted(&[(&hits(&[1, 2]), 1.0), (&hits(&[1, 2]), 0.25)], p, 2, |c| c == 2);
         assert_eq!(fused[0].chunk, 2);
     }
 

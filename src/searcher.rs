@@ -3,6 +3,7 @@
 
 use crate::engine::RepoIndex;
 use crate::error::{Error, Result};
+use crate::history::{HistoryParams, HistoryView};
 use crate::index::dense::VectorStore;
 use crate::model::Towers;
 use crate::progress::Progress;
@@ -14,16 +15,17 @@ use std::sync::Arc;
 /// How many candidates each side contributes to the hybrid fusion.
 pub const FUSION_DEPTH: usize = 200;
 
-/// A repository's indexes: BM25 always, dense once built.
+/// A repository's indexes: BM25 always, dense once built, its git history when it has one.
 pub struct Searcher {
     pub repo: Arc<RepoIndex>,
     pub dense: Option<Arc<DenseSearcher>>,
+    pub history: Option<HistoryView>,
     pub fusion: FusionParams,
 }
 
 impl Searcher {
     pub fn bm25_only(repo: Arc<RepoIndex>) -> Self {
-        Searcher { repo, dense: None, fusion: FusionParams::default() }
+        Searcher { repo, dense: None, history: None, fusion: FusionParams::default() }
     }
 
     /// Adds the dense index: vectors come from the repository's cache entry when it has one
@@ -53,7 +55,12 @@ impl Searcher {
         progress: &dyn Progress,
     ) -> Result<Searcher> {
         let dense = DenseSearcher::build(towers, &self.repo.chunks, &self.repo.graph, opts, store, progress)?;
-        Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), fusion: self.fusion })
+        Ok(Searcher {
+            repo: self.repo.clone(),
+            dense: Some(Arc::new(dense)),
+            history: self.history.clone(),
+            fusion: self.fusion,
+        })
     }
 
     pub fn has_dense(&self) -> bool {
@@ -76,10 +83,13 @@ impl Searcher {
     ) -> Result<Vec<(Retriever, Vec<Hit>)>> {
         let w = self.fusion.test_weight;
         let fused = retrievers.contains(&Retriever::Hybrid);
+        let fuse_history = fused && self.fusion.history_weight > 0.0 && self.history.is_some();
+        let history_asked = retrievers.contains(&Retriever::History);
         // Demoting tests lifts chunks from below `k`, so rank deeper first.
         let depth = if w < 1.0 || fused { k.max(FUSION_DEPTH) } else { k };
         let wants = |r| retrievers.contains(&r) || fused;
-        let bm25 = if wants(Retriever::Bm25) {
+        // The history ranking breaks ties within a file by BM25.
+        let bm25 = if wants(Retriever::Bm25) || history_asked || fuse_history {
             demote_tests_in(&self.repo, self.repo.search_bm25(query, depth)?, w)
         } else {
             Vec::new()
@@ -89,13 +99,24 @@ impl Searcher {
         } else {
             Vec::new()
         };
+        let history = match &self.history {
+            Some(view) if history_asked || fuse_history => {
+                let ranked = history_ranking(&self.repo, view, query, &bm25, self.fusion.history, depth);
+                demote_tests_in(&self.repo, ranked, w)
+            }
+            None if history_asked => {
+                return Err(Error::invalid("no git history to search (not a git repository, or no commits)"))
+            }
+            _ => Vec::new(),
+        };
         Ok(retrievers
             .iter()
             .map(|&r| {
                 let mut hits = match r {
                     Retriever::Bm25 => bm25.clone(),
                     Retriever::Dense => dense.clone(),
-                    Retriever::Hybrid => hybrid(&self.repo, query, &bm25, &dense, self.fusion, k),
+                    Retriever::Hybrid => hybrid(&self.repo, query, &bm25, &dense, &history, self.fusion, k),
+                    Retriever::History => history.clone(),
                 };
                 hits.truncate(k);
                 (r, hits)
@@ -130,13 +151,14 @@ pub fn demote_tests_in(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit
     demote_tests(hits, weight, |c| repo.chunks.get(c as usize).is_some_and(|ch| is_test_path(&ch.path)))
 }
 
-/// The hybrid ranking: reciprocal rank fusion of the BM25 and dense lists, with the path boost
-/// for chunks of files the query names.
+/// The hybrid ranking: reciprocal rank fusion of the BM25, dense and (when given) history lists,
+/// with the path boost for chunks of files the query names.
 pub fn hybrid(
     repo: &RepoIndex,
     query: &str,
     bm25: &[Hit],
     dense: &[Hit],
+    history: &[Hit],
     params: FusionParams,
     k: usize,
 ) -> Vec<Hit> {
@@ -145,9 +167,42 @@ pub fn hybrid(
     } else {
         Default::default()
     };
-    fuse_rrf_boosted(bm25, dense, params, k, |c| {
+    let lists = [(bm25, params.bm25_weight), (dense, params.dense_weight), (history, params.history_weight)];
+    fuse_rrf_boosted(&lists, params, k, |c| {
         repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
     })
+}
+
+/// The history retriever's chunk ranking: chunks of the files the matching commits changed,
+/// by file score; within a file, chunks BM25 ranks first, in BM25 order, then the rest in
+/// file order. At most `depth`.
+pub fn history_ranking(
+    repo: &RepoIndex,
+    view: &HistoryView,
+    query: &str,
+    bm25: &[Hit],
+    params: HistoryParams,
+    depth: usize,
+) -> Vec<Hit> {
+    let files: std::collections::HashMap<&str, f32> = view.score_files(query, params).into_iter().collect();
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let bm25_rank: std::collections::HashMap<u32, usize> =
+        bm25.iter().enumerate().map(|(i, h)| (h.chunk, i)).collect();
+    let mut hits: Vec<(f32, usize, u32)> = repo
+        .chunks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let score = *files.get(c.path.as_str())?;
+            let id = i as u32;
+            Some((score, bm25_rank.get(&id).copied().unwrap_or(usize::MAX), id))
+        })
+        .collect();
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    hits.truncate(depth);
+    hits.into_iter().map(|(score, _, chunk)| Hit { chunk, score }).collect()
 }
 
 #[cfg(test)]

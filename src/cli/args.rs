@@ -149,6 +149,22 @@ pub struct Args {
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().test_weight, value_parser = unit, value_name = "W")]
     pub test_weight: f32,
 
+    /// Hybrid: weight of the history ranking (past commits' files) against BM25's 1.0 (0: not fused).
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().history_weight, value_parser = weight, value_name = "W")]
+    pub history_weight: f32,
+
+    /// History: how many of the best-matching commits count.
+    #[arg(long, hide = true, default_value_t = coret::history::HistoryParams::default().top_commits, value_name = "N")]
+    pub history_commits: usize,
+
+    /// History: commits that changed more files than this are skipped.
+    #[arg(long, hide = true, default_value_t = coret::history::HistoryParams::default().max_files, value_name = "N")]
+    pub history_max_files: usize,
+
+    /// History: a file scores its best commit, not the sum of its commits.
+    #[arg(long, hide = true)]
+    pub history_best: bool,
+
     /// Hybrid: weight of the dense ranking against BM25's 1.0.
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().dense_weight, value_parser = weight, value_name = "W")]
     pub dense_weight: f32,

@@ -27,7 +27,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if ks.is_empty() || ks[0] == 0 {
         anyhow::bail!(Error::Usage("--k needs positive cut-offs, e.g. 1,5,10,20".into()));
     }
-    let dense = if retrievers.iter().any(|r| *r != Retriever::Bm25) {
+    let dense = if retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid)) {
         let m = super::model::load(args)?;
         let root = coret::cache::cache_root(args.cache_dir.as_deref())?;
         Some(DenseEval {
@@ -49,6 +49,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         exclude_tests: args.exclude_tests,
         no_module_chunks: args.no_module_chunks,
         dense,
+        history_dir: Some(coret::eval::run::default_store_dir(&coret::cache::cache_root(
+            args.cache_dir.as_deref(),
+        )?)),
     };
     let mut per_instance = match &args.out {
         Some(dir) => {

@@ -59,6 +59,12 @@ pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
         dense_weight: args.dense_weight,
         path_boost: args.path_boost,
         test_weight: args.test_weight,
+        history_weight: args.history_weight,
+        history: coret::history::HistoryParams {
+            top_commits: args.history_commits.max(1),
+            max_files: args.history_max_files.max(1),
+            sum: !args.history_best,
+        },
         ..Default::default()
     }
 }

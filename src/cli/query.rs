@@ -12,7 +12,7 @@ use std::sync::Arc;
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
     let retrievers = args.retrievers_or(&[Retriever::Bm25]);
-    let needs_dense = retrievers.iter().any(|r| *r != Retriever::Bm25);
+    let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     // Load the model before indexing so a missing model fails fast.
     let model = if needs_dense { Some(super::model::load(args)?) } else { None };
     let opts = IndexOptions {
@@ -34,6 +34,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let mut searcher = Searcher::bm25_only(Arc::new(index));
     searcher.fusion = super::model::fusion_params(args);
+    let fuses_history = retrievers.contains(&Retriever::Hybrid) && searcher.fusion.history_weight > 0.0;
+    if retrievers.contains(&Retriever::History) || fuses_history {
+        let (history, notes) =
+            coret::history::checkout_history(&searcher.repo.root, searcher.repo.cache_entry.as_deref());
+        notes.iter().for_each(|n| eprintln!("note: {n}"));
+        searcher.history = history;
+    }
     let mut device = None;
     let mut towers = None;
     let mut embedded = None;

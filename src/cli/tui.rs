@@ -32,7 +32,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     // The status line names both towers: the chunk model and what embeds the issue.
     let query_model = args.query_model.clone();
     let model_label = match &query_model {
-        QueryTowerChoice::Trained => format!("{model_label} + query adapter"),
+        QueryTowerChoice::Trained => format!("{model_label} + trained query tower"),
         QueryTowerChoice::Pretrained => format!("{model_label} (tied)"),
         QueryTowerChoice::File(p) => format!("{model_label} + {}", p.display()),
     };

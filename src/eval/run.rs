@@ -7,6 +7,7 @@ use super::metrics::{evaluate, Aggregate, Metrics, Summary};
 use super::snapshot::{index_instance, instance_query, InstanceSnapshot};
 use crate::engine::{RepoIndex, SyntaxCache};
 use crate::error::{Error, Result};
+use crate::history::{extend_history, open_history, HistoryIndex, HistoryView};
 use crate::index::dense::VectorStore;
 use crate::model::Towers;
 use crate::progress::{EmbedOnly, Phase, Progress};
@@ -44,6 +45,17 @@ pub struct EvalConfig {
     /// paper's chunking has no module chunks, so this is the setting comparable with it.
     pub no_module_chunks: bool,
     pub dense: Option<DenseEval>,
+    /// Where each repository's history index is kept (`<owner>+<name>.history`); `None`: in
+    /// memory only.
+    pub history_dir: Option<PathBuf>,
+}
+
+impl EvalConfig {
+    /// Whether a ranking needs the git history: the history retriever, or a hybrid that fuses it.
+    fn needs_history(&self) -> bool {
+        self.retrievers.contains(&Retriever::History)
+            || (self.retrievers.contains(&Retriever::Hybrid) && self.fusion.history_weight > 0.0)
+    }
 }
 
 /// A gold chunk as reported per instance.
@@ -125,7 +137,13 @@ pub fn run_eval(
         }
         let st = state.as_mut().ok_or_else(|| Error::invalid("no repository state"))?;
         let t = Instant::now();
-        let result = match evaluate_instance(inst, cfg, st, &EmbedOnly(progress)) {
+        let evaluated = evaluate_instance(inst, cfg, st, &EmbedOnly(progress));
+        for n in st.notes.drain(..) {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        let result = match evaluated {
             Ok(mut r) => {
                 r.seconds = t.elapsed().as_secs_f64();
                 r
@@ -185,6 +203,10 @@ struct RepoState {
     git_dir: Result<PathBuf, String>,
     syntax: SyntaxCache,
     vectors: Option<VectorStore>,
+    /// Every commit read so far; each instance searches the ancestors of its `base_commit`.
+    history: Option<Arc<HistoryIndex>>,
+    /// Notes for the summary (e.g. a shallow mirror), each once.
+    notes: Vec<String>,
 }
 
 impl RepoState {
@@ -199,7 +221,14 @@ impl RepoState {
             }
             None => None,
         };
-        Ok(RepoState { repo: repo.to_string(), git_dir, syntax: SyntaxCache::new(), vectors })
+        Ok(RepoState {
+            repo: repo.to_string(),
+            git_dir,
+            syntax: SyntaxCache::new(),
+            vectors,
+            history: None,
+            notes: Vec::new(),
+        })
     }
 }
 
@@ -233,7 +262,7 @@ fn evaluate_instance(
         return Ok(result);
     }
     let query = instance_query(inst, cfg.use_hints);
-    let (index, lists) = rankings(index, &query, cfg, st, &mut result, progress)?;
+    let (index, lists) = rankings(index, &query, &inst.base_commit, cfg, st, &mut result, progress)?;
     for (name, ranking) in lists {
         let ids: Vec<usize> = ranking
             .iter()
@@ -255,12 +284,13 @@ type Rankings = Vec<(&'static str, Vec<Hit>)>;
 fn rankings(
     index: RepoIndex,
     query: &str,
+    base_commit: &str,
     cfg: &EvalConfig,
     st: &mut RepoState,
     result: &mut InstanceResult,
     progress: &dyn Progress,
 ) -> Result<(Arc<RepoIndex>, Rankings)> {
-    let need_dense = cfg.retrievers.iter().any(|&r| r != Retriever::Bm25);
+    let need_dense = cfg.retrievers.iter().any(|&r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     let mut searcher = Searcher { fusion: cfg.fusion, ..Searcher::bm25_only(Arc::new(index)) };
     if need_dense {
         let (Some(d), Some(store)) = (&cfg.dense, st.vectors.as_mut()) else {
@@ -272,8 +302,24 @@ fn rankings(
             result.reused = Some(dense.reused);
         }
     }
+    if cfg.needs_history() {
+        searcher.history = history_before(cfg, st, base_commit)?;
+    }
     let lists = searcher.rankings(query, &cfg.retrievers, cfg.depth)?;
     Ok((searcher.repo.clone(), lists.into_iter().map(|(r, hits)| (r.as_str(), hits)).collect()))
+}
+
+/// The history as it stood at `base_commit`: its ancestors only, so no later commit counts.
+fn history_before(cfg: &EvalConfig, st: &mut RepoState, base_commit: &str) -> Result<Option<HistoryView>> {
+    let git_dir = st.git_dir.clone().map_err(|m| Error::context(&st.repo, m))?;
+    let cache = cfg.history_dir.as_ref().map(|d| d.join(format!("{}.history", st.repo.replace('/', "+"))));
+    let notes = &mut st.notes;
+    let index =
+        st.history.get_or_insert_with(|| Arc::new(open_history(cache.as_deref(), &mut |n| notes.push(n))));
+    let tip = extend_history(Arc::make_mut(index), &git_dir, base_commit, cache.as_deref(), &mut |n| {
+        notes.push(n)
+    })?;
+    Ok(tip.and_then(|t| index.ancestors(&t)).map(|mask| HistoryView::new(index.clone(), Some(mask))))
 }
 
 fn is_module(index: &RepoIndex, id: usize) -> bool {

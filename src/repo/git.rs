@@ -46,7 +46,7 @@ pub fn find_repo(repos_dir: &Path, repo: &str) -> Result<PathBuf> {
 }
 
 /// `dir/.git` for a work tree, `dir` itself for a bare repository, else `None`.
-fn git_dir_of(dir: &Path) -> Option<PathBuf> {
+pub fn git_dir_of(dir: &Path) -> Option<PathBuf> {
     let dot_git = dir.join(".git");
     if dot_git.exists() {
         // A directory, or a `gitdir:` file (worktrees); git follows both.
@@ -85,6 +85,29 @@ pub fn read_file_at(git_dir: &Path, commit: &str, path: &str) -> Result<Option<V
     };
     let mut blobs = cat_blobs(git_dir, std::iter::once(entry.object.as_str()))?;
     Ok(blobs.pop())
+}
+
+/// The raw `git log` of `revs` (e.g. `["--all"]`, `["HEAD", "^OLD"]`) for the history
+/// retriever, in one process: per commit `\x1e` hash `\x1f` parents `\x1f` message `\x1f`
+/// then the paths it changed, one per line (see `history::log`).
+pub fn log_history(git_dir: &Path, revs: &[&str]) -> Result<Vec<u8>> {
+    let mut args = vec![
+        "-c",
+        "core.quotepath=off",
+        "log",
+        "--no-renames",
+        "--name-only",
+        "--format=%x1e%H%x1f%P%x1f%B%x1f",
+    ];
+    args.extend_from_slice(revs);
+    args.push("--");
+    run_git(git_dir, &args)
+}
+
+/// The full hash of `rev` (e.g. `HEAD`), or `None` when it names no commit (an empty
+/// repository).
+pub fn rev_parse(git_dir: &Path, rev: &str) -> Option<String> {
+    resolve_commit(git_dir, rev).ok()
 }
 
 /// Whether `commit` names a commit object in the repository.

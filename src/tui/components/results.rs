@@ -18,6 +18,7 @@ pub fn title(retriever: Retriever) -> &'static str {
         Retriever::Bm25 => "BM25",
         Retriever::Dense => "CoRet dense",
         Retriever::Hybrid => "Hybrid (BM25+CoRet)",
+        Retriever::History => "History (past commits)",
     }
 }
 
@@ -26,6 +27,7 @@ fn marker_letter(retriever: Retriever) -> char {
         Retriever::Bm25 => 'B',
         Retriever::Dense => 'D',
         Retriever::Hybrid => 'H',
+        Retriever::History => 'G',
     }
 }
 
@@ -34,6 +36,7 @@ fn format_score(retriever: Retriever, score: f32) -> String {
         Retriever::Bm25 => format!("{score:.2}"),
         Retriever::Dense => format!("{score:.3}"),
         Retriever::Hybrid => format!("{score:.4}"),
+        Retriever::History => format!("{score:.2}"),
     }
 }
 

@@ -107,6 +107,7 @@ impl Backend for DemoBackend {
             Retriever::Bm25 => bm25(),
             Retriever::Dense => dense(),
             Retriever::Hybrid => rank::rrf(&bm25(), &dense(), k),
+            Retriever::History => anyhow::bail!("the demo has no git history"),
         };
         hits.truncate(k);
         Ok(hits)

@@ -1,0 +1,44 @@
+//! The history retriever (Gandhi et al., "Repository-level code search with neural retrieval
+//! methods"; README "History"): BM25 over the messages of a repository's past commits finds
+//! the commits most like the issue, and the files those commits changed are the files the issue
+//! likely touches. Each file gets the summed scores of the matching commits that changed it,
+//! and its chunks are ranked by that file score (ties by the chunk's BM25 rank).
+//!
+//! `log` reads commits from one `git log`; `index` keeps their message terms as postings and
+//! scores them, optionally only over the commits a mask allows (in eval: the ancestors of the
+//! instance's `base_commit`, so a later commit never counts); `cache` keeps the index on disk
+//! and extends it with new commits only.
+
+pub mod cache;
+pub mod index;
+pub mod log;
+
+pub use cache::{extend_history, load_history, open_history};
+pub use index::{HistoryIndex, HistoryParams, HistoryView};
+
+#[cfg(test)]
+mod tests;
+
+/// The history of the checkout at `root` (its `HEAD`), cached in `cache_entry/history.bin`:
+/// for the TUI and `--query`. A directory that is not a git repository's top level, or one
+/// without commits, has none; the notes say why, and errors reading git become a note too, so
+/// the other retrievers go on.
+pub fn checkout_history(
+    root: &std::path::Path,
+    cache_entry: Option<&std::path::Path>,
+) -> (Option<HistoryView>, Vec<String>) {
+    let mut notes = Vec::new();
+    let Some(git_dir) = crate::repo::git::git_dir_of(root) else {
+        notes.push(format!("{}: not the top of a git repository, so no history to search", root.display()));
+        return (None, notes);
+    };
+    let cache = cache_entry.map(|e| e.join("history.bin"));
+    match load_history(&git_dir, "HEAD", cache.as_deref(), &mut |n| notes.push(n)) {
+        Ok(Some((index, _))) => (Some(HistoryView::new(std::sync::Arc::new(index), None)), notes),
+        Ok(None) => (None, notes),
+        Err(e) => {
+            notes.push(format!("history: {e}"));
+            (None, notes)
+        }
+    }
+}
