@@ -66,6 +66,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ));
         let bm25 = Searcher { fusion, ..Searcher::bm25_only(Arc::new(index)) };
         reporter.bm25_ready(Arc::new(Searcher { fusion, ..Searcher::bm25_only(bm25.repo.clone()) }));
+        // The history column is served with the dense index (the right column waits for it).
+        let (history, notes) =
+            coret::history::checkout_history(&bm25.repo.root, bm25.repo.cache_entry.as_deref());
+        notes.into_iter().for_each(|n| reporter.info(n));
+        let bm25 = Searcher { history, ..bm25 };
         let dir = match model_dir {
             Ok(d) => d,
             Err(e) => return reporter.failed(format!("dense index: {e}")),

@@ -79,12 +79,13 @@ impl App {
         }
     }
 
-    /// Switches the right column between CoRet dense and hybrid, and re-runs its search.
+    /// Cycles the right column through CoRet dense, hybrid and history, and re-runs its search.
     pub(super) fn toggle_hybrid(&mut self, commands: &mut Vec<Command>) {
         let column = &mut self.columns[1];
         column.retriever = match column.retriever {
-            Retriever::Hybrid => Retriever::Dense,
-            _ => Retriever::Hybrid,
+            Retriever::Dense => Retriever::Hybrid,
+            Retriever::Hybrid => Retriever::History,
+            _ => Retriever::Dense,
         };
         column.reset(if self.last_query.is_some() {
             ColumnStatus::WaitingForIndex
@@ -96,6 +97,7 @@ impl App {
         }
         let label = match self.columns[1].retriever {
             Retriever::Hybrid => "right column: hybrid (BM25 + CoRet fusion)",
+            Retriever::History => "right column: history (files of past commits like the issue)",
             _ => "right column: CoRet dense",
         };
         self.info(label);

@@ -243,6 +243,8 @@ fn toggling_hybrid_re_runs_the_right_column_and_drops_its_old_results() {
     app.update(outcome(1, sent[0].1, &[4, 5]));
     assert_eq!(app.columns[1].hits.len(), 2);
     app.update(Action::ToggleHybrid);
+    assert_eq!(app.columns[1].retriever, Retriever::History);
+    app.update(Action::ToggleHybrid);
     assert_eq!(app.columns[1].retriever, Retriever::Dense);
 }
 
