@@ -88,7 +88,9 @@ impl Default for FusionParams {
             dense_weight: 0.25,
             path_boost: 0.0,
             test_weight: 0.1,
-            history_weight: 0.0,
+            // Measured on the 51 tuning instances, checked on sympy (README "Results"): a small,
+            // consistent gain in PR@20 and MRR at 0.15; more weight loses MRR.
+            history_weight: 0.15,
             history: Default::default(),
         }
     }

@@ -161,9 +161,9 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = coret::history::HistoryParams::default().max_files, value_name = "N")]
     pub history_max_files: usize,
 
-    /// History: a file scores its best commit, not the sum of its commits.
+    /// History: a file scores the sum of its commits' scores, not its best commit's.
     #[arg(long, hide = true)]
-    pub history_best: bool,
+    pub history_sum: bool,
 
     /// Hybrid: weight of the dense ranking against BM25's 1.0.
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().dense_weight, value_parser = weight, value_name = "W")]

@@ -63,7 +63,7 @@ pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
         history: coret::history::HistoryParams {
             top_commits: args.history_commits.max(1),
             max_files: args.history_max_files.max(1),
-            sum: !args.history_best,
+            sum: args.history_sum,
         },
         ..Default::default()
     }
