@@ -309,7 +309,7 @@ pub struct Args {
     #[arg(long, hide = true)]
     pub resume: bool,
 
-    /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm).
+    /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm), `embed`, `query`, `history` (git history index; cold and warm).
     #[arg(long, hide = true, value_name = "WHAT")]
     pub bench: Option<String>,
 }

@@ -17,9 +17,10 @@ pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
         "index-once" => index_once(args),
         "embed" => super::bench_dense::embed(args),
         "query" => super::bench_dense::query(args),
+        "history" => bench_history(args),
         other => {
             anyhow::bail!(coret::Error::Usage(format!(
-                "unknown benchmark `{other}` (expected: index, embed, query)"
+                "unknown benchmark `{other}` (expected: index, embed, query, history)"
             )))
         }
     }
@@ -40,6 +41,39 @@ fn bench_index(args: &Args) -> anyhow::Result<()> {
             anyhow::bail!("benchmark run failed: {}", String::from_utf8_lossy(&out.stderr).trim());
         }
         println!("{label:>5}: {}", String::from_utf8_lossy(&out.stdout).trim());
+    }
+    Ok(())
+}
+
+/// `--bench history PATH` (a checkout or a bare repository): reads the history of `HEAD` into a
+/// fresh cache (cold), then again from the cache (warm), then scores one query over it.
+fn bench_history(args: &Args) -> anyhow::Result<()> {
+    let git_dir = coret::repo::git::git_dir_of(&args.path)
+        .ok_or_else(|| coret::Error::Usage(format!("{}: not a git repository", args.path.display())))?;
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("history.bin");
+    println!("benchmark: history {}", args.path.display());
+    for label in ["cold", "warm"] {
+        let t = Instant::now();
+        let loaded =
+            coret::history::load_history(&git_dir, "HEAD", Some(&cache), &mut |n| eprintln!("note: {n}"))?;
+        let secs = t.elapsed().as_secs_f64();
+        let Some((index, _)) = loaded else { anyhow::bail!("no commits") };
+        let bytes = std::fs::metadata(&cache).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "{label:>5}: commits {} seconds {secs:.3} cache_mib {:.1}",
+            index.len(),
+            bytes as f64 / (1 << 20) as f64
+        );
+        if label == "warm" {
+            let view = coret::history::HistoryView::new(std::sync::Arc::new(index), None);
+            let t = Instant::now();
+            let files = view.score_files(
+                "simplify returns a wrong result for sqrt of a negative rational",
+                Default::default(),
+            );
+            println!("query: {} files scored in {:.1} ms", files.len(), t.elapsed().as_secs_f64() * 1e3);
+        }
     }
     Ok(())
 }
