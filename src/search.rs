@@ -112,7 +112,8 @@ pub fn fuse_rrf_boosted(
     in_named_file: impl Fn(u32) -> bool,
 ) -> Vec<Hit> {
     let mut scores: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
-    for &(list, weight) in lists {
+    // A list of weight 0 (or less) is silenced: it adds no candidates of its own either.
+    for &(list, weight) in lists.iter().filter(|(_, w)| *w > 0.0) {
         for (i, h) in list.iter().enumerate() {
             *scores.entry(h.chunk).or_default() += weight / (params.rrf_k + (i + 1) as f32);
         }
@@ -269,8 +270,12 @@ mod tests {
     #[test]
     fn weights_can_silence_a_retriever() {
         let p = FusionParams { dense_weight: 0.0, ..FusionParams::default() };
-        let fused = fuse_rrf(&hits(&[5, 6]), &hits(&[7]), p, 2);
-        assert_eq!(fused.iter().map(|h| h.chunk).collect::<Vec<_>>(), [5, 6]);
+        let fused = fuse_rrf(&hits(&[5, 6]), &hits(&[7]), p, 3);
+        assert_eq!(
+            fused.iter().map(|h| h.chunk).collect::<Vec<_>>(),
+            [5, 6],
+            "7 comes only from the silenced list"
+        );
     }
 
     #[test]

@@ -233,4 +233,52 @@ mod tests {
             "still listed"
         );
     }
+
+    #[test]
+    fn history_ranks_the_files_past_commits_changed_and_the_hybrid_fuses_it_by_weight() {
+        use crate::history::{log::CommitRecord, HistoryIndex};
+        let files = vec![
+            (
+                "net/url.py".to_string(),
+                "def parse(u):\n    return u\n\ndef port(u):\n    return 80\n".to_string(),
+            ),
+            ("net/other.py".to_string(), "def port_number(x):\n    return x\n".to_string()),
+        ];
+        let repo = RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap();
+        let mut index = HistoryIndex::default();
+        index.add(vec![CommitRecord {
+            id: "abcdef1".into(),
+            parents: vec![],
+            message: "Fix the URL parser crash".into(),
+            files: vec!["net/url.py".into()],
+        }]);
+        let view = HistoryView::new(Arc::new(index), None);
+        let query = "URL parser crash on port";
+        let bm25 = repo.search_bm25(query, 10).unwrap();
+        let ranked = history_ranking(&repo, &view, query, &bm25, HistoryParams::default(), 10);
+        let paths: Vec<&str> = ranked.iter().map(|h| repo.chunks[h.chunk as usize].path.as_str()).collect();
+        assert!(!paths.is_empty() && paths.iter().all(|p| *p == "net/url.py"), "{paths:?}");
+        let names: Vec<&str> = ranked.iter().map(|h| repo.chunks[h.chunk as usize].name.as_str()).collect();
+        let by_bm25: Vec<&str> = bm25
+            .iter()
+            .map(|h| &repo.chunks[h.chunk as usize])
+            .filter(|c| c.path == "net/url.py")
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names[..by_bm25.len()], by_bm25[..], "within the file, BM25 order first");
+
+        let only_history = ranked[ranked.len() - 1];
+        let without = hybrid(
+            &repo,
+            query,
+            &[],
+            &[],
+            &ranked,
+            FusionParams { history_weight: 0.0, ..Default::default() },
+            10,
+        );
+        assert!(without.is_empty(), "weight 0 leaves the history out");
+        let with = hybrid(&repo, query, &[], &[], &ranked, FusionParams::default(), 10);
+        assert!(with.iter().any(|h| h.chunk == only_history.chunk));
+    }
 }
