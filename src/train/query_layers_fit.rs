@@ -278,7 +278,7 @@ mod tests {
                 .unwrap();
         assert!(losses[1] > losses[losses.len() - 1], "the loss fell: {losses:?}");
         let (first, last) =
-            (logs[0].val.clone().unwrap(), logs.iter().filter_map(|l| l.val.clone()).last().unwrap());
+            (logs[0].val.clone().unwrap(), logs.iter().rev().find_map(|l| l.val.clone()).unwrap());
         assert!(last.mrr >= first.mrr, "{first:?} -> {last:?}");
         assert_eq!(layers.layers(), std::collections::BTreeSet::from([1]), "only the top layer is retrained");
         assert_eq!(
