@@ -350,6 +350,27 @@ mod tests {
             "the query tower differs"
         );
         assert!(untied.towers().names().query.contains("adapter-"), "{:?}", untied.towers().names());
+
+        // Retrained top layers as the query tower: the same holds.
+        let layer = crate::model::LayerTensor {
+            name: "encoder.layer.1.output.dense.bias".into(),
+            shape: vec![dim],
+            values: vec![0.3; dim],
+        };
+        let layers =
+            crate::model::QueryLayers::from_tensors(vec![layer], &enc.model_id(), Default::default())
+                .unwrap();
+        let file = dir.path().join("layers.safetensors");
+        layers.save(&file).unwrap();
+        let (towers, _) =
+            Towers::with_choice(enc.clone(), &crate::model::QueryTowerChoice::File(file)).unwrap();
+        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        let layered = build_with(towers, &r, with_callees(), &mut store);
+        assert_eq!((layered.embedded, layered.reused), (0, 0), "every chunk vector came from the log");
+        assert_eq!(std::fs::read(&log).unwrap(), bytes, "vector log untouched");
+        assert_eq!(layered.encoder().fingerprint(), fingerprint);
+        assert_ne!(tied.embed_query("alpha").unwrap(), layered.embed_query("alpha").unwrap());
+        assert!(layered.towers().names().query.contains("layers-"), "{:?}", layered.towers().names());
     }
 
     #[test]
