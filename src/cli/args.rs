@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(help_heading = "Model", long, env = "CORET_MODEL", value_name = "DIR")]
     pub model: Option<PathBuf>,
 
-    /// Query tower: pretrained (the chunk tower, tied), trained (the project's shipped adapter, opt-in), or an adapter file.
+    /// Query tower: pretrained (the chunk tower, tied), trained (the project's shipped adapter, opt-in), or a query-tower file (adapter or layers).
     #[arg(help_heading = "Model", long, default_value = "pretrained", value_name = "MODEL")]
     pub query_model: coret::model::QueryTowerChoice,
 
