@@ -168,9 +168,40 @@ pub fn hybrid(
         Default::default()
     };
     let lists = [(bm25, params.bm25_weight), (dense, params.dense_weight), (history, params.history_weight)];
-    fuse_rrf_boosted(&lists, params, k, |c| {
-        repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
-    })
+    let fused =
+        fuse_rrf_boosted(&lists, params, if params.graph_weight > 0.0 { usize::MAX } else { k }, |c| {
+            repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
+        });
+    if params.graph_weight > 0.0 {
+        let mut hits = propagate(&repo.graph, fused, params.graph_weight);
+        hits.truncate(k);
+        hits
+    } else {
+        fused
+    }
+}
+
+/// How many of the best fused chunks pass score to their call-graph neighbours.
+const PROPAGATE_TOP: usize = 20;
+
+/// Call-graph score propagation: each of the top [`PROPAGATE_TOP`] hits adds `weight` × its
+/// score to every caller and callee (a chunk whose neighbours match the issue is likely
+/// involved too). Best first, ties by chunk id.
+pub fn propagate(graph: &crate::callgraph::CallGraph, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
+    let mut scores: std::collections::HashMap<u32, f32> = hits.iter().map(|h| (h.chunk, h.score)).collect();
+    for h in hits.iter().take(PROPAGATE_TOP) {
+        let i = h.chunk as usize;
+        let callees = graph.callees.get(i).map(Vec::as_slice).unwrap_or_default();
+        let callers = graph.callers.get(i).map(Vec::as_slice).unwrap_or_default();
+        for &n in callees.iter().chain(callers) {
+            if n != h.chunk {
+                *scores.entry(n).or_default() += weight * h.score;
+            }
+        }
+    }
+    let mut out: Vec<Hit> = scores.into_iter().map(|(chunk, score)| Hit { chunk, score }).collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+    out
 }
 
 /// The history retriever's chunk ranking: chunks of the files the matching commits changed,
@@ -280,5 +311,21 @@ mod tests {
         assert!(without.is_empty(), "weight 0 leaves the history out");
         let with = hybrid(&repo, query, &[], &[], &ranked, FusionParams::default(), 10);
         assert!(with.iter().any(|h| h.chunk == only_history.chunk));
+    }
+
+    #[test]
+    fn propagation_lifts_the_callers_and_callees_of_top_chunks() {
+        let graph = crate::callgraph::CallGraph {
+            callees: vec![vec![2], vec![], vec![], vec![]],
+            callers: vec![vec![], vec![], vec![0], vec![]],
+        };
+        let hits =
+            vec![Hit { chunk: 0, score: 1.0 }, Hit { chunk: 1, score: 0.5 }, Hit { chunk: 3, score: 0.4 }];
+        let out = propagate(&graph, hits.clone(), 0.6);
+        let order: Vec<u32> = out.iter().map(|h| h.chunk).collect();
+        assert_eq!(order, [0, 2, 1, 3], "the callee of the best chunk enters above the rest");
+        assert!((out[0].score - 1.0).abs() < 1e-6, "0 gets nothing back from 2 (2 is not in the top list)");
+        let none = propagate(&graph, hits, 0.0);
+        assert_eq!(none.iter().map(|h| h.chunk).collect::<Vec<_>>(), [0, 1, 3, 2]);
     }
 }

@@ -153,6 +153,10 @@ pub struct Args {
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().history_weight, value_parser = weight, value_name = "W")]
     pub history_weight: f32,
 
+    /// Hybrid: share of a top chunk's score passed to its callers and callees (0: no call-graph propagation).
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().graph_weight, value_parser = weight, value_name = "W")]
+    pub graph_weight: f32,
+
     /// History: how many of the best-matching commits count.
     #[arg(long, hide = true, default_value_t = coret::history::HistoryParams::default().top_commits, value_name = "N")]
     pub history_commits: usize,

@@ -60,6 +60,7 @@ pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
         path_boost: args.path_boost,
         test_weight: args.test_weight,
         history_weight: args.history_weight,
+        graph_weight: args.graph_weight,
         history: coret::history::HistoryParams {
             top_commits: args.history_commits.max(1),
             max_files: args.history_max_files.max(1),
