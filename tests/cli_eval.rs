@@ -113,6 +113,10 @@ fn metrics_match_hand_computation_and_bad_instances_are_reported() {
     assert_eq!(bm25["mrr"], 1.0);
     assert_eq!(bm25["file_acc@1"], 1.0);
     assert!(s["failed"][0][1].as_str().unwrap().contains("0123456789abcdef"), "{s}");
+    // A `no_gold` instance says why: its patch touches only a file the index does not hold.
+    assert_eq!(s["without_gold"][0][0], "docs-only");
+    let why = s["without_gold"][0][1].as_str().unwrap();
+    assert!(why.contains("README.md: not indexed"), "{why}");
 
     let per: Vec<Value> = std::fs::read_to_string(out.join("instances.jsonl"))
         .unwrap()

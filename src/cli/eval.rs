@@ -73,6 +73,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             };
             progress.println(&line);
         }
+        if r.status == "no_gold" {
+            progress.println(&format!(
+                "{}: no gold chunk: {}",
+                r.instance_id,
+                r.error.as_deref().unwrap_or("?")
+            ));
+        }
         if let Some((f, p)) = per_instance.as_mut() {
             let line = serde_json::to_string(r).map_err(|e| Error::context(p.display().to_string(), e))?;
             writeln!(f, "{line}").map_err(|e| Error::io(p.as_path(), e))?;

@@ -67,6 +67,43 @@ pub enum SkipReason {
     PatchMismatch,
 }
 
+impl SkipReason {
+    /// For people: why a file of the patch holds no gold chunk.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SkipReason::NewFile => "created by the patch",
+            SkipReason::Binary => "binary",
+            SkipReason::NotIndexed => "not indexed (not Python, a test file left out, or absent)",
+            SkipReason::NoChunks => "has no chunks",
+            SkipReason::NoLineChanges => "renamed or mode changed only",
+            SkipReason::PatchMismatch => "the patch does not match the base file",
+        }
+    }
+}
+
+impl Gold {
+    /// Why the gold is empty, for a `no_gold` instance: each file of the patch and why it gave
+    /// nothing.
+    pub fn why_empty(&self) -> String {
+        let mut parts: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|s| match &s.detail {
+                Some(d) => format!("{}: {} ({d})", s.path, s.reason.describe()),
+                None => format!("{}: {}", s.path, s.reason.describe()),
+            })
+            .collect();
+        if !self.unplaced.is_empty() {
+            parts.push(format!("{} changed line(s) outside any chunk", self.unplaced.len()));
+        }
+        if parts.is_empty() {
+            "the patch changes no file".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SkippedFile {
     pub path: String,

@@ -74,6 +74,7 @@ pub struct InstanceResult {
     pub repo: String,
     /// `ok`, `no_gold` or `failed`.
     pub status: &'static str,
+    /// Why it failed, or why it has no gold chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub gold: Vec<GoldOut>,
@@ -102,7 +103,8 @@ pub struct EvalSummary {
     pub seconds: f64,
     pub retrievers: BTreeMap<&'static str, Summary>,
     pub failed: Vec<(String, String)>,
-    pub without_gold: Vec<String>,
+    /// Instances without a gold chunk, each with why.
+    pub without_gold: Vec<(String, String)>,
     /// Diagnostics (e.g. a torn vector log that was cut back), one line each.
     pub notes: Vec<String>,
     /// The dense retriever's chunk and query towers (absent for BM25-only runs).
@@ -158,7 +160,9 @@ pub fn run_eval(
                     aggregates.entry(name).or_default().add_metrics(m);
                 }
             }
-            "no_gold" => without_gold.push(result.instance_id.clone()),
+            "no_gold" => {
+                without_gold.push((result.instance_id.clone(), result.error.clone().unwrap_or_default()))
+            }
             _ => summary_failed.push((result.instance_id.clone(), result.error.clone().unwrap_or_default())),
         }
         on_result(&result)?;
@@ -241,6 +245,7 @@ fn evaluate_instance(
     let git_dir = st.git_dir.clone().map_err(|m| Error::context(&inst.instance_id, m))?;
     let InstanceSnapshot { index, gold, gold_ids } =
         index_instance(inst, &git_dir, cfg.max_file_size, cfg.exclude_tests, &mut st.syntax)?;
+    let any_gold = !gold_ids.is_empty();
     let gold_ids: Vec<usize> =
         gold_ids.into_iter().filter(|&id| !(cfg.no_module_chunks && is_module(&index, id))).collect();
     let mut result = InstanceResult {
@@ -259,6 +264,11 @@ fn evaluate_instance(
     };
     if gold_ids.is_empty() {
         result.status = "no_gold";
+        result.error = Some(if any_gold {
+            "its only gold chunks are module-level code, left out by --no-module-chunks".into()
+        } else {
+            gold.why_empty()
+        });
         return Ok(result);
     }
     let query = instance_query(inst, cfg.use_hints);
