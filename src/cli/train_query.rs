@@ -44,6 +44,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("{}: {} more examples", extra.display(), more.examples.len());
         train.merge(more).map_err(|e| Error::context(extra.display().to_string(), e))?;
     }
+    // Prepared sets keep every message; --min-query-chars applies to them too.
+    let before = train.examples.len();
+    train.examples.retain(|e| e.text.is_empty() || e.text.chars().count() >= args.min_query_chars);
+    if train.examples.len() < before {
+        eprintln!(
+            "{} of {before} examples have at least {} characters",
+            train.examples.len(),
+            args.min_query_chars
+        );
+    }
     let (train, val) = match &args.val {
         Some(p) => (train, Some(load_set(args, p, &towers, &output.join("val-set.bin"), true, &progress)?)),
         // Without a validation file, a share of the training instances chooses the epoch
