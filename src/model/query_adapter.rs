@@ -61,15 +61,7 @@ impl QueryAdapter {
     /// Parses adapter bytes; `origin` names the file in errors.
     pub fn from_bytes(bytes: &[u8], sha256: Option<&str>, origin: &str) -> Result<Self> {
         let fail = |m: String| Error::context(origin, m);
-        tower_file::verify(bytes, sha256, origin)?;
-        let metadata = tower_file::metadata(bytes, origin)?;
-        if metadata.get(META_FORMAT).map(String::as_str) != Some(ADAPTER_FORMAT) {
-            return Err(fail(format!(
-                "not a query adapter (metadata {META_FORMAT} is not {ADAPTER_FORMAT})"
-            )));
-        }
-        let base =
-            metadata.get(META_BASE).cloned().ok_or_else(|| fail(format!("no {META_BASE} in metadata")))?;
+        let (metadata, base) = tower_file::open(bytes, sha256, origin, ADAPTER_FORMAT, "query adapter")?;
         let tensors = safetensors::SafeTensors::deserialize(bytes)
             .map_err(|e| fail(format!("truncated or corrupt query adapter (safetensors: {e})")))?;
         let read = |name: &str| -> Result<(Vec<usize>, Vec<f32>)> {

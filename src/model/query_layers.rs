@@ -59,15 +59,8 @@ impl QueryLayers {
     /// Parses a layers file; `origin` names it in errors.
     pub fn from_bytes(bytes: &[u8], sha256: Option<&str>, origin: &str) -> Result<Self> {
         let fail = |m: String| Error::context(origin, m);
-        tower_file::verify(bytes, sha256, origin)?;
-        let metadata = tower_file::metadata(bytes, origin)?;
-        if metadata.get(META_FORMAT).map(String::as_str) != Some(LAYERS_FORMAT) {
-            return Err(fail(format!(
-                "not query-tower layers (metadata {META_FORMAT} is not {LAYERS_FORMAT})"
-            )));
-        }
-        let base =
-            metadata.get(META_BASE).cloned().ok_or_else(|| fail(format!("no {META_BASE} in metadata")))?;
+        let (metadata, base) =
+            tower_file::open(bytes, sha256, origin, LAYERS_FORMAT, "query-tower layers file")?;
         let st = safetensors::SafeTensors::deserialize(bytes)
             .map_err(|e| fail(format!("truncated or corrupt query tower (safetensors: {e})")))?;
         let mut tensors = Vec::new();

@@ -67,6 +67,27 @@ pub fn metadata(bytes: &[u8], origin: &str) -> Result<HashMap<String, String>> {
     Ok(meta.metadata().clone().unwrap_or_default())
 }
 
+/// Checks `bytes` against `sha256`, then that the metadata names `format`; the metadata and the
+/// chunk tower it names (`coret.base`). `what` names the kind in errors ("query adapter").
+pub fn open(
+    bytes: &[u8],
+    sha256: Option<&str>,
+    origin: &str,
+    format: &str,
+    what: &str,
+) -> Result<(HashMap<String, String>, String)> {
+    verify(bytes, sha256, origin)?;
+    let meta = metadata(bytes, origin)?;
+    if meta.get(META_FORMAT).map(String::as_str) != Some(format) {
+        return Err(Error::context(origin, format!("not a {what} (metadata {META_FORMAT} is not {format})")));
+    }
+    let base = meta
+        .get(META_BASE)
+        .cloned()
+        .ok_or_else(|| Error::context(origin, format!("no {META_BASE} in metadata")))?;
+    Ok((meta, base))
+}
+
 /// The bytes of a safetensors file holding `tensors` (written in name order) and `meta`.
 pub fn to_bytes(mut tensors: Vec<RawTensor>, meta: &BTreeMap<String, String>) -> Result<Vec<u8>> {
     tensors.sort_by(|a, b| a.name.cmp(&b.name));

@@ -60,6 +60,15 @@ impl Default for QueryFitConfig {
     }
 }
 
+impl QueryFitConfig {
+    /// The negatives' sampling temperature after `step` of `total` updates: geometric from the
+    /// first to the last (the curriculum: nearly random early, hardest late).
+    pub fn sample_temp(&self, step: usize, total: usize) -> f32 {
+        let frac = step as f32 / total.max(1) as f32;
+        self.sample_temp_start * (self.sample_temp_end / self.sample_temp_start).powf(frac)
+    }
+}
+
 /// Ranking quality of a query tower over validation examples (pool = whole snapshot).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct PoolMetrics {
@@ -145,8 +154,7 @@ pub fn fit_adapter(
             if cancelled() {
                 return Err(Error::Cancelled);
             }
-            let frac = step as f32 / total_steps as f32;
-            temp = cfg.sample_temp_start * (cfg.sample_temp_end / cfg.sample_temp_start).powf(frac);
+            temp = cfg.sample_temp(step, total_steps);
             let current = snapshot(&factors, &b)?;
             let examples: Vec<&QueryExample> = batch.iter().map(|&i| &train.examples[i]).collect();
             let now: Vec<Vec<f32>> = examples.iter().map(|e| current.apply(&e.query)).collect();

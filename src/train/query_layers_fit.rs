@@ -182,8 +182,7 @@ pub fn fit_layers(
             if cancelled() {
                 return Err(Error::Cancelled);
             }
-            let frac = step as f32 / total_steps as f32;
-            temp = cfg.sample_temp_start * (cfg.sample_temp_end / cfg.sample_temp_start).powf(frac);
+            temp = cfg.sample_temp(step, total_steps);
             let q = top.queries(&lowered, batch).map_err(err)?;
             let now = q.detach().to_vec2::<f32>().map_err(err)?;
             let examples: Vec<&QueryExample> = batch.iter().map(|&i| &train.examples[i]).collect();
