@@ -215,21 +215,15 @@ pub fn history_ranking(
     params: HistoryParams,
     depth: usize,
 ) -> Vec<Hit> {
-    let files: std::collections::HashMap<&str, f32> = view.score_files(query, params).into_iter().collect();
-    if files.is_empty() {
-        return Vec::new();
-    }
     let bm25_rank: std::collections::HashMap<u32, usize> =
         bm25.iter().enumerate().map(|(i, h)| (h.chunk, i)).collect();
-    let mut hits: Vec<(f32, usize, u32)> = repo
-        .chunks
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| {
-            let score = *files.get(c.path.as_str())?;
-            let id = i as u32;
-            Some((score, bm25_rank.get(&id).copied().unwrap_or(usize::MAX), id))
-        })
+    // Only the scored files' chunks are visited (files the snapshot lacks are skipped).
+    let mut hits: Vec<(f32, usize, u32)> = view
+        .score_files(query, params)
+        .into_iter()
+        .filter_map(|(path, score)| repo.file_span(path).map(|f| (score, f)))
+        .flat_map(|(score, f)| (f.first..f.first + f.count).map(move |id| (score, id)))
+        .map(|(score, id)| (score, bm25_rank.get(&id).copied().unwrap_or(usize::MAX), id))
         .collect();
     hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     hits.truncate(depth);

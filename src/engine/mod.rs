@@ -216,9 +216,14 @@ impl RepoIndex {
 
     /// The chunks of `path`, if the index holds that file.
     pub fn file_chunks(&self, path: &str) -> Option<&[Chunk]> {
-        let i = self.files.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
-        let f = &self.files[i];
+        let f = self.file_span(path)?;
         Some(&self.chunks[f.first as usize..(f.first + f.count) as usize])
+    }
+
+    /// The indexed file at `path` and the global ids of its chunks.
+    pub fn file_span(&self, path: &str) -> Option<&FileSpan> {
+        let i = self.files.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
+        Some(&self.files[i])
     }
 
     /// Reads a chunk's whole file from the working tree (for previews).

@@ -52,14 +52,8 @@ pub fn index_instance(
         let source = sources.get(path)?;
         Some(FileChunks { chunks, source })
     });
-    let gold_ids: Vec<usize> = gold
-        .chunks
-        .iter()
-        .filter_map(|g| {
-            let i = index.files.binary_search_by(|f| f.path.as_str().cmp(&g.path)).ok()?;
-            Some(index.files[i].first as usize + g.index)
-        })
-        .collect();
+    let gold_ids: Vec<usize> =
+        gold.chunks.iter().filter_map(|g| Some(index.file_span(&g.path)?.first as usize + g.index)).collect();
     Ok(InstanceSnapshot { index, gold, gold_ids })
 }
 
