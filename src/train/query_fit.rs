@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use candle_core::{DType, Device, Tensor, Var, D};
 use candle_nn::optim::{AdamW, Optimizer, ParamsAdamW};
+use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
@@ -87,8 +88,133 @@ pub struct EpochLog {
     pub seconds: f64,
 }
 
-/// Trains an adapter on `train`; keeps the epoch with the best validation MRR (the last
-/// epoch without validation). `on_epoch` sees each epoch's log (epoch 0: before training).
+/// A query tower under training, as [`run_epochs`] drives it.
+pub(crate) trait Trainee {
+    type Weights;
+    /// One update on the training examples `batch`, negatives sampled at `temp`; its loss.
+    fn step(&mut self, batch: &[usize], temp: f32, rng: &mut StdRng) -> Result<f64>;
+    /// A copy of the current weights.
+    fn weights(&self) -> Result<Self::Weights>;
+    /// The current weights' metrics on the validation set, if there is one.
+    fn validate(&self) -> Result<Option<PoolMetrics>>;
+}
+
+/// The epoch loop every query tower shares: shuffled batches over `examples` training examples,
+/// the curriculum's temperature per update, a log per epoch (epoch 0: before training), and the
+/// weights of the epoch with the best validation MRR (the last epoch without validation).
+/// `started` is when preparing began, so logged seconds include it.
+pub(crate) fn run_epochs<T: Trainee>(
+    trainee: &mut T,
+    examples: usize,
+    cfg: &QueryFitConfig,
+    started: std::time::Instant,
+    cancelled: &dyn Fn() -> bool,
+    on_epoch: &mut dyn FnMut(&EpochLog),
+) -> Result<(T::Weights, Vec<EpochLog>)> {
+    use rand::seq::SliceRandom;
+    let mut rng = StdRng::seed_from_u64(cfg.seed);
+    let log0 = EpochLog {
+        epoch: 0,
+        loss: f64::NAN,
+        sample_temp: cfg.sample_temp_start,
+        val: trainee.validate()?,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    on_epoch(&log0);
+    let mut best = (log0.val.as_ref().map_or(f64::NEG_INFINITY, |m| m.mrr), trainee.weights()?);
+    let mut logs = vec![log0];
+    let steps_per_epoch = examples.div_ceil(cfg.batch.max(1));
+    let total_steps = (steps_per_epoch * cfg.epochs).max(1);
+    let mut step = 0;
+    let mut order: Vec<usize> = (0..examples).collect();
+    for epoch in 1..=cfg.epochs {
+        order.shuffle(&mut rng);
+        let (mut loss_sum, mut temp) = (0.0, cfg.sample_temp_start);
+        for batch in order.chunks(cfg.batch.max(1)) {
+            if cancelled() {
+                return Err(Error::Cancelled);
+            }
+            temp = cfg.sample_temp(step, total_steps);
+            loss_sum += trainee.step(batch, temp, &mut rng)?;
+            step += 1;
+        }
+        let log = EpochLog {
+            epoch,
+            loss: loss_sum / steps_per_epoch as f64,
+            sample_temp: temp,
+            val: trainee.validate()?,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        on_epoch(&log);
+        let score = log.val.as_ref().map_or(epoch as f64, |m| m.mrr);
+        if score > best.0 || log.val.is_none() {
+            best = (score, trainee.weights()?);
+        }
+        logs.push(log);
+    }
+    Ok((best.1, logs))
+}
+
+fn adapter_err(e: candle_core::Error) -> Error {
+    Error::context("query adapter", e)
+}
+
+/// The adapter under training: `W` (whole, or factors `U·Vᵀ`) and `b`.
+struct AdapterTrainee<'a> {
+    train: &'a QuerySet,
+    val: Option<&'a QuerySet>,
+    base: &'a str,
+    cfg: &'a QueryFitConfig,
+    factors: Vec<Var>,
+    b: Var,
+    opt: AdamW,
+}
+
+impl AdapterTrainee<'_> {
+    fn weight(&self) -> candle_core::Result<Tensor> {
+        match self.factors.as_slice() {
+            [w] => Ok(w.as_tensor().clone()),
+            [u, v] => u.matmul(&v.t()?),
+            _ => candle_core::bail!("adapter factors"),
+        }
+    }
+}
+
+impl Trainee for AdapterTrainee<'_> {
+    type Weights = QueryAdapter;
+
+    fn step(&mut self, batch: &[usize], temp: f32, rng: &mut StdRng) -> Result<f64> {
+        let current = self.weights()?;
+        let examples: Vec<&QueryExample> = batch.iter().map(|&i| &self.train.examples[i]).collect();
+        let now: Vec<Vec<f32>> = examples.iter().map(|e| current.apply(&e.query)).collect();
+        let tensors = batch_tensors(self.train, &examples, &now, self.cfg.negatives, temp, rng, &Device::Cpu)
+            .map_err(adapter_err)?;
+        let loss = self
+            .weight()
+            .and_then(|w| batch_loss(&w, &self.b, &tensors, self.cfg.tau))
+            .map_err(adapter_err)?;
+        let value = loss.to_scalar::<f32>().map_err(adapter_err)? as f64;
+        self.opt.backward_step(&loss).map_err(adapter_err)?;
+        Ok(value)
+    }
+
+    fn weights(&self) -> Result<QueryAdapter> {
+        let w = self
+            .weight()
+            .and_then(|w| w.flatten_all())
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(adapter_err)?;
+        let b = self.b.to_vec1::<f32>().map_err(adapter_err)?;
+        QueryAdapter::from_parts(w, b, self.base, HashMap::new())
+    }
+
+    fn validate(&self) -> Result<Option<PoolMetrics>> {
+        let Some(v) = self.val else { return Ok(None) };
+        Ok(Some(pool_metrics(v, &adapted(v, &self.weights()?))))
+    }
+}
+
+/// Trains an adapter on `train` (see [`run_epochs`] for epochs, logs and the epoch kept).
 pub fn fit_adapter(
     train: &QuerySet,
     val: Option<&QuerySet>,
@@ -101,86 +227,22 @@ pub fn fit_adapter(
     if train.examples.is_empty() {
         return Err(Error::invalid("no training examples"));
     }
-    let err = |e: candle_core::Error| Error::context("query adapter", e);
+    let started = std::time::Instant::now();
     let dev = Device::Cpu;
-    let b = Var::zeros(dim, DType::F32, &dev).map_err(err)?;
+    let b = Var::zeros(dim, DType::F32, &dev).map_err(adapter_err)?;
     // Full rank: W itself. Low rank: U random and V zero, so W = U·Vᵀ starts at zero.
     let factors = if cfg.rank == 0 {
-        vec![Var::zeros((dim, dim), DType::F32, &dev).map_err(err)?]
+        vec![Var::zeros((dim, dim), DType::F32, &dev).map_err(adapter_err)?]
     } else {
-        let u = Var::randn(0f32, 1.0 / (dim as f32).sqrt(), (dim, cfg.rank), &dev).map_err(err)?;
-        vec![u, Var::zeros((dim, cfg.rank), DType::F32, &dev).map_err(err)?]
-    };
-    let weight = |f: &[Var]| -> candle_core::Result<Tensor> {
-        match f {
-            [w] => Ok(w.as_tensor().clone()),
-            [u, v] => u.matmul(&v.t()?),
-            _ => candle_core::bail!("adapter factors"),
-        }
+        let u = Var::randn(0f32, 1.0 / (dim as f32).sqrt(), (dim, cfg.rank), &dev).map_err(adapter_err)?;
+        vec![u, Var::zeros((dim, cfg.rank), DType::F32, &dev).map_err(adapter_err)?]
     };
     let params = ParamsAdamW { lr: cfg.lr, weight_decay: cfg.weight_decay, ..Default::default() };
     let mut vars = factors.clone();
     vars.push(b.clone());
-    let mut opt = AdamW::new(vars, params).map_err(err)?;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
-    let started = std::time::Instant::now();
-    let mut logs = Vec::new();
-    let snapshot = |f: &[Var], b: &Var| -> Result<QueryAdapter> {
-        let wv = weight(f).and_then(|w| w.flatten_all()).and_then(|t| t.to_vec1::<f32>()).map_err(err)?;
-        let bv = b.to_vec1::<f32>().map_err(err)?;
-        QueryAdapter::from_parts(wv, bv, base, HashMap::new())
-    };
-    let first = QueryAdapter::identity(dim, base);
-    let log0 = EpochLog {
-        epoch: 0,
-        loss: f64::NAN,
-        sample_temp: cfg.sample_temp_start,
-        val: val.map(|v| pool_metrics(v, &adapted(v, &first))),
-        seconds: 0.0,
-    };
-    on_epoch(&log0);
-    let mut best = (log0.val.as_ref().map_or(f64::NEG_INFINITY, |m| m.mrr), first);
-    logs.push(log0);
-    let steps_per_epoch = train.examples.len().div_ceil(cfg.batch.max(1));
-    let total_steps = (steps_per_epoch * cfg.epochs).max(1);
-    let mut step = 0;
-    let mut order: Vec<usize> = (0..train.examples.len()).collect();
-    for epoch in 1..=cfg.epochs {
-        use rand::seq::SliceRandom;
-        order.shuffle(&mut rng);
-        let mut loss_sum = 0.0;
-        let mut temp = cfg.sample_temp_start;
-        for batch in order.chunks(cfg.batch.max(1)) {
-            if cancelled() {
-                return Err(Error::Cancelled);
-            }
-            temp = cfg.sample_temp(step, total_steps);
-            let current = snapshot(&factors, &b)?;
-            let examples: Vec<&QueryExample> = batch.iter().map(|&i| &train.examples[i]).collect();
-            let now: Vec<Vec<f32>> = examples.iter().map(|e| current.apply(&e.query)).collect();
-            let tensors =
-                batch_tensors(train, &examples, &now, cfg.negatives, temp, &mut rng, &dev).map_err(err)?;
-            let loss = weight(&factors).and_then(|w| batch_loss(&w, &b, &tensors, cfg.tau)).map_err(err)?;
-            loss_sum += loss.to_scalar::<f32>().map_err(err)? as f64;
-            opt.backward_step(&loss).map_err(err)?;
-            step += 1;
-        }
-        let adapter = snapshot(&factors, &b)?;
-        let log = EpochLog {
-            epoch,
-            loss: loss_sum / steps_per_epoch as f64,
-            sample_temp: temp,
-            val: val.map(|v| pool_metrics(v, &adapted(v, &adapter))),
-            seconds: started.elapsed().as_secs_f64(),
-        };
-        on_epoch(&log);
-        let score = log.val.as_ref().map_or(epoch as f64, |m| m.mrr);
-        if score > best.0 || val.is_none() {
-            best = (score, adapter);
-        }
-        logs.push(log);
-    }
-    Ok((best.1, logs))
+    let opt = AdamW::new(vars, params).map_err(adapter_err)?;
+    let mut trainee = AdapterTrainee { train, val, base, cfg, factors, b, opt };
+    run_epochs(&mut trainee, train.examples.len(), cfg, started, cancelled, on_epoch)
 }
 
 /// One update's inputs: a row per (instance, gold chunk).

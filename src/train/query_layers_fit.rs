@@ -9,10 +9,11 @@ use std::path::Path;
 
 use candle_core::{Device, Tensor, Var};
 use candle_nn::optim::{AdamW, Optimizer, ParamsAdamW};
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::rngs::StdRng;
 
-use super::query_fit::{batch_tensors, coret_loss, pool_metrics, EpochLog, QueryFitConfig};
+use super::query_fit::{
+    batch_tensors, coret_loss, pool_metrics, run_epochs, EpochLog, PoolMetrics, QueryFitConfig, Trainee,
+};
 use super::query_set::{QueryExample, QuerySet};
 use super::weights::TrainModel;
 use crate::error::{Error, Result};
@@ -152,64 +153,49 @@ pub fn fit_layers(
         Some(v) => Some(top.lower(&v.examples.iter().collect::<Vec<_>>(), chunk, cfg.query_max_len)?),
         None => None,
     };
-    let measure = |top: &Top| -> Result<Option<_>> {
-        match (val, &val_lowered) {
-            (Some(v), Some(l)) => Ok(Some(pool_metrics(v, &top.all_queries(l)?))),
-            _ => Ok(None),
-        }
-    };
     let params = ParamsAdamW { lr: cfg.lr, weight_decay: cfg.weight_decay, ..Default::default() };
-    let mut opt = AdamW::new(top.vars.iter().map(|(_, v)| v.clone()).collect(), params).map_err(err)?;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
-    let log0 = EpochLog {
-        epoch: 0,
-        loss: f64::NAN,
-        sample_temp: cfg.sample_temp_start,
-        val: measure(&top)?,
-        seconds: started.elapsed().as_secs_f64(),
-    };
-    on_epoch(&log0);
-    let mut best = (log0.val.as_ref().map_or(f64::NEG_INFINITY, |m| m.mrr), top.snapshot()?);
-    let mut logs = vec![log0];
-    let steps_per_epoch = train.examples.len().div_ceil(cfg.batch.max(1));
-    let total_steps = (steps_per_epoch * cfg.epochs).max(1);
-    let mut step = 0;
-    let mut order: Vec<usize> = (0..train.examples.len()).collect();
-    for epoch in 1..=cfg.epochs {
-        order.shuffle(&mut rng);
-        let (mut loss_sum, mut temp) = (0.0, cfg.sample_temp_start);
-        for batch in order.chunks(cfg.batch.max(1)) {
-            if cancelled() {
-                return Err(Error::Cancelled);
-            }
-            temp = cfg.sample_temp(step, total_steps);
-            let q = top.queries(&lowered, batch).map_err(err)?;
-            let now = q.detach().to_vec2::<f32>().map_err(err)?;
-            let examples: Vec<&QueryExample> = batch.iter().map(|&i| &train.examples[i]).collect();
-            let t = batch_tensors(train, &examples, &now, cfg.negatives, temp, &mut rng, &Device::Cpu)
-                .map_err(err)?;
-            let loss = q.index_select(&t.example_of_row, 0).and_then(|rows| coret_loss(&rows, &t, cfg.tau));
-            let loss = loss.map_err(err)?;
-            loss_sum += loss.to_scalar::<f32>().map_err(err)? as f64;
-            opt.backward_step(&loss).map_err(err)?;
-            step += 1;
-        }
-        let log = EpochLog {
-            epoch,
-            loss: loss_sum / steps_per_epoch as f64,
-            sample_temp: temp,
-            val: measure(&top)?,
-            seconds: started.elapsed().as_secs_f64(),
-        };
-        on_epoch(&log);
-        let score = log.val.as_ref().map_or(epoch as f64, |m| m.mrr);
-        if score > best.0 || val.is_none() {
-            best = (score, top.snapshot()?);
-        }
-        logs.push(log);
-    }
-    let layers = QueryLayers::from_tensors(best.1, &chunk.model_id(), HashMap::new())?;
+    let opt = AdamW::new(top.vars.iter().map(|(_, v)| v.clone()).collect(), params).map_err(err)?;
+    let mut trainee = LayersTrainee { train, val: val.zip(val_lowered), cfg, top, lowered, opt };
+    let (best, logs) = run_epochs(&mut trainee, train.examples.len(), cfg, started, cancelled, on_epoch)?;
+    let layers = QueryLayers::from_tensors(best, &chunk.model_id(), HashMap::new())?;
     Ok((layers, logs))
+}
+
+/// The top layers under training, with the lowered queries they read.
+struct LayersTrainee<'a> {
+    train: &'a QuerySet,
+    val: Option<(&'a QuerySet, Lowered)>,
+    cfg: &'a QueryFitConfig,
+    top: Top,
+    lowered: Lowered,
+    opt: AdamW,
+}
+
+impl Trainee for LayersTrainee<'_> {
+    type Weights = Vec<LayerTensor>;
+
+    fn step(&mut self, batch: &[usize], temp: f32, rng: &mut StdRng) -> Result<f64> {
+        let q = self.top.queries(&self.lowered, batch).map_err(err)?;
+        // Negatives are sampled by the query vectors of this very forward pass.
+        let now = q.detach().to_vec2::<f32>().map_err(err)?;
+        let examples: Vec<&QueryExample> = batch.iter().map(|&i| &self.train.examples[i]).collect();
+        let t = batch_tensors(self.train, &examples, &now, self.cfg.negatives, temp, rng, &Device::Cpu)
+            .map_err(err)?;
+        let loss = q.index_select(&t.example_of_row, 0).and_then(|rows| coret_loss(&rows, &t, self.cfg.tau));
+        let loss = loss.map_err(err)?;
+        let value = loss.to_scalar::<f32>().map_err(err)? as f64;
+        self.opt.backward_step(&loss).map_err(err)?;
+        Ok(value)
+    }
+
+    fn weights(&self) -> Result<Vec<LayerTensor>> {
+        self.top.snapshot()
+    }
+
+    fn validate(&self) -> Result<Option<PoolMetrics>> {
+        let Some((v, lowered)) = &self.val else { return Ok(None) };
+        Ok(Some(pool_metrics(v, &self.top.all_queries(lowered)?)))
+    }
 }
 
 #[cfg(test)]
