@@ -1,8 +1,14 @@
-//! The coret-tui interface over an in-memory demo repository (no model, no index on disk):
-//! `cargo run --example tui_demo [THEME]`. Indexing is simulated so the progress gauge, the
-//! BM25-first behaviour and the dense column filling in can all be seen.
+//! The coret-tui interface over a sample repository indexed in memory by the real engine, with
+//! a tiny stand-in model instead of the real one (no download, no index on disk):
+//! `cargo run --example tui_demo [THEME]`. The indexing progress is replayed slowly so the
+//! gauge, the BM25-first behaviour and the dense column filling in can all be seen.
 
-use coret::tui::demo::{simulate_indexing, DemoBackend};
+#[path = "../src/tui/demo/mod.rs"]
+mod demo;
+#[path = "../src/testkit.rs"]
+mod testkit;
+
+use demo::{simulate_indexing, DemoBackend};
 use coret::tui::{Session, Theme};
 use std::time::Duration;
 
@@ -14,7 +20,7 @@ fn main() -> anyhow::Result<()> {
     backend.write_files(&repo)?;
     let session = Session {
         repo,
-        model: "sentence-transformers/all-MiniLM-L6-v2 (simulated)".into(),
+        model: "tiny stand-in BERT (seeded random weights)".into(),
         device: "cpu".into(),
         initial_query: None,
     };

@@ -27,6 +27,16 @@ pub const TINY_MAX_POSITIONS: usize = 256;
 /// punctuation (so any ASCII text tokenises), then `vocab` (e.g. whole words, `[DOWN]`).
 /// Like all-MiniLM's, the tokenizer file pads and truncates to a fixed 128.
 pub fn write_tiny_bert(dir: &Path, vocab: &[&str]) {
+    write_bert(dir, vocab, None);
+}
+
+/// [`write_tiny_bert`] with weights drawn from `seed` instead of the thread's RNG, so every
+/// run (and every machine) embeds alike: for snapshot tests and the TUI demo.
+pub fn write_seeded_bert(dir: &Path, vocab: &[&str], seed: u64) {
+    write_bert(dir, vocab, Some(seed));
+}
+
+fn write_bert(dir: &Path, vocab: &[&str], seed: Option<u64>) {
     std::fs::create_dir_all(dir).expect("create tiny model dir");
     let tokens = tiny_vocab(vocab);
     let config = tiny_config(tokens.len());
@@ -37,7 +47,31 @@ pub fn write_tiny_bert(dir: &Path, vocab: &[&str]) {
     let varmap = VarMap::new();
     let vb = VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu);
     BertModel::load(vb, &config).expect("initialise tiny bert");
+    if let Some(seed) = seed {
+        reseed(&varmap, seed);
+    }
     varmap.save(dir.join("model.safetensors")).expect("save tiny weights");
+}
+
+/// Redraws every weight but the layer norms' (ones and zeros, as initialised) from a
+/// splitmix64 stream keyed by `seed` and the tensor's name, uniform in ±0.1.
+fn reseed(varmap: &VarMap, seed: u64) {
+    let vars = varmap.data().lock().expect("varmap lock");
+    for (name, var) in vars.iter().filter(|(name, _)| !name.contains("LayerNorm")) {
+        let mut state = name.bytes().fold(seed, |h, b| h.rotate_left(5) ^ u64::from(b));
+        let values: Vec<f32> = (0..var.elem_count())
+            .map(|_| {
+                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                z ^= z >> 31;
+                ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.2
+            })
+            .collect();
+        let tensor = candle_core::Tensor::from_vec(values, var.shape(), &Device::Cpu).expect("seeded tensor");
+        var.set(&tensor).expect("set seeded weights");
+    }
 }
 
 /// Writes only `config.json`, e.g. to test rejection of other architectures.

@@ -15,7 +15,8 @@ pub mod app;
 pub mod backend;
 mod clipboard;
 mod components;
-pub mod demo;
+#[cfg(test)]
+pub(crate) mod demo;
 mod engine_backend;
 pub mod highlight;
 pub mod keymap;

@@ -1,71 +1,84 @@
-//! An in-memory [`Backend`] over a tiny fake Python project, for `examples/tui_demo.rs` and the
-//! TUI's tests. Deterministic: same query, same ranking.
+//! The TUI over a tiny sample project ("shop") on the real engine: tree-sitter chunks, the call
+//! graph, tantivy's BM25, the dense index and the hybrid fusion all come from the library; only
+//! the model is a stand-in, a 2-layer BERT with seeded random weights (so its rankings mean
+//! little, but every run and machine ranks alike). For the TUI's tests and
+//! `examples/tui_demo.rs`.
+//!
+//! Not part of the library's API: the library compiles it for its tests only, the example
+//! includes this file with `#[path]` (beside `src/testkit.rs`, which writes the model). So it
+//! names the library `coret::` and uses only public items; each includer uses part of it.
+#![allow(dead_code)]
 
-mod chunker;
-mod rank;
 mod sample;
 
-use crate::progress::Phase;
-use crate::search::{Hit, Retriever};
-use crate::tui::backend::{Backend, IndexReporter};
-use crate::Chunk;
+use coret::engine::{RepoIndex, SyntaxCache};
+use coret::index::dense::VectorStore;
+use coret::model::{Encoder, EncoderOptions, Towers};
+use coret::progress::{NoProgress, Phase};
+use coret::search::{Hit, Retriever};
+use coret::searcher::Searcher;
+use coret::semantic::DenseOptions;
+use coret::tui::{Backend, IndexEvent, IndexReporter};
+use coret::Chunk;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// In-memory chunks, call graph and toy retrievers.
+/// The sample's words the stand-in model knows as whole tokens (the rest spell out in letters).
+const VOCAB: &[&str] = &[
+    "cart", "total", "price", "prices", "discount", "coupon", "tax", "amount", "stock", "order", "checkout",
+    "reserve", "sku", "quantity", "def", "return", "class", "self",
+];
+
+/// The sample files and a [`Searcher`] over them.
 #[derive(Clone)]
 pub struct DemoBackend {
-    files: BTreeMap<String, String>,
-    chunks: Vec<Chunk>,
-    callees: Vec<Vec<u32>>,
-    callers: Vec<Vec<u32>>,
-    bm25: Arc<rank::Bm25>,
-    dense: bool,
+    files: Arc<BTreeMap<String, String>>,
+    searcher: Arc<Searcher>,
 }
 
 impl DemoBackend {
-    /// The built-in sample project, with the dense retriever available.
+    /// The built-in sample project with its dense index (built once per process).
     pub fn sample() -> Self {
-        DemoBackend::new(sample::FILES)
+        static SAMPLE: OnceLock<DemoBackend> = OnceLock::new();
+        SAMPLE.get_or_init(|| DemoBackend::new(sample::FILES)).clone()
     }
 
-    /// A backend over `(path, source)` files.
+    /// A backend over `(path, source)` files, with the dense index. Panics if the engine fails
+    /// (the files and model are fixed, so that is a bug).
     pub fn new(files: &[(&str, &str)]) -> Self {
-        let chunks: Vec<Chunk> =
-            files.iter().flat_map(|(path, src)| chunker::chunk_file(path, src)).collect();
-        let callees = chunker::callees(&chunks);
-        let mut callers = vec![Vec::new(); chunks.len()];
-        for (from, targets) in callees.iter().enumerate() {
-            for to in targets {
-                callers[*to as usize].push(from as u32);
-            }
-        }
-        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
-        DemoBackend {
-            files: files.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect(),
-            bm25: Arc::new(rank::Bm25::new(&texts)),
-            chunks,
-            callees,
-            callers,
-            dense: true,
-        }
+        let texts: Vec<(String, String)> = files.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect();
+        let repo = RepoIndex::from_texts("shop".into(), &texts, &mut SyntaxCache::new()).expect("index sample");
+        let bm25 = Searcher::bm25_only(Arc::new(repo));
+        let towers = Towers::tied(Arc::new(stand_in_model()));
+        let mut store = VectorStore::in_memory(towers.chunk.dim());
+        let searcher = bm25
+            .with_dense_store(towers, DenseOptions::default(), &mut store, &NoProgress)
+            .expect("embed sample");
+        DemoBackend { files: Arc::new(texts.into_iter().collect()), searcher: Arc::new(searcher) }
     }
 
     /// The same backend with or without the dense side (to mimic "BM25 ready, dense pending").
     pub fn with_dense(&self, dense: bool) -> Self {
-        DemoBackend { dense, ..self.clone() }
+        let s = &self.searcher;
+        let searcher = Searcher {
+            repo: s.repo.clone(),
+            dense: if dense { s.dense.clone() } else { None },
+            history: s.history.clone(),
+            fusion: s.fusion,
+        };
+        DemoBackend { files: self.files.clone(), searcher: Arc::new(searcher) }
     }
 
     /// Id of the chunk with this qualified name (tests use it to avoid hard-coding ids).
     pub fn id_of(&self, name: &str) -> Option<u32> {
-        self.chunks.iter().position(|c| c.name == name).map(|i| i as u32)
+        self.searcher.repo.chunks.iter().position(|c| c.name == name).map(|i| i as u32)
     }
 
     /// Writes the sample files under `dir`, so that `$EDITOR` can open them in the demo.
     pub fn write_files(&self, dir: &Path) -> std::io::Result<()> {
-        for (path, source) in &self.files {
+        for (path, source) in self.files.iter() {
             let target = dir.join(path);
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent)?;
@@ -74,49 +87,41 @@ impl DemoBackend {
         }
         Ok(())
     }
+}
 
-    fn texts(&self) -> Vec<&str> {
-        self.chunks.iter().map(|c| c.text.as_str()).collect()
-    }
+/// The seeded tiny BERT, written to a temporary directory and loaded like any checkpoint.
+fn stand_in_model() -> Encoder {
+    let dir = tempfile::tempdir().expect("temporary model directory");
+    crate::testkit::write_seeded_bert(dir.path(), VOCAB, 7);
+    Encoder::load(dir.path(), &candle_core::Device::Cpu, EncoderOptions::default()).expect("load stand-in model")
 }
 
 impl Backend for DemoBackend {
     fn chunk_count(&self) -> usize {
-        self.chunks.len()
+        self.searcher.chunk_count()
     }
 
     fn chunk(&self, id: u32) -> Option<&Chunk> {
-        self.chunks.get(id as usize)
+        Backend::chunk(self.searcher.as_ref(), id)
     }
 
     fn callers(&self, id: u32) -> Vec<u32> {
-        self.callers.get(id as usize).cloned().unwrap_or_default()
+        self.searcher.callers(id)
     }
 
     fn callees(&self, id: u32) -> Vec<u32> {
-        self.callees.get(id as usize).cloned().unwrap_or_default()
+        self.searcher.callees(id)
     }
 
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>> {
-        if retriever != Retriever::Bm25 && !self.dense {
-            anyhow::bail!("the dense index is not built yet");
-        }
-        let bm25 = || rank::top_k(&self.bm25.scores(query), k.max(100));
-        let dense = || rank::top_k(&rank::trigram_scores(query, &self.texts()), k.max(100));
-        let mut hits = match retriever {
-            Retriever::Bm25 => bm25(),
-            Retriever::Dense => dense(),
-            Retriever::Hybrid => rank::rrf(&bm25(), &dense(), k),
-            Retriever::History => anyhow::bail!("the demo has no git history"),
-        };
-        hits.truncate(k);
-        Ok(hits)
+        Backend::search(self.searcher.as_ref(), query, retriever, k)
     }
 
     fn has_dense(&self) -> bool {
-        self.dense
+        Backend::has_dense(self.searcher.as_ref())
     }
 
+    /// From memory: the index's root is not a directory.
     fn file_source(&self, path: &str) -> Option<String> {
         self.files.get(path).cloned()
     }
@@ -131,7 +136,7 @@ pub fn simulate_indexing(reporter: IndexReporter, backend: DemoBackend, step: Du
         [(Phase::Walk, files), (Phase::Parse, files), (Phase::CallGraph, chunks), (Phase::Bm25, chunks)];
     for (phase, total) in phases {
         for done in 0..=total {
-            if !reporter.send(crate::tui::IndexEvent::Progress { phase, done, total }) {
+            if !reporter.send(IndexEvent::Progress { phase, done, total }) {
                 return;
             }
             std::thread::sleep(step / 4);
@@ -139,7 +144,7 @@ pub fn simulate_indexing(reporter: IndexReporter, backend: DemoBackend, step: Du
     }
     reporter.bm25_ready(Arc::new(backend.with_dense(false)));
     for done in 0..=chunks {
-        if !reporter.send(crate::tui::IndexEvent::Progress { phase: Phase::Embed, done, total: chunks }) {
+        if !reporter.send(IndexEvent::Progress { phase: Phase::Embed, done, total: chunks }) {
             return;
         }
         std::thread::sleep(step);
@@ -168,8 +173,19 @@ mod tests {
         let bm25 = b.search(query, Retriever::Bm25, 5).unwrap();
         assert_eq!(bm25[0].chunk, b.id_of("apply_discount").unwrap());
         assert!(bm25.len() <= 5);
+        let dense = b.search(query, Retriever::Dense, 5).unwrap();
+        assert_eq!(dense, b.search(query, Retriever::Dense, 5).unwrap(), "the stand-in model is deterministic");
         assert!(!b.search(query, Retriever::Hybrid, 5).unwrap().is_empty());
         assert!(b.with_dense(false).search(query, Retriever::Dense, 5).is_err());
+        assert!(b.search(query, Retriever::History, 5).is_err(), "the sample has no git history");
+    }
+
+    #[test]
+    fn the_stand_in_model_embeds_alike_every_time() {
+        let query = "coupon discount";
+        let a = DemoBackend::new(sample::FILES).search(query, Retriever::Dense, 10).unwrap();
+        let b = DemoBackend::new(sample::FILES).search(query, Retriever::Dense, 10).unwrap();
+        assert_eq!(a, b);
     }
 
     #[test]
@@ -177,10 +193,8 @@ mod tests {
         let (reporter, rx) = IndexReporter::channel();
         simulate_indexing(reporter, DemoBackend::sample(), Duration::ZERO);
         let events: Vec<_> = rx.iter().collect();
-        let bm25 =
-            events.iter().position(|e| matches!(e, crate::tui::IndexEvent::Bm25Ready(b) if !b.has_dense()));
-        let dense =
-            events.iter().position(|e| matches!(e, crate::tui::IndexEvent::DenseReady(b) if b.has_dense()));
+        let bm25 = events.iter().position(|e| matches!(e, IndexEvent::Bm25Ready(b) if !b.has_dense()));
+        let dense = events.iter().position(|e| matches!(e, IndexEvent::DenseReady(b) if b.has_dense()));
         assert!(bm25.unwrap() < dense.unwrap());
     }
 }
