@@ -8,8 +8,8 @@ mod demo;
 #[path = "../src/testkit.rs"]
 mod testkit;
 
-use demo::{simulate_indexing, DemoBackend};
 use coret::tui::{Session, Theme};
+use demo::{simulate_indexing, DemoBackend};
 use std::time::Duration;
 
 fn main() -> anyhow::Result<()> {

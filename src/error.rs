@@ -12,14 +12,39 @@ pub enum Error {
     },
     #[error("{0}")]
     Invalid(String),
-    /// The user asked for something impossible (missing path, no Python files, ...): exit 2.
-    #[error("{0}")]
-    Usage(String),
+    /// The directory to index is missing, unreadable or not a directory.
+    #[error("{path}: {source}")]
+    Root {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The directory holds no Python file (or none that could be read).
+    #[error("{root}: no {}Python files to index", if *.unreadable { "readable " } else { "" })]
+    NoPythonFiles { root: PathBuf, unreadable: bool },
+    /// Training was asked to resume, but `dir` holds no checkpoint.
+    #[error("no checkpoint to resume in {dir}")]
+    NoCheckpoint { dir: PathBuf },
+    /// Training was asked to resume with settings other than the checkpoint's.
+    #[error("cannot resume with different settings ({0})")]
+    ResumeMismatch(String),
+    /// Every training instance was skipped.
+    #[error("no training examples (every instance was skipped)")]
+    NoExamples,
+    /// A prepared training shard that does not fit this model or these settings.
+    #[error("{path}: {reason}")]
+    IncompatibleShard { path: PathBuf, reason: String },
     /// A long phase stopped because the client asked it to (`Progress::cancelled`).
     #[error("interrupted")]
     Cancelled,
-    #[error("{context}: {message}")]
-    Context { context: String, message: String },
+    /// A failure in a library the engine uses (candle, tantivy, serde, ...), with what the
+    /// engine was doing.
+    #[error("{context}: {source}")]
+    Context {
+        context: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl Error {
@@ -29,8 +54,13 @@ impl Error {
     pub fn invalid(msg: impl Into<String>) -> Self {
         Error::Invalid(msg.into())
     }
-    pub fn context(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
-        Error::Context { context: context.into(), message: message.to_string() }
+    /// `source` is the library's error (kept for `Error::source`) or, where there is none, a
+    /// message.
+    pub fn context(
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Error::Context { context: context.into(), source: source.into() }
     }
 }
 

@@ -5,6 +5,7 @@
 //! seconds and peak RSS. `embed` and `query` (dense) are in `bench_dense`.
 
 use super::args::Args;
+use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::progress::{Phase, Progress};
 use std::process::Command;
@@ -19,7 +20,7 @@ pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
         "query" => super::bench_dense::query(args),
         "history" => bench_history(args),
         other => {
-            anyhow::bail!(coret::Error::Usage(format!(
+            anyhow::bail!(Usage(format!(
                 "unknown benchmark `{other}` (expected: index, embed, query, history)"
             )))
         }
@@ -49,7 +50,7 @@ fn bench_index(args: &Args) -> anyhow::Result<()> {
 /// fresh cache (cold), then again from the cache (warm), then scores one query over it.
 fn bench_history(args: &Args) -> anyhow::Result<()> {
     let git_dir = coret::repo::git::git_dir_of(&args.path)
-        .ok_or_else(|| coret::Error::Usage(format!("{}: not a git repository", args.path.display())))?;
+        .ok_or_else(|| Usage(format!("{}: not a git repository", args.path.display())))?;
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("history.bin");
     println!("benchmark: history {}", args.path.display());

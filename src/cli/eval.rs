@@ -2,6 +2,7 @@
 
 use super::args::Args;
 use super::progress::BarProgress;
+use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, select};
 use coret::eval::run::{run_eval, DenseEval, EvalConfig, EvalSummary};
 use coret::search::Retriever;
@@ -9,9 +10,9 @@ use coret::Error;
 use std::io::Write;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let path = args.eval.as_deref().ok_or_else(|| Error::Usage("--eval needs a file".into()))?;
-    let repos_dir = args.repos.clone().ok_or_else(|| Error::Usage("--eval needs --repos DIR".into()))?;
-    let (all, bad_lines) = read_instances(path).map_err(|e| Error::Usage(e.to_string()))?;
+    let path = args.eval.as_deref().ok_or_else(|| Usage("--eval needs a file".into()))?;
+    let repos_dir = args.repos.clone().ok_or_else(|| Usage("--eval needs --repos DIR".into()))?;
+    let (all, bad_lines) = read_instances(path).map_err(|e| Usage(e.to_string()))?;
     for e in &bad_lines {
         eprintln!("skipped {e}");
     }
@@ -25,7 +26,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     ks.sort_unstable();
     ks.dedup();
     if ks.is_empty() || ks[0] == 0 {
-        anyhow::bail!(Error::Usage("--k needs positive cut-offs, e.g. 1,5,10,20".into()));
+        anyhow::bail!(Usage("--k needs positive cut-offs, e.g. 1,5,10,20".into()));
     }
     let dense = if retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid)) {
         let m = super::model::load(args)?;

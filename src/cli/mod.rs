@@ -48,7 +48,7 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
         return match args.tower.as_str() {
             "query" => train_query::run(&args),
             "tied" => train::run(&args),
-            other => Err(Error::Usage(format!("--tower {other}: expected tied or query")).into()),
+            other => Err(Usage(format!("--tower {other}: expected tied or query")).into()),
         };
     }
     if args.eval.is_some() {
@@ -60,15 +60,73 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
     tui::run(&args)
 }
 
+/// A command line that asks for something impossible or contradictory: exit 2. Usage is the
+/// CLI's business; the engine reports what went wrong and [`exit_code`] decides.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Usage(pub String);
+
+/// 2 for the user's input (flags, a path that is not a Python checkout, training that cannot
+/// resume), 130 for an interrupt, 1 for everything else.
 fn exit_code(e: &anyhow::Error) -> i32 {
+    if e.downcast_ref::<Usage>().is_some() {
+        return 2;
+    }
     match e.downcast_ref::<Error>() {
-        Some(Error::Usage(_)) => 2,
+        Some(
+            Error::Root { .. }
+            | Error::NoPythonFiles { .. }
+            | Error::NoCheckpoint { .. }
+            | Error::ResumeMismatch(_)
+            | Error::NoExamples
+            | Error::IncompatibleShard { .. },
+        ) => 2,
         Some(Error::Cancelled) => 130,
         _ => 1,
     }
 }
 
-/// The error and its causes on one line.
+/// The error and its causes on one line; a cause its parent's message already ends with (an
+/// I/O error after its path) is not repeated.
 fn one_line(e: &anyhow::Error) -> String {
-    e.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ")
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error as IoError, ErrorKind};
+
+    #[test]
+    fn an_io_error_is_printed_once_after_its_path() {
+        let e =
+            anyhow::Error::new(Error::io("/data/model", IoError::new(ErrorKind::PermissionDenied, "denied")));
+        assert_eq!(one_line(&e), "/data/model: denied");
+        let wrapped = e.context("loading the model");
+        assert_eq!(one_line(&wrapped), "loading the model: /data/model: denied");
+    }
+
+    #[test]
+    fn the_cli_decides_which_engine_errors_are_usage() {
+        let code = |e: Error| exit_code(&anyhow::Error::new(e));
+        assert_eq!(code(Error::NoPythonFiles { root: "/tmp/x".into(), unreadable: false }), 2);
+        let missing = IoError::new(ErrorKind::NotFound, "missing");
+        assert_eq!(code(Error::Root { path: "/nope".into(), source: missing }), 2);
+        assert_eq!(code(Error::Cancelled), 130);
+        assert_eq!(code(Error::context("bm25 index", "corrupt")), 1);
+        assert_eq!(exit_code(&anyhow::Error::new(Usage("--top 0".into()))), 2);
+        let source = Error::context("model.safetensors", IoError::other("short read"));
+        assert!(std::error::Error::source(&source).is_some(), "the library's error is kept as the source");
+    }
 }

@@ -1,6 +1,7 @@
 //! Loading the encoder the flags ask for, with its dense options.
 
 use super::args::Args;
+use super::Usage;
 use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions, Towers};
 use coret::semantic::DenseOptions;
 use std::sync::Arc;
@@ -19,8 +20,7 @@ pub struct ChunkTower {
 }
 
 pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
-    let choice: DeviceChoice =
-        args.device.parse().map_err(|e| coret::Error::Usage(format!("--device: {e}")))?;
+    let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, name) = select_device(choice)?;
     let dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
     let opts = EncoderOptions {

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::args::Args;
 use super::progress::BarProgress;
+use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, select, Instance};
 use coret::model::{resolve_model_dir, select_device, DeviceChoice, EncoderOptions};
 use coret::train::checkpoint;
@@ -14,17 +15,15 @@ use coret::train::{
     prepare_examples, read_shard, train, write_shard, Example, LogEvent, PrepareOptions, Resume, Shard,
     ShardHeader, TrainConfig, TrainModel, ValSet,
 };
-use coret::Error;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let path = args.train.as_deref().ok_or_else(|| Error::Usage("--train needs a file".into()))?;
-    let choice: DeviceChoice = args.device.parse().map_err(|e| Error::Usage(format!("--device: {e}")))?;
+    let path = args.train.as_deref().ok_or_else(|| Usage("--train needs a file".into()))?;
+    let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) = select_device(choice)?;
     let (model, resume) = if args.resume {
-        let output =
-            args.output.as_deref().ok_or_else(|| Error::Usage("--resume needs --output DIR".into()))?;
+        let output = args.output.as_deref().ok_or_else(|| Usage("--resume needs --output DIR".into()))?;
         let ck = checkpoint::load(output, &device)?;
         eprintln!("resuming from {} at update {}", ck.dir.display(), ck.state.step);
         (ck.model, Some(Resume { state: ck.state, optimizer: ck.optimizer }))
@@ -41,7 +40,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("wrote {n} examples to {}", out.display());
         return Ok(());
     }
-    let output = args.output.clone().ok_or_else(|| Error::Usage("--train needs --output DIR".into()))?;
+    let output = args.output.clone().ok_or_else(|| Usage("--train needs --output DIR".into()))?;
     let val = match &args.val {
         None => None,
         Some(p) => Some(load_val(args, p, &model, &progress)?),
@@ -107,11 +106,9 @@ fn load_examples(
         eprintln!("{}: {} examples", path.display(), examples.len());
         return Ok((examples, shard.header));
     }
-    let repos_dir = args
-        .repos
-        .clone()
-        .ok_or_else(|| Error::Usage("instances need --repos DIR (or pass a shard)".into()))?;
-    let (all, bad) = read_instances(path).map_err(|e| Error::Usage(e.to_string()))?;
+    let repos_dir =
+        args.repos.clone().ok_or_else(|| Usage("instances need --repos DIR (or pass a shard)".into()))?;
+    let (all, bad) = read_instances(path).map_err(|e| Usage(e.to_string()))?;
     for e in bad.iter().take(5) {
         eprintln!("skipped {e}");
     }
@@ -170,8 +167,8 @@ fn load_examples(
 fn load_val(args: &Args, path: &Path, model: &TrainModel, progress: &BarProgress) -> anyhow::Result<ValSet> {
     if args.val_candidates == 0 && !is_shard(path)? {
         let repos_dir =
-            args.repos.clone().ok_or_else(|| Error::Usage("full validation needs --repos DIR".into()))?;
-        let (instances, _) = read_instances(path).map_err(|e| Error::Usage(e.to_string()))?;
+            args.repos.clone().ok_or_else(|| Usage("full validation needs --repos DIR".into()))?;
+        let (instances, _) = read_instances(path).map_err(|e| Usage(e.to_string()))?;
         return Ok(ValSet::Full {
             instances,
             repos_dir,

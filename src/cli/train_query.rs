@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::args::Args;
 use super::progress::BarProgress;
+use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, Instance};
 use coret::model::Towers;
 use coret::progress::Progress;
@@ -32,8 +33,8 @@ const HELD_OUT: [&str; 12] = [
 ];
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let path = args.train.as_deref().ok_or_else(|| Error::Usage("--train needs a file".into()))?;
-    let output = args.output.clone().ok_or_else(|| Error::Usage("--train needs --output DIR".into()))?;
+    let path = args.train.as_deref().ok_or_else(|| Usage("--train needs a file".into()))?;
+    let output = args.output.clone().ok_or_else(|| Usage("--train needs --output DIR".into()))?;
     std::fs::create_dir_all(&output).map_err(|e| Error::io(&output, e))?;
     let model = super::model::load_chunk_tower(args)?;
     let towers = Towers::tied(model.encoder.clone());
@@ -66,7 +67,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.sample_temp.iter().any(|t| !(t.is_finite() && *t > 0.0)) || args.sample_temp.is_empty() {
-        anyhow::bail!(Error::Usage("--sample-temp needs positive temperatures, e.g. 1,0.05".into()));
+        anyhow::bail!(Usage("--sample-temp needs positive temperatures, e.g. 1,0.05".into()));
     }
     let cfg = QueryFitConfig {
         epochs: args.epochs.max(1),
@@ -146,12 +147,12 @@ fn load_set(
     if let Ok(set) = QuerySet::load(path) {
         return Ok(set);
     }
-    let (all, bad) = read_instances(path).map_err(|e| Error::Usage(e.to_string()))?;
+    let (all, bad) = read_instances(path).map_err(|e| Usage(e.to_string()))?;
     for e in bad.iter().take(5) {
         eprintln!("skipped {e}");
     }
     if let Some(r) = all.iter().find(|i| HELD_OUT.contains(&i.repo.as_str())) {
-        anyhow::bail!(Error::Usage(format!(
+        anyhow::bail!(Usage(format!(
             "{}: instance {} is from {}, a repository the dev set measures on; never train or validate on it",
             path.display(),
             r.instance_id,
@@ -159,7 +160,7 @@ fn load_set(
         )));
     }
     let chosen = if validation { all } else { choose(args, all) };
-    let repos_dir = args.repos.clone().ok_or_else(|| Error::Usage("instances need --repos DIR".into()))?;
+    let repos_dir = args.repos.clone().ok_or_else(|| Usage("instances need --repos DIR".into()))?;
     let root = coret::cache::cache_root(args.cache_dir.as_deref())?;
     let opts = QuerySetOptions {
         repos_dir,

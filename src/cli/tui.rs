@@ -3,6 +3,7 @@
 
 use super::args::Args;
 use super::model::dense_options;
+use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::model::{
     resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions, QueryTowerChoice, Towers,
@@ -13,13 +14,12 @@ use std::sync::Arc;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let theme = Theme::load(&args.theme)?;
-    let repo = std::fs::canonicalize(&args.path)
-        .map_err(|e| coret::Error::Usage(format!("{}: {e}", args.path.display())))?;
+    let repo =
+        std::fs::canonicalize(&args.path).map_err(|e| Usage(format!("{}: {e}", args.path.display())))?;
     if !repo.is_dir() {
-        anyhow::bail!(coret::Error::Usage(format!("{}: not a directory", repo.display())));
+        anyhow::bail!(Usage(format!("{}: not a directory", repo.display())));
     }
-    let choice: DeviceChoice =
-        args.device.parse().map_err(|e| coret::Error::Usage(format!("--device: {e}")))?;
+    let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) = select_device(choice)?;
     // Provisioning (first run only) prints to stderr, so it happens before the screen is taken.
     let model_dir = resolve_model_dir(args.model.as_deref(), &super::model::log_line);

@@ -117,7 +117,7 @@ impl RepoIndex {
         let walk = walk_python(&root, opts.max_file_size);
         progress.report(Phase::Walk, 1, 1);
         if walk.files.is_empty() {
-            return Err(Error::Usage(format!("{}: no Python files to index", root.display())));
+            return Err(Error::NoPythonFiles { root: root.to_path_buf(), unreadable: false });
         }
         let mut notes = walk.notes;
         let mut skipped = walk.skipped;
@@ -138,7 +138,7 @@ impl RepoIndex {
             read_and_parse(&walk.files, old_files, opts.max_file_size, &mut skipped, &mut notes, progress)?;
         check_cancel(progress)?;
         if files.is_empty() {
-            return Err(Error::Usage(format!("{}: no readable Python files to index", root.display())));
+            return Err(Error::NoPythonFiles { root: root.to_path_buf(), unreadable: true });
         }
         let id = manifest_id(&files);
         let manifest = Manifest { id, files };
@@ -233,11 +233,12 @@ impl RepoIndex {
 }
 
 fn validate_root(root: &Path) -> Result<PathBuf> {
-    let meta = std::fs::metadata(root).map_err(|e| Error::Usage(format!("{}: {}", root.display(), e)))?;
+    let bad = |source| Error::Root { path: root.to_path_buf(), source };
+    let meta = std::fs::metadata(root).map_err(bad)?;
     if !meta.is_dir() {
-        return Err(Error::Usage(format!("{}: not a directory", root.display())));
+        return Err(bad(std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory")));
     }
-    std::fs::canonicalize(root).map_err(|e| Error::Usage(format!("{}: {}", root.display(), e)))
+    std::fs::canonicalize(root).map_err(bad)
 }
 
 pub(crate) fn check_cancel(progress: &dyn Progress) -> Result<()> {

@@ -76,7 +76,7 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-fn tantivy_err(context: &str, e: impl std::fmt::Display) -> Error {
+fn tantivy_err(context: &str, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
     Error::context(format!("bm25 index: {context}"), e)
 }
 

@@ -84,9 +84,7 @@ pub fn load(output: &Path, device: &Device) -> Result<Checkpoint> {
         .iter()
         .map(|d| output.join(d))
         .find(|d| d.join(STATE_FILE).is_file())
-        .ok_or_else(|| {
-            Error::Usage(format!("--resume: no checkpoint in {}", output.join(CHECKPOINT_DIR).display()))
-        })?;
+        .ok_or_else(|| Error::NoCheckpoint { dir: output.join(CHECKPOINT_DIR) })?;
     let state_path = dir.join(STATE_FILE);
     let text = std::fs::read_to_string(&state_path).map_err(|e| Error::io(&state_path, e))?;
     let state: CheckpointState =

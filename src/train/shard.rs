@@ -152,19 +152,20 @@ pub fn check_compatible(
 ) -> Result<()> {
     let digest = tokenizer_digest(tok);
     if header.tokenizer != digest {
-        return Err(Error::Usage(format!(
-            "{}: prepared with another tokenizer ({} vs the model's {digest}); prepare it again \
-             with this --init model",
-            what.display(),
-            header.tokenizer
-        )));
+        return Err(Error::IncompatibleShard {
+            path: what.to_path_buf(),
+            reason: format!(
+                "prepared with another tokenizer ({} vs the model's {digest}); prepare it again \
+                 with this --init model",
+                header.tokenizer
+            ),
+        });
     }
     if header.max_len != max_len {
-        return Err(Error::Usage(format!(
-            "{}: prepared at --max-len {} but training asks for {max_len}",
-            what.display(),
-            header.max_len
-        )));
+        return Err(Error::IncompatibleShard {
+            path: what.to_path_buf(),
+            reason: format!("prepared at --max-len {} but training asks for {max_len}", header.max_len),
+        });
     }
     Ok(())
 }

@@ -182,7 +182,7 @@ pub fn train(
     on_event: &mut dyn FnMut(&LogEvent),
 ) -> Result<TrainSummary> {
     if examples.is_empty() {
-        return Err(Error::Usage("no training examples (every instance was skipped)".into()));
+        return Err(Error::NoExamples);
     }
     let started = Instant::now();
     std::fs::create_dir_all(&cfg.output).map_err(|e| Error::io(&cfg.output, e))?;
@@ -193,7 +193,7 @@ pub fn train(
     let mut step = 0;
     if let Some(r) = resume {
         if let Some(diff) = plan_mismatch(&r.state.plan, &plan) {
-            return Err(Error::Usage(format!("--resume with different settings ({diff})")));
+            return Err(Error::ResumeMismatch(diff));
         }
         opt.load_state(&r.optimizer, r.state.adam_t).map_err(|e| Error::context("optimizer state", e))?;
         step = r.state.step;

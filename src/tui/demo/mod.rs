@@ -48,8 +48,10 @@ impl DemoBackend {
     /// A backend over `(path, source)` files, with the dense index. Panics if the engine fails
     /// (the files and model are fixed, so that is a bug).
     pub fn new(files: &[(&str, &str)]) -> Self {
-        let texts: Vec<(String, String)> = files.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect();
-        let repo = RepoIndex::from_texts("shop".into(), &texts, &mut SyntaxCache::new()).expect("index sample");
+        let texts: Vec<(String, String)> =
+            files.iter().map(|(p, s)| (p.to_string(), s.to_string())).collect();
+        let repo =
+            RepoIndex::from_texts("shop".into(), &texts, &mut SyntaxCache::new()).expect("index sample");
         let bm25 = Searcher::bm25_only(Arc::new(repo));
         let towers = Towers::tied(Arc::new(stand_in_model()));
         let mut store = VectorStore::in_memory(towers.chunk.dim());
@@ -93,7 +95,8 @@ impl DemoBackend {
 fn stand_in_model() -> Encoder {
     let dir = tempfile::tempdir().expect("temporary model directory");
     crate::testkit::write_seeded_bert(dir.path(), VOCAB, 7);
-    Encoder::load(dir.path(), &candle_core::Device::Cpu, EncoderOptions::default()).expect("load stand-in model")
+    Encoder::load(dir.path(), &candle_core::Device::Cpu, EncoderOptions::default())
+        .expect("load stand-in model")
 }
 
 impl Backend for DemoBackend {
@@ -174,7 +177,11 @@ mod tests {
         assert_eq!(bm25[0].chunk, b.id_of("apply_discount").unwrap());
         assert!(bm25.len() <= 5);
         let dense = b.search(query, Retriever::Dense, 5).unwrap();
-        assert_eq!(dense, b.search(query, Retriever::Dense, 5).unwrap(), "the stand-in model is deterministic");
+        assert_eq!(
+            dense,
+            b.search(query, Retriever::Dense, 5).unwrap(),
+            "the stand-in model is deterministic"
+        );
         assert!(!b.search(query, Retriever::Hybrid, 5).unwrap().is_empty());
         assert!(b.with_dense(false).search(query, Retriever::Dense, 5).is_err());
         assert!(b.search(query, Retriever::History, 5).is_err(), "the sample has no git history");
