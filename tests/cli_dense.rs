@@ -81,3 +81,69 @@ fn cuda_in_a_cpu_build_and_a_missing_model_are_clear_errors() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nowhere"));
 }
+
+/// Ctrl-C while `--query` embeds: the run stops at once with 130, and what was embedded
+/// before the interrupt is kept (the next run reuses it instead of starting over).
+#[test]
+fn sigint_during_dense_embedding_exits_130_at_once_and_keeps_the_finished_slices() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("big");
+    // Enough chunks that the tiny model is still embedding when the first slice is logged.
+    for f in 0..200 {
+        let body: String = (0..200)
+            .map(|i| format!("def price_{f}_{i}(cart, tax):\n    return cart.total * tax + {i}\n\n\n"))
+            .collect();
+        common::write(&repo, &format!("pkg/m{f}.py"), body);
+    }
+    let model = tmp.path().join("model");
+    tiny_model(&model);
+    let cache = tmp.path().join("cache");
+    let args = ["--query", "total price", "--retriever", "dense", "--json"];
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coret-tui"))
+        .env("CORET_CACHE_DIR", &cache)
+        .env("CORET_MODEL", &model)
+        .env("CORET_OFFLINE", "1")
+        .arg(&repo)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while vector_log_bytes(&cache) == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "finished before the first slice was seen");
+        assert!(started.elapsed().as_secs() < 120, "no vectors logged within 2 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let interrupted = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "SIGINT exits 130");
+    assert!(interrupted.elapsed().as_secs() < 10, "stopped at once, not after the embedding");
+
+    let resumed = run_json(coret(&cache, &model).arg(&repo).args(args));
+    let stats = &resumed["stats"];
+    let (chunks, embedded) = (stats["chunks"].as_u64().unwrap(), stats["embedded"].as_u64().unwrap());
+    assert!(
+        embedded < chunks,
+        "the slices embedded before Ctrl-C are reused ({embedded} of {chunks} embedded again)"
+    );
+}
+
+/// Bytes in the cache's vector logs.
+fn vector_log_bytes(cache: &Path) -> u64 {
+    let mut total = 0;
+    let mut dirs = vec![cache.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.to_string_lossy().contains("vectors") {
+                total += entry.metadata().map(|m| m.len()).unwrap_or(0);
+            }
+        }
+    }
+    total
+}
