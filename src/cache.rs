@@ -57,24 +57,35 @@ pub enum CacheMiss {
 pub fn write_framed<T: Serialize>(path: &Path, version: u32, value: &T) -> Result<()> {
     let payload = bincode::serde::encode_to_vec(value, bincode::config::standard())
         .map_err(|e| Error::context(path.display().to_string(), e))?;
-    let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&version.to_le_bytes());
-    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(blake3::hash(&payload).as_bytes());
-    bytes.extend_from_slice(&payload);
-    write_atomic(path, &bytes)
+    write_framed_bytes(path, version, &payload)
+}
+
+/// [`write_framed`] of a payload already encoded (e.g. compressed).
+pub fn write_framed_bytes(path: &Path, version: u32, payload: &[u8]) -> Result<()> {
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&version.to_le_bytes());
+    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    header.extend_from_slice(blake3::hash(payload).as_bytes());
+    // Header and payload written in turn: a large payload is never copied.
+    write_atomic_parts(path, &[&header, payload])
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_parts(path, &[bytes])
+}
+
+fn write_atomic_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        for part in parts {
+            f.write_all(part)?;
+        }
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
@@ -86,7 +97,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Reads a file written by [`write_framed`], checking magic, version, length and checksum.
 pub fn read_framed<T: DeserializeOwned>(path: &Path, version: u32) -> Result<T, CacheMiss> {
-    let bytes = match std::fs::read(path) {
+    let payload = read_framed_bytes(path, version)?;
+    bincode::serde::decode_from_slice(&payload, bincode::config::standard())
+        .map(|(v, _)| v)
+        .map_err(|e| CacheMiss::Corrupt(e.to_string()))
+}
+
+/// The checked payload of a file written by [`write_framed_bytes`].
+pub fn read_framed_bytes(path: &Path, version: u32) -> Result<Vec<u8>, CacheMiss> {
+    let mut bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CacheMiss::Absent),
         Err(e) => return Err(CacheMiss::Corrupt(e.to_string())),
@@ -106,9 +125,8 @@ pub fn read_framed<T: DeserializeOwned>(path: &Path, version: u32) -> Result<T, 
     if blake3::hash(payload).as_bytes() != &bytes[20..52] {
         return Err(CacheMiss::Corrupt("checksum mismatch".into()));
     }
-    bincode::serde::decode_from_slice(payload, bincode::config::standard())
-        .map(|(v, _)| v)
-        .map_err(|e| CacheMiss::Corrupt(e.to_string()))
+    bytes.drain(..HEADER_LEN);
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -65,6 +65,12 @@ impl CallGraph {
     }
 
     /// Number of (caller, callee) edges.
+    /// A graph without edges over `chunks` chunks, for clients that never follow calls (a
+    /// BM25 or plain dense eval): linking calls costs as much as building the BM25 index.
+    pub fn unlinked(chunks: usize) -> CallGraph {
+        CallGraph { callees: vec![Vec::new(); chunks], callers: vec![Vec::new(); chunks] }
+    }
+
     pub fn edge_count(&self) -> usize {
         self.callees.iter().map(Vec::len).sum()
     }

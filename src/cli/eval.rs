@@ -50,9 +50,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         exclude_tests: args.exclude_tests,
         no_module_chunks: args.no_module_chunks,
         dense,
-        history_dir: Some(coret::eval::run::default_store_dir(&coret::cache::cache_root(
-            args.cache_dir.as_deref(),
-        )?)),
+        // Git history indexes and parsed files; --no-cache keeps both in memory.
+        cache_dir: match args.no_cache {
+            true => None,
+            false => Some(coret::eval::run::default_store_dir(&coret::cache::cache_root(
+                args.cache_dir.as_deref(),
+            )?)),
+        },
     };
     let mut per_instance = match &args.out {
         Some(dir) => {

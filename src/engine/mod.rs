@@ -7,6 +7,7 @@
 
 mod bm25_sync;
 mod manifest;
+mod syntax_store;
 
 use crate::cache;
 use crate::callgraph::CallGraph;
@@ -27,6 +28,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+pub use syntax_store::{load_syntax, save_syntax};
 
 #[derive(Clone, Debug)]
 pub struct IndexOptions {
@@ -157,8 +159,18 @@ impl RepoIndex {
                 cache::write_framed(&dir.join(MANIFEST_FILE), MANIFEST_VERSION, &manifest)?;
             }
         }
-        let mut index =
-            assemble(root, manifest.files, bm25, skipped, parsed, cache_state, notes, started, progress);
+        let mut index = assemble(
+            root,
+            manifest.files,
+            bm25,
+            skipped,
+            parsed,
+            cache_state,
+            notes,
+            started,
+            true,
+            progress,
+        );
         index.cache_entry = entry;
         Ok(index)
     }
@@ -170,6 +182,16 @@ impl RepoIndex {
         root: PathBuf,
         texts: &[(String, String)],
         syntax_cache: &mut SyntaxCache,
+    ) -> Result<RepoIndex> {
+        Self::from_texts_with(root, texts, syntax_cache, true)
+    }
+
+    /// [`RepoIndex::from_texts`]; without `link_calls` the call graph has no edges.
+    pub fn from_texts_with(
+        root: PathBuf,
+        texts: &[(String, String)],
+        syntax_cache: &mut SyntaxCache,
+        link_calls: bool,
     ) -> Result<RepoIndex> {
         let started = Instant::now();
         let keys: Vec<[u8; 32]> = texts.par_iter().map(|(p, t)| syntax_key(p, t)).collect();
@@ -201,6 +223,7 @@ impl RepoIndex {
             CacheState::Off,
             Vec::new(),
             started,
+            link_calls,
             &crate::progress::NoProgress,
         ))
     }
@@ -259,6 +282,7 @@ fn assemble(
     cache: CacheState,
     mut notes: Vec<String>,
     started: Instant,
+    link_calls: bool,
     progress: &dyn Progress,
 ) -> RepoIndex {
     let syntax_errors = files.iter().filter(|f| f.syntax.has_syntax_errors).count();
@@ -267,7 +291,11 @@ fn assemble(
     }
     progress.report(Phase::CallGraph, 0, 1);
     let syntaxes: Vec<FileSyntax> = files.into_iter().map(|f| f.syntax).collect();
-    let graph = CallGraph::build(&syntaxes);
+    let graph = if link_calls {
+        CallGraph::build(&syntaxes)
+    } else {
+        CallGraph::unlinked(syntaxes.iter().map(|s| s.chunks.len()).sum())
+    };
     progress.report(Phase::CallGraph, 1, 1);
     let files_count = syntaxes.len();
     let mut ids = HashMap::new();

@@ -4,8 +4,8 @@
 
 use super::instances::Instance;
 use super::metrics::{evaluate, Aggregate, Metrics, Summary};
-use super::snapshot::{index_instance, instance_query, InstanceSnapshot};
-use crate::engine::{RepoIndex, SyntaxCache};
+use super::snapshot::{index_instance, instance_query, InstanceSnapshot, SnapshotOptions};
+use crate::engine::{load_syntax, save_syntax, RepoIndex, SyntaxCache};
 use crate::error::{Error, Result};
 use crate::history::{extend_history, open_history, HistoryIndex, HistoryView};
 use crate::index::dense::VectorStore;
@@ -45,12 +45,29 @@ pub struct EvalConfig {
     /// paper's chunking has no module chunks, so this is the setting comparable with it.
     pub no_module_chunks: bool,
     pub dense: Option<DenseEval>,
-    /// Where each repository's history index is kept (`<owner>+<name>.history`); `None`: in
-    /// memory only.
-    pub history_dir: Option<PathBuf>,
+    /// Where each repository's eval caches are kept: its history index
+    /// (`<owner>+<name>.history`) and its parsed files (`.syntax`). `None`: in memory only.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl EvalConfig {
+    /// `<cache_dir>/<owner>+<name>.<kind>`.
+    fn cache_file(&self, repo: &str, kind: &str) -> Option<PathBuf> {
+        self.cache_dir.as_ref().map(|d| d.join(format!("{}.{kind}", repo.replace('/', "+"))))
+    }
+
+    /// Calls are linked only for a ranking that follows them: the dense chunk input with
+    /// callees, or graph propagation in the hybrid.
+    fn snapshot_options(&self) -> SnapshotOptions {
+        let dense_callees = self.dense.as_ref().is_some_and(|d| d.opts.use_callgraph);
+        let propagates = self.retrievers.contains(&Retriever::Hybrid) && self.fusion.graph_weight > 0.0;
+        SnapshotOptions {
+            max_file_size: self.max_file_size,
+            exclude_tests: self.exclude_tests,
+            link_calls: dense_callees || propagates,
+        }
+    }
+
     /// Whether a ranking needs the git history: the history retriever, or a hybrid that fuses it.
     fn needs_history(&self) -> bool {
         self.retrievers.contains(&Retriever::History)
@@ -135,6 +152,9 @@ pub fn run_eval(
         progress.report(Phase::Instances, done, instances.len());
         let inst = &instances[i];
         if state.as_ref().is_none_or(|s| s.repo != inst.repo) {
+            if let Some(done) = state.take() {
+                done.save(cfg, &mut notes);
+            }
             state = Some(RepoState::new(&inst.repo, cfg, &mut notes)?);
         }
         let st = state.as_mut().ok_or_else(|| Error::invalid("no repository state"))?;
@@ -166,6 +186,9 @@ pub fn run_eval(
             _ => summary_failed.push((result.instance_id.clone(), result.error.clone().unwrap_or_default())),
         }
         on_result(&result)?;
+    }
+    if let Some(done) = state.take() {
+        done.save(cfg, &mut notes);
     }
     progress.report(Phase::Instances, instances.len(), instances.len());
     let n_with_gold = instances.len() - without_gold.len() - summary_failed.len();
@@ -206,6 +229,8 @@ struct RepoState {
     repo: String,
     git_dir: Result<PathBuf, String>,
     syntax: SyntaxCache,
+    /// Files in `syntax` when it was loaded: more at the end means it is saved again.
+    syntax_loaded: usize,
     vectors: Option<VectorStore>,
     /// Every commit read so far; each instance searches the ancestors of its `base_commit`.
     history: Option<Arc<HistoryIndex>>,
@@ -225,14 +250,33 @@ impl RepoState {
             }
             None => None,
         };
+        let (syntax, note) = match cfg.cache_file(repo, "syntax") {
+            Some(file) => load_syntax(&file),
+            None => (SyntaxCache::new(), None),
+        };
+        notes.extend(note);
         Ok(RepoState {
             repo: repo.to_string(),
             git_dir,
-            syntax: SyntaxCache::new(),
+            syntax_loaded: syntax.len(),
+            syntax,
             vectors,
             history: None,
             notes: Vec::new(),
         })
+    }
+}
+
+impl RepoState {
+    /// Keeps the parsed files for the next run when this one parsed new ones; a cache that
+    /// cannot be written costs the next run's time, not this run's results.
+    fn save(self, cfg: &EvalConfig, notes: &mut Vec<String>) {
+        let Some(file) = cfg.cache_file(&self.repo, "syntax") else { return };
+        if self.syntax.len() > self.syntax_loaded {
+            if let Err(e) = save_syntax(&file, &self.syntax) {
+                notes.push(format!("parsed files not kept: {e}"));
+            }
+        }
     }
 }
 
@@ -244,7 +288,7 @@ fn evaluate_instance(
 ) -> Result<InstanceResult> {
     let git_dir = st.git_dir.clone().map_err(|m| Error::context(&inst.instance_id, m))?;
     let InstanceSnapshot { index, gold, gold_ids } =
-        index_instance(inst, &git_dir, cfg.max_file_size, cfg.exclude_tests, &mut st.syntax)?;
+        index_instance(inst, &git_dir, cfg.snapshot_options(), &mut st.syntax)?;
     let any_gold = !gold_ids.is_empty();
     let gold_ids: Vec<usize> =
         gold_ids.into_iter().filter(|&id| !(cfg.no_module_chunks && is_module(&index, id))).collect();
@@ -322,7 +366,7 @@ fn rankings(
 /// The history as it stood at `base_commit`: its ancestors only, so no later commit counts.
 fn history_before(cfg: &EvalConfig, st: &mut RepoState, base_commit: &str) -> Result<Option<HistoryView>> {
     let git_dir = st.git_dir.clone().map_err(|m| Error::context(&st.repo, m))?;
-    let cache = cfg.history_dir.as_ref().map(|d| d.join(format!("{}.history", st.repo.replace('/', "+"))));
+    let cache = cfg.cache_file(&st.repo, "history");
     let notes = &mut st.notes;
     let index =
         st.history.get_or_insert_with(|| Arc::new(open_history(cache.as_deref(), &mut |n| notes.push(n))));

@@ -23,29 +23,39 @@ pub struct InstanceSnapshot {
     pub gold_ids: Vec<usize>,
 }
 
-/// Reads `inst`'s base commit from `git_dir`, indexes its Python files (up to
-/// `max_file_size` bytes each) and places the patch's gold chunks. Errors name the instance.
-/// `syntax` keeps parsed files across snapshots of the same repository. `exclude_tests` leaves
-/// test files out of the index.
+/// What goes into an instance's snapshot index.
+#[derive(Clone, Copy, Debug)]
+pub struct SnapshotOptions {
+    /// Larger Python files are left out.
+    pub max_file_size: u64,
+    /// Leave test files out of the index.
+    pub exclude_tests: bool,
+    /// Link calls into a call graph (only the callees' chunk input and graph propagation use
+    /// it; without, the graph has no edges).
+    pub link_calls: bool,
+}
+
+/// Reads `inst`'s base commit from `git_dir`, indexes its Python files and places the patch's
+/// gold chunks. Errors name the instance. `syntax` keeps parsed files across snapshots of the
+/// same repository.
 pub fn index_instance(
     inst: &Instance,
     git_dir: &Path,
-    max_file_size: u64,
-    exclude_tests: bool,
+    opts: SnapshotOptions,
     syntax: &mut SyntaxCache,
 ) -> Result<InstanceSnapshot> {
     let fail = |m: String| Error::context(&inst.instance_id, m);
     let patch =
         parse_patch(&inst.patch).map_err(|e| fail(format!("patch line {}: {}", e.line, e.message)))?;
-    let wanted = |p: &str| is_python_path(p) && !(exclude_tests && is_test_path(p));
+    let wanted = |p: &str| is_python_path(p) && !(opts.exclude_tests && is_test_path(p));
     let snapshot = read_snapshot(git_dir, &inst.base_commit, wanted).map_err(|e| fail(e.to_string()))?;
     let texts: Vec<(String, String)> = snapshot
         .files
         .into_iter()
-        .filter_map(|(p, bytes)| decode_source(bytes, max_file_size).ok().map(|t| (p, t)))
+        .filter_map(|(p, bytes)| decode_source(bytes, opts.max_file_size).ok().map(|t| (p, t)))
         .collect();
     let root = PathBuf::from(format!("{}@{}", inst.repo, inst.base_commit));
-    let index = RepoIndex::from_texts(root, &texts, syntax)?;
+    let index = RepoIndex::from_texts_with(root, &texts, syntax, opts.link_calls)?;
     let sources: HashMap<&str, &str> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let gold = gold_chunks(&patch, |path| {
         let chunks = index.file_chunks(path)?;

@@ -16,7 +16,7 @@ use super::shard::{Candidate, Example, Seq};
 use crate::engine::SyntaxCache;
 use crate::error::{Error, Result};
 use crate::eval::instances::Instance;
-use crate::eval::snapshot::{index_instance, instance_query};
+use crate::eval::snapshot::{index_instance, instance_query, SnapshotOptions};
 use crate::model::tokenize::InputTokenizer;
 use crate::progress::{Phase, Progress};
 use crate::repo::git::find_repo;
@@ -102,7 +102,10 @@ fn example_of(
     tokenizer: &InputTokenizer,
     opts: &PrepareOptions,
 ) -> Result<Option<Example>> {
-    let snap = index_instance(inst, git_dir, opts.max_file_size, false, syntax)?;
+    // The tied training's chunk input lists callees.
+    let snapshot_opts =
+        SnapshotOptions { max_file_size: opts.max_file_size, exclude_tests: false, link_calls: true };
+    let snap = index_instance(inst, git_dir, snapshot_opts, syntax)?;
     let mut gold = snap.gold_ids.clone();
     gold.sort_unstable();
     gold.dedup();

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::SyntaxCache;
 use crate::error::{Error, Result};
 use crate::eval::instances::Instance;
-use crate::eval::snapshot::{index_instance, instance_query};
+use crate::eval::snapshot::{index_instance, instance_query, SnapshotOptions};
 use crate::index::dense::{vector_key, VectorKey, VectorStore};
 use crate::model::Towers;
 use crate::progress::{EmbedOnly, Phase, Progress};
@@ -151,6 +151,12 @@ pub fn prepare_query_set(
     note.iter().for_each(|n| on_note(n));
     let mut rng = rand::rngs::StdRng::seed_from_u64(opts.seed);
     let mut done = 0;
+    // Test files never hold gold; the chunk input may list callees.
+    let snapshot_opts = SnapshotOptions {
+        max_file_size: opts.max_file_size,
+        exclude_tests: true,
+        link_calls: opts.dense.use_callgraph,
+    };
     for (repo, list) in by_repo {
         let git_dir = match find_repo(&opts.repos_dir, repo) {
             Ok(dir) => dir,
@@ -172,7 +178,7 @@ pub fn prepare_query_set(
             if progress.cancelled() {
                 return Err(Error::Cancelled);
             }
-            let snap = match index_instance(inst, &git_dir, opts.max_file_size, true, &mut syntax) {
+            let snap = match index_instance(inst, &git_dir, snapshot_opts, &mut syntax) {
                 Ok(s) => s,
                 Err(e) => {
                     on_note(&format!("{}: {e}", inst.instance_id));

@@ -94,7 +94,7 @@ fn full_eval(
         use_hints: false,
         exclude_tests: false,
         no_module_chunks: false,
-        history_dir: None,
+        cache_dir: None,
         dense: Some(DenseEval {
             towers: crate::model::Towers::tied(encoder),
             opts: dense.clone(),
