@@ -27,9 +27,22 @@ impl fmt::Display for Phase {
     }
 }
 
+/// What the embedding phase has to do beyond its chunk count: inputs differ tenfold in length,
+/// so time follows tokens, not chunks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EmbedWork {
+    /// Inputs whose vectors were already in the store (an interrupted run resumes here).
+    pub cached: usize,
+    /// Tokens of the inputs to embed, and of those embedded so far.
+    pub tokens_done: usize,
+    pub tokens_total: usize,
+}
+
 /// Receives progress reports. Must be cheap: it is called from worker threads.
 pub trait Progress: Send + Sync {
     fn report(&self, phase: Phase, done: usize, total: usize);
+    /// Sent beside `Phase::Embed` reports; clients that show no ETA ignore it.
+    fn report_embed_work(&self, _work: EmbedWork) {}
     /// Clients set this (e.g. on Ctrl-C) to ask long phases to stop early.
     fn cancelled(&self) -> bool {
         false
@@ -51,6 +64,11 @@ impl Progress for EmbedOnly<'_> {
     fn report(&self, phase: Phase, done: usize, total: usize) {
         if phase == Phase::Embed && total > 0 {
             self.0.report(phase, done, total);
+        }
+    }
+    fn report_embed_work(&self, work: EmbedWork) {
+        if work.tokens_total > 0 {
+            self.0.report_embed_work(work);
         }
     }
     fn cancelled(&self) -> bool {

@@ -6,7 +6,7 @@ use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::index::dense::{token_key, vector_key, DenseIndex, VectorKey, VectorStore};
 use crate::model::{Encoder, EncoderInput, TokenizedInput, Towers};
-use crate::progress::{Phase, Progress};
+use crate::progress::{EmbedWork, Phase, Progress};
 use crate::repo::source::is_test_path;
 use crate::search::Hit;
 use rayon::prelude::*;
@@ -131,14 +131,29 @@ impl DenseSearcher {
         let total = missing.len();
         let mut embedded = 0;
         progress.report(Phase::Embed, 0, total);
+        // Tokenised up front, so the ETA can follow tokens from the start.
+        let tokenized: Vec<TokenizedInput> =
+            missing.par_iter().map(|&i| encoder.tokenize_input(&inputs[i])).collect::<Result<_>>()?;
+        crate::engine::check_cancel(progress)?;
+        let mut work = EmbedWork {
+            cached: inputs.len() - total,
+            tokens_done: 0,
+            tokens_total: tokenized.iter().map(TokenizedInput::len).sum(),
+        };
+        progress.report_embed_work(work);
         for (s, slice) in missing.chunks(slice_len).enumerate() {
             let offset = s * slice_len;
-            embedded += embed_slice(&encoder, &inputs, &keys, slice, store, &|done| {
+            let slice_tokens = &tokenized[offset..offset + slice.len()];
+            let before = work.tokens_done;
+            embedded += embed_slice(&encoder, slice_tokens, &keys, slice, store, &|done, tokens| {
                 progress.report(Phase::Embed, offset + done, total);
+                progress.report_embed_work(EmbedWork { tokens_done: before + tokens, ..work });
                 !progress.cancelled()
             })?;
+            work.tokens_done = before + slice_tokens.iter().map(TokenizedInput::len).sum::<usize>();
         }
         progress.report(Phase::Embed, total, total);
+        progress.report_embed_work(work);
         let index = DenseIndex::from_store(store, &keys)?;
         Ok(DenseSearcher { towers, index, rows, opts, embedded, reused: total - embedded })
     }
@@ -190,25 +205,26 @@ impl DenseSearcher {
 /// token ids are not stored yet, and records every raw key as an alias of its token key.
 /// `tick(done)` reports progress within the slice and returns false to cancel. Returns how
 /// many inputs were embedded.
+/// Embeds the inputs `slice` (ids into `keys`, tokenised as `tokenized`) that the store lacks
+/// and logs them; `tick(inputs, tokens)` counts those needing no embedding as done at once.
 fn embed_slice(
     encoder: &Encoder,
-    inputs: &[EncoderInput],
+    tokenized: &[TokenizedInput],
     keys: &[VectorKey],
     slice: &[usize],
     store: &mut VectorStore,
-    tick: &dyn Fn(usize) -> bool,
+    tick: &dyn Fn(usize, usize) -> bool,
 ) -> Result<usize> {
-    let tokenized: Vec<TokenizedInput> =
-        slice.par_iter().map(|&i| encoder.tokenize_input(&inputs[i])).collect::<Result<_>>()?;
     let ttag = format!("{}|tokens", encoder.fingerprint());
     let tkeys: Vec<VectorKey> = tokenized.iter().map(|t| token_key(&ttag, &t.ids, &t.type_ids)).collect();
     let mut fresh = HashSet::new();
     let new: Vec<usize> =
         (0..slice.len()).filter(|&j| !store.contains(&tkeys[j]) && fresh.insert(tkeys[j])).collect();
     let batch: Vec<TokenizedInput> = new.iter().map(|&j| tokenized[j].clone()).collect();
-    let vectors = encoder.embed_tokenized(&batch, &mut |done| {
-        // Inputs that need no embedding count as done at once.
-        if tick(done + slice.len() - new.len()) {
+    let known_tokens = tokenized.iter().map(TokenizedInput::len).sum::<usize>()
+        - batch.iter().map(TokenizedInput::len).sum::<usize>();
+    let vectors = encoder.embed_tokenized(&batch, &mut |done, tokens| {
+        if tick(done + slice.len() - new.len(), tokens + known_tokens) {
             Ok(())
         } else {
             Err(Error::Cancelled)
@@ -398,6 +414,16 @@ mod tests {
         assert!(note.unwrap().contains("queries use the chunk tower"));
     }
 
+    /// Keeps every embedding-work report.
+    #[derive(Default)]
+    struct RecordWork(std::sync::Mutex<Vec<EmbedWork>>);
+    impl Progress for RecordWork {
+        fn report(&self, _: Phase, _: usize, _: usize) {}
+        fn report_embed_work(&self, work: EmbedWork) {
+            self.0.lock().unwrap().push(work);
+        }
+    }
+
     #[test]
     fn vectors_are_reused_after_an_edit_and_an_interrupted_run_resumes() {
         let dir = tempfile::tempdir().unwrap();
@@ -423,8 +449,23 @@ mod tests {
         let saved = store.len();
         assert!(saved >= 1 && saved < n, "{saved} of {n} saved");
 
-        let full = build(&enc, &r, &mut store);
+        let work = RecordWork::default();
+        let full = DenseSearcher::build_in_slices(
+            Towers::tied(enc.clone()),
+            &r.chunks,
+            &r.graph,
+            with_callees(),
+            &mut store,
+            &work,
+            1,
+        )
+        .unwrap();
         assert_eq!(full.embedded, n - saved, "the resumed run embeds only what is missing");
+        let reports = work.0.into_inner().unwrap();
+        let (first, last) = (reports[0], reports[reports.len() - 1]);
+        assert_eq!(first.cached, saved, "the resumed run says what it kept");
+        assert_eq!((first.tokens_done, last.tokens_done), (0, last.tokens_total));
+        assert!(reports.windows(2).all(|w| w[0].tokens_done <= w[1].tokens_done), "{reports:?}");
         let again = build(&enc, &r, &mut store);
         assert_eq!(again.embedded, 0);
 

@@ -219,7 +219,7 @@ impl Encoder {
         let max_len = max_len.clamp(2, self.config.max_position_embeddings);
         let tokenized: Vec<TokenizedInput> =
             texts.par_iter().map(|t| self.tokenizer.query(t, max_len)).collect::<Result<_>>()?;
-        self.embed_tokenized(&tokenized, &mut |_| Ok(()))
+        self.embed_tokenized(&tokenized, &mut |_, _| Ok(()))
     }
 
     /// Unit vectors for chunk inputs, in order. Reports `Phase::Embed` as batches finish
@@ -229,7 +229,7 @@ impl Encoder {
         progress.report(Phase::Embed, 0, total);
         let tokenized: Vec<TokenizedInput> =
             inputs.par_iter().map(|i| self.tokenize_input(i)).collect::<Result<_>>()?;
-        self.embed_tokenized(&tokenized, &mut |done| {
+        self.embed_tokenized(&tokenized, &mut |done, _| {
             if progress.cancelled() {
                 return Err(Error::Cancelled);
             }
@@ -238,12 +238,13 @@ impl Encoder {
         })
     }
 
-    /// Embeds already tokenised sequences, in order. `after_batch(done)` runs after each
-    /// batch (and once before the first, with 0) and may stop the run with an error.
+    /// Embeds already tokenised sequences, in order. `after_batch(items, tokens)` runs after
+    /// each batch with the sequences and tokens done so far (and once before the first, with
+    /// zeros) and may stop the run with an error.
     pub fn embed_tokenized(
         &self,
         items: &[TokenizedInput],
-        after_batch: &mut dyn FnMut(usize) -> Result<()>,
+        after_batch: &mut dyn FnMut(usize, usize) -> Result<()>,
     ) -> Result<Vec<Vec<f32>>> {
         let mut order: Vec<usize> = (0..items.len()).collect();
         order.sort_by_key(|&i| (items[i].len(), i));
@@ -252,9 +253,10 @@ impl Encoder {
         let heads = self.config.num_attention_heads;
         let plan = plan_batches(&lens, self.opts.batch_size, |len| max_rows(len, heads, bytes));
         let mut out = vec![Vec::new(); items.len()];
-        let mut done = 0;
-        after_batch(done)?;
+        let (mut done, mut tokens) = (0, 0);
+        after_batch(done, tokens)?;
         for range in plan {
+            tokens += lens[range.clone()].iter().sum::<usize>();
             let batch = &order[range];
             let refs: Vec<&TokenizedInput> = batch.iter().map(|&i| &items[i]).collect();
             let rows = self.forward_refs(&refs)?.to_vec2::<f32>().map_err(tensor_err)?;
@@ -262,7 +264,7 @@ impl Encoder {
                 out[i] = row;
             }
             done += batch.len();
-            after_batch(done)?;
+            after_batch(done, tokens)?;
         }
         Ok(out)
     }

@@ -57,7 +57,7 @@ fn training_forward_matches_the_encoder_and_down_starts_as_sep() {
     assert_ne!(ours[0].ids, theirs[0].ids, "[DOWN] replaces [SEP] between chunk and neighbours");
     let refs: Vec<&TokenizedInput> = ours.iter().collect();
     let got = rows(&model.embed(&refs).unwrap());
-    let want = pretrained.embed_tokenized(&theirs, &mut |_| Ok(())).unwrap();
+    let want = pretrained.embed_tokenized(&theirs, &mut |_, _| Ok(())).unwrap();
     assert_close(&got, &want, 1e-4);
 }
 

@@ -61,7 +61,7 @@ pub fn candidate_proxy(encoder: &Encoder, examples: &[Example], ks: &[usize]) ->
         let mut seqs: Vec<TokenizedInput> = vec![ex.query.to_tokenized()];
         let cands: Vec<_> = ex.positives.iter().chain(&ex.negatives).collect();
         seqs.extend(cands.iter().map(|c| c.seq.to_tokenized()));
-        let vecs = encoder.embed_tokenized(&seqs, &mut |_| Ok(()))?;
+        let vecs = encoder.embed_tokenized(&seqs, &mut |_, _| Ok(()))?;
         let (q, rest) = vecs.split_first().ok_or_else(|| crate::Error::invalid("empty example"))?;
         let scores: Vec<f32> = rest.iter().map(|c| c.iter().zip(q).map(|(a, b)| a * b).sum()).collect();
         let mut ranking: Vec<usize> = (0..scores.len()).collect();

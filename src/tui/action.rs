@@ -1,7 +1,7 @@
 //! Everything that can change the app's state is an [`Action`]; everything the app asks the
 //! outside world to do is a [`Command`] (returned by `App::update`, run by the runtime).
 
-use crate::progress::Phase;
+use crate::progress::{EmbedWork, Phase};
 use crate::search::{Hit, Retriever};
 use crate::tui::backend::Backend;
 use crate::tui::highlight::HighlightedFile;
@@ -110,6 +110,11 @@ pub enum Action {
         phase: Phase,
         done: usize,
         total: usize,
+        at: Instant,
+    },
+    /// Tokens to embed and embedded, and vectors found cached (beside `Phase::Embed`).
+    EmbedWork {
+        work: EmbedWork,
         at: Instant,
     },
     Bm25Ready(Arc<dyn Backend>),

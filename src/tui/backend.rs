@@ -36,7 +36,7 @@
 //!   look-ups while rendering), so the cheap ones (`chunk`, `callers`, `callees`) must not block.
 //! * If the closure returns without sending `Bm25Ready` or `Failed`, or panics, the TUI says so.
 
-use crate::progress::{Phase, Progress};
+use crate::progress::{EmbedWork, Phase, Progress};
 use crate::search::{Hit, Retriever};
 use crate::Chunk;
 use std::path::PathBuf;
@@ -71,6 +71,8 @@ pub enum IndexEvent {
         done: usize,
         total: usize,
     },
+    /// The embedding's tokens and cached vectors, beside its `Progress` reports.
+    EmbedWork(EmbedWork),
     /// BM25 is searchable (the dense index may still be building).
     Bm25Ready(Arc<dyn Backend>),
     /// The dense index is done; this backend supersedes the BM25-only one.
@@ -149,6 +151,10 @@ impl CancelHandle {
 impl Progress for IndexReporter {
     fn report(&self, phase: Phase, done: usize, total: usize) {
         self.send(IndexEvent::Progress { phase, done, total });
+    }
+
+    fn report_embed_work(&self, work: EmbedWork) {
+        self.send(IndexEvent::EmbedWork(work));
     }
 
     fn cancelled(&self) -> bool {

@@ -179,6 +179,7 @@ impl EventLoop<'_> {
 fn index_action(event: IndexEvent, at: Instant) -> Action {
     match event {
         IndexEvent::Progress { phase, done, total } => Action::IndexProgress { phase, done, total, at },
+        IndexEvent::EmbedWork(work) => Action::EmbedWork { work, at },
         IndexEvent::Bm25Ready(backend) => Action::Bm25Ready(backend),
         IndexEvent::DenseReady(backend) => Action::DenseReady(backend),
         IndexEvent::Failed(message) => Action::IndexFailed(message),

@@ -1,6 +1,6 @@
 //! What the app knows about indexing: state, the current phase's progress, rate and ETA.
 
-use crate::progress::Phase;
+use crate::progress::{EmbedWork, Phase};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub struct PhaseProgress {
     pub total: usize,
     pub started: Instant,
     pub last: Instant,
+    /// Embedding only: its tokens, which time follows (chunks differ tenfold in length).
+    pub work: Option<EmbedWork>,
 }
 
 impl PhaseProgress {
@@ -40,7 +42,16 @@ impl PhaseProgress {
         (secs > 0.2 && self.done > 0).then(|| self.done as f64 / secs)
     }
 
+    /// Time left at the rate so far: in tokens when the phase reports them, else in items.
     pub fn eta(&self) -> Option<Duration> {
+        if let Some(w) = self.work.filter(|w| w.tokens_total > 0) {
+            let secs = self.last.duration_since(self.started).as_secs_f64();
+            if secs <= 0.2 || w.tokens_done == 0 {
+                return None;
+            }
+            let left = w.tokens_total.saturating_sub(w.tokens_done) as f64;
+            return Some(Duration::from_secs_f64(left * secs / w.tokens_done as f64));
+        }
         let rate = self.rate()?;
         Some(Duration::from_secs_f64(self.total.saturating_sub(self.done) as f64 / rate))
     }
@@ -85,7 +96,17 @@ impl IndexStatus {
                 p.total = total;
                 p.last = at;
             }
-            _ => self.progress = Some(PhaseProgress { phase, done, total, started: at, last: at }),
+            _ => {
+                self.progress = Some(PhaseProgress { phase, done, total, started: at, last: at, work: None })
+            }
+        }
+    }
+
+    /// Embedding work arrives beside the `Phase::Embed` reports; kept with them.
+    pub fn record_embed_work(&mut self, work: EmbedWork, at: Instant) {
+        if let Some(p) = self.progress.as_mut().filter(|p| p.phase == Phase::Embed) {
+            p.work = Some(work);
+            p.last = at;
         }
     }
 
@@ -114,6 +135,23 @@ mod tests {
         assert_eq!(p.rate(), Some(100.0));
         assert_eq!(p.eta(), Some(Duration::from_secs(8)));
         assert_eq!(s.chunks, Some(1000));
+    }
+
+    /// Short chunks first made the chunk rate promise 0:19 on a run that took 139 s: the ETA
+    /// follows tokens, and cached vectors are neither work left nor speed.
+    #[test]
+    fn the_embedding_eta_follows_tokens_not_chunks() {
+        let t0 = Instant::now();
+        let mut s = IndexStatus::default();
+        s.record(Phase::Embed, 0, 1000, t0);
+        let work = EmbedWork { cached: 5120, tokens_done: 0, tokens_total: 100_000 };
+        s.record_embed_work(work, t0);
+        // Half the chunks in 10 s, but the short half: a tenth of the tokens.
+        s.record(Phase::Embed, 500, 1000, t0 + Duration::from_secs(10));
+        s.record_embed_work(EmbedWork { tokens_done: 10_000, ..work }, t0 + Duration::from_secs(10));
+        let p = s.progress.as_ref().unwrap();
+        assert_eq!(p.eta(), Some(Duration::from_secs(90)), "by chunks it would say 10 s");
+        assert_eq!(p.work.unwrap().cached, 5120);
     }
 
     #[test]

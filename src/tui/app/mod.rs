@@ -160,6 +160,7 @@ impl App {
             Action::Resize(w, h) => self.resize(w, h),
             Action::Mouse(input) => self.mouse(input),
             Action::IndexProgress { phase, done, total, at } => self.index.record(phase, done, total, at),
+            Action::EmbedWork { work, at } => self.index.record_embed_work(work, at),
             Action::Bm25Ready(backend) => self.bm25_ready(backend, &mut commands),
             Action::DenseReady(backend) => self.dense_ready(backend, &mut commands),
             Action::IndexFailed(message) => self.index_failed(message),

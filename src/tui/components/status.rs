@@ -102,6 +102,9 @@ pub fn gauge_label(p: &PhaseProgress, files: Option<usize>) -> String {
         Phase::Instances => ("evaluating", "instances"),
     };
     let mut label = format!("{what} {}/{} {unit}", thousands(p.done), thousands(p.total));
+    if let Some(cached) = p.work.map(|w| w.cached).filter(|&n| n > 0) {
+        label.push_str(&format!(" · {} cached", thousands(cached)));
+    }
     if let Some(rate) = p.rate() {
         let per = if p.phase == Phase::Embed { "embeddings" } else { unit };
         label.push_str(&format!(" · {rate:.0} {per}/s"));
@@ -139,6 +142,7 @@ pub fn thousands(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::EmbedWork;
     use std::time::Instant;
 
     #[test]
@@ -150,10 +154,19 @@ mod tests {
             total: 5000,
             started: t0,
             last: t0 + Duration::from_secs(10),
+            work: None,
         };
         assert_eq!(
             gauge_label(&p, Some(42)),
             "embedding chunks 1,200/5,000 chunks · 120 embeddings/s · ETA 0:31 · 42 files"
+        );
+        let resumed = PhaseProgress {
+            work: Some(EmbedWork { cached: 5120, tokens_done: 30_000, tokens_total: 60_000 }),
+            ..p
+        };
+        assert_eq!(
+            gauge_label(&resumed, None),
+            "embedding chunks 1,200/5,000 chunks · 5,120 cached · 120 embeddings/s · ETA 0:10"
         );
     }
 
