@@ -115,9 +115,10 @@ impl RepoIndex {
     pub fn open(root: &Path, opts: &IndexOptions, progress: &dyn Progress) -> Result<RepoIndex> {
         let started = Instant::now();
         let root = validate_root(root)?;
-        progress.report(Phase::Walk, 0, 1);
+        // The walk cannot count ahead: no total until it is done.
+        progress.report(Phase::Walk, 0, 0);
         let walk = walk_python(&root, opts.max_file_size);
-        progress.report(Phase::Walk, 1, 1);
+        progress.report(Phase::Walk, walk.files.len(), walk.files.len());
         if walk.files.is_empty() {
             return Err(Error::NoPythonFiles { root: root.to_path_buf(), unreadable: false });
         }
@@ -289,14 +290,11 @@ fn assemble(
     for f in files.iter().filter(|f| f.syntax.has_syntax_errors) {
         notes.push(format!("{}: syntax errors; indexed what the parser recovered", f.path));
     }
-    progress.report(Phase::CallGraph, 0, 1);
     let syntaxes: Vec<FileSyntax> = files.into_iter().map(|f| f.syntax).collect();
-    let graph = if link_calls {
-        CallGraph::build(&syntaxes)
-    } else {
-        CallGraph::unlinked(syntaxes.iter().map(|s| s.chunks.len()).sum())
-    };
-    progress.report(Phase::CallGraph, 1, 1);
+    let n_chunks = syntaxes.iter().map(|s| s.chunks.len()).sum();
+    progress.report(Phase::CallGraph, 0, n_chunks);
+    let graph = if link_calls { CallGraph::build(&syntaxes) } else { CallGraph::unlinked(n_chunks) };
+    progress.report(Phase::CallGraph, n_chunks, n_chunks);
     let files_count = syntaxes.len();
     let mut ids = HashMap::new();
     let mut chunks = Vec::new();

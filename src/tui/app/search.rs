@@ -111,6 +111,8 @@ impl App {
         self.index.state = if backend.has_dense() { IndexState::Ready } else { IndexState::Bm25Only };
         self.backend = Some(backend);
         if std::mem::take(&mut self.search_pending) {
+            // "will run as soon as the BM25 index is ready" is no longer true: it runs now.
+            self.message = None;
             for column in 0..self.columns.len() {
                 self.search_column(column, commands);
             }

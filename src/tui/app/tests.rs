@@ -144,8 +144,10 @@ fn a_search_before_indexing_waits_for_bm25_then_dense() {
     type_text(&mut app, QUERY);
     assert!(app.update(Action::RunSearch).is_empty());
     assert!(app.columns.iter().all(|c| c.status == ColumnStatus::WaitingForIndex));
+    assert!(app.message.as_ref().is_some_and(|m| m.text.contains("as soon as the BM25 index is ready")));
     let sent = searches(&app.update(Action::Bm25Ready(Arc::new(backend.with_dense(false)))));
     assert_eq!(sent.iter().map(|s| s.0).collect::<Vec<_>>(), [0], "BM25 runs at once");
+    assert!(app.message.is_none(), "the promise is kept, so it is no longer shown");
     assert_eq!(app.columns[1].status, ColumnStatus::WaitingForIndex);
     assert_eq!(app.index.state, IndexState::Bm25Only);
     let sent = searches(&app.update(Action::DenseReady(Arc::new(backend))));

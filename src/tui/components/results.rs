@@ -2,6 +2,7 @@
 //! the chunk's rank in the other column (`D3`: third in the dense column).
 
 use super::{dim_line, kind_span, pad_line, pane_block, truncate_end, truncate_start, width};
+use crate::progress::Phase;
 use crate::search::{Hit, Retriever};
 use crate::tui::action::Pane;
 use crate::tui::app::{list_rows, scroll_to_show, App, ColumnStatus, IndexState, ResultsColumn};
@@ -103,11 +104,15 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
     let column = &app.columns[index];
     let waiting_dense =
         || match app.index.progress.as_ref().filter(|_| app.index.state == IndexState::Bm25Only) {
-            Some(p) => format!(
-                "Waiting for the dense index ({} {:.0}%). BM25 works already.",
-                p.phase,
-                p.ratio() * 100.0
-            ),
+            // Before its first report the gauge still holds the previous phase (e.g. the
+            // call graph at 100%), which says nothing about the dense index.
+            Some(p) if p.phase == Phase::Embed => {
+                format!(
+                    "Waiting for the dense index (embedding {:.0}%). BM25 works already.",
+                    p.ratio() * 100.0
+                )
+            }
+            Some(_) => "Waiting for the dense index (starting). BM25 works already.".to_string(),
             None => "Waiting for the dense index…".to_string(),
         };
     let dense_missing =

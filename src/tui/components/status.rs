@@ -101,6 +101,10 @@ pub fn gauge_label(p: &PhaseProgress, files: Option<usize>) -> String {
         Phase::Embed => ("embedding chunks", "chunks"),
         Phase::Instances => ("evaluating", "instances"),
     };
+    // A phase that cannot count ahead (the walk) reports no total.
+    if p.total == 0 {
+        return format!("{what}…");
+    }
     let mut label = format!("{what} {}/{} {unit}", thousands(p.done), thousands(p.total));
     if let Some(cached) = p.work.map(|w| w.cached).filter(|&n| n > 0) {
         label.push_str(&format!(" · {} cached", thousands(cached)));
@@ -168,6 +172,15 @@ mod tests {
             gauge_label(&resumed, None),
             "embedding chunks 1,200/5,000 chunks · 5,120 cached · 120 embeddings/s · ETA 0:10"
         );
+    }
+
+    #[test]
+    fn a_phase_without_a_total_shows_no_counts() {
+        let t0 = Instant::now();
+        let walk = PhaseProgress { phase: Phase::Walk, done: 0, total: 0, started: t0, last: t0, work: None };
+        assert_eq!(gauge_label(&walk, None), "scanning files…");
+        let graph = PhaseProgress { phase: Phase::CallGraph, total: 750, ..walk };
+        assert_eq!(gauge_label(&graph, Some(9)), "linking calls 0/750 chunks · 9 files");
     }
 
     #[test]
