@@ -17,7 +17,7 @@ use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
 use super::cpu::{max_rows, plan_batches, tune_allocator};
 use super::pool::{l2_normalize, mean_pool, pad_batch};
 use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
-use super::weights::sha256_cached;
+use super::weights::sha256_bytes;
 use crate::error::{Error, Result};
 use crate::progress::{Phase, Progress};
 
@@ -65,8 +65,8 @@ impl Encoder {
             .map_err(|e| Error::context(tokenizer_path.display().to_string(), e))?;
         let weights_path = dir.join(WEIGHTS_FILE);
         let weights_err = |e: candle_core::Error| Error::context(weights_path.display().to_string(), e);
-        let digest = sha256_cached(&weights_path)?;
         let bytes = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
+        let digest = sha256_bytes(&bytes);
         let tensors = candle_core::safetensors::load_buffer(&bytes, device).map_err(weights_err)?;
         drop(bytes);
         let vb = VarBuilder::from_tensors(tensors.clone(), opts.dtype, device);

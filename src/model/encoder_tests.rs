@@ -231,3 +231,20 @@ fn encoder_can_move_to_an_indexing_thread() {
     fn shareable<T: Send + Sync>() {}
     shareable::<Encoder>();
 }
+
+/// Weights edited in place, same size and mtime: the fingerprint (and so every vector cache
+/// key) changes, because it hashes the bytes loaded, not the file's stamp.
+#[test]
+fn weights_edited_in_place_with_size_and_mtime_kept_get_a_new_fingerprint() {
+    let (dir, before) = tiny(&["alpha"], EncoderOptions::default());
+    let path = dir.path().join("model.safetensors");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1; // inside the last tensor's data
+    bytes[last] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    let after = Encoder::load(dir.path(), &Device::Cpu, EncoderOptions::default()).unwrap();
+    assert_ne!(before.fingerprint(), after.fingerprint());
+}
