@@ -147,3 +147,75 @@ fn vector_log_bytes(cache: &Path) -> u64 {
     }
     total
 }
+
+/// A read-only view of `dir` at a new path: a read-only bind mount (root) or, failing that,
+/// the directory itself with its write bits removed (other users). `None` where neither
+/// makes writes fail (then the test says so and checks nothing).
+struct ReadOnly {
+    path: std::path::PathBuf,
+    mounted: bool,
+}
+
+impl ReadOnly {
+    fn of(dir: &Path, mount_point: &Path) -> Option<ReadOnly> {
+        std::fs::create_dir_all(mount_point).unwrap();
+        let sh = |cmd: String| {
+            std::process::Command::new("sh").args(["-c", &cmd]).status().is_ok_and(|s| s.success())
+        };
+        let (m, d) = (mount_point.display(), dir.display());
+        if sh(format!("mount --bind '{d}' '{m}' 2>/dev/null && mount -o remount,ro,bind '{m}' 2>/dev/null")) {
+            return Some(ReadOnly { path: mount_point.to_path_buf(), mounted: true });
+        }
+        sh(format!("chmod -R a-w '{d}'"));
+        if std::fs::write(dir.join("probe"), b"x").is_err() {
+            return Some(ReadOnly { path: dir.to_path_buf(), mounted: false });
+        }
+        None
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        let cmd = if self.mounted {
+            format!("umount '{}'", self.path.display())
+        } else {
+            format!("chmod -R u+w '{}'", self.path.display())
+        };
+        let _ = std::process::Command::new("sh").args(["-c", &cmd]).status();
+    }
+}
+
+/// A read-only cache answers a warm dense query from its vectors, and an empty one still
+/// answers (embedding in memory), each with a note instead of an error.
+#[test]
+fn a_read_only_cache_answers_dense_queries() {
+    let repo = common::fixture_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("model");
+    tiny_model(&model);
+    let (cache, empty) = (tmp.path().join("cache"), tmp.path().join("empty"));
+    std::fs::create_dir_all(&empty).unwrap();
+    let args = ["--query", "total price with discount", "--retriever", "dense", "--json", "--top", "5"];
+    let warm = run_json(coret(&cache, &model).arg(repo.path()).args(args));
+    let (Some(ro_cache), Some(ro_empty)) = (
+        ReadOnly::of(&cache, &tmp.path().join("ro-cache")),
+        ReadOnly::of(&empty, &tmp.path().join("ro-empty")),
+    ) else {
+        eprintln!(
+            "a_read_only_cache_answers_dense_queries: cannot make a read-only directory here; not checked"
+        );
+        return;
+    };
+    let out = coret(&ro_cache.path, &model).arg(repo.path()).args(args).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again["stats"]["embedded"], 0, "the vectors come from the read-only cache");
+    assert_eq!(again["results"]["dense"], warm["results"]["dense"]);
+
+    let out = coret(&ro_empty.path, &model).arg(repo.path()).args(args).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let cold: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cold["results"]["dense"], warm["results"]["dense"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(err.contains("cache not written") && err.contains("read-only"), "the note says why: {err}");
+}

@@ -157,7 +157,11 @@ impl RepoIndex {
         if let Some(dir) = entry.as_deref() {
             let unchanged = old.as_ref().is_some_and(|o| same_files(o, &manifest));
             if !unchanged {
-                cache::write_framed(&dir.join(MANIFEST_FILE), MANIFEST_VERSION, &manifest)?;
+                // A cache that cannot be written (read-only) costs the next run its warm
+                // start, not this run.
+                if let Err(e) = cache::write_framed(&dir.join(MANIFEST_FILE), MANIFEST_VERSION, &manifest) {
+                    notes.push(format!("cache not written ({e}); the next run starts cold"));
+                }
             }
         }
         let mut index = assemble(

