@@ -134,6 +134,29 @@ fn query_from_stdin_and_readable_output() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     let first = stdout.lines().nth(1).unwrap();
     assert!(first.contains("shop/tax.py:4-5") && first.contains("with_vat"), "{stdout}");
+    // The kind column starts at the same place on every row, however long the location.
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("   ")).collect();
+    assert!(rows.len() > 1, "{stdout}");
+    let starts: Vec<usize> = rows
+        .iter()
+        .map(|r| {
+            ["function", "method", "class", "module"]
+                .iter()
+                .filter_map(|k| r.find(&format!("  {k}")))
+                .min()
+                .unwrap()
+        })
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] == w[1]), "columns do not align:\n{stdout}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("indexed in") && stderr.contains("in all"),
+        "the time says what it measures: {stderr}"
+    );
+
+    let empty = coret(cache.path()).arg(repo.path()).args(["--query", "-"]).write_stdin("").output().unwrap();
+    assert_eq!(empty.status.code(), Some(2), "an empty query from stdin is a usage error");
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("stdin was empty"));
 }
 
 #[test]
@@ -158,4 +181,5 @@ fn exit_code_2_for_bad_paths_and_requests() {
     let bad =
         coret(cache.path()).arg(repo.path()).args(["--query", "x", "--retriever", "magic"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("`all`"), "the error names every accepted value");
 }

@@ -333,7 +333,8 @@ impl std::str::FromStr for RetrieverArg {
             return Err("no retriever named".into());
         }
         for part in s.split(',') {
-            let r: Retriever = part.parse()?;
+            let r: Retriever =
+                part.parse().map_err(|e| format!("{e}; or `all`, or a list such as bm25,dense"))?;
             if !list.contains(&r) {
                 list.push(r);
             }

@@ -2,7 +2,7 @@
 //! the engine to stop; it then returns `Error::Cancelled` without touching the cache.
 
 use coret::progress::{Phase, Progress};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -38,8 +38,9 @@ impl BarProgress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}")
+                ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len}{rate}")
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .with_key("rate", rate_and_eta)
                     .progress_chars("=> "),
             );
             bar
@@ -59,6 +60,18 @@ impl BarProgress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// ` · 12/s · ETA 1:05`, once there is a rate to speak of (nothing at `0/47`, whole numbers).
+fn rate_and_eta(state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    if state.pos() == 0 || state.elapsed().as_secs_f64() < 0.5 {
+        return;
+    }
+    let _ = write!(w, " · {:.0}/s", state.per_sec());
+    if state.len().is_some_and(|len| state.pos() < len) {
+        let s = state.eta().as_secs();
+        let _ = write!(w, " · ETA {}:{:02}", s / 60, s % 60);
     }
 }
 

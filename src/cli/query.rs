@@ -2,6 +2,7 @@
 
 use super::args::Args;
 use super::progress::BarProgress;
+use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::search::{Hit, Retriever};
 use coret::searcher::Searcher;
@@ -10,7 +11,12 @@ use std::io::Read;
 use std::sync::Arc;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
+    if query.trim().is_empty() {
+        let from = if args.query.as_deref() == Some("-") { " (stdin was empty)" } else { "" };
+        anyhow::bail!(Usage(format!("--query: nothing to search for{from}")));
+    }
     let retrievers = args.retrievers_or(&[Retriever::Bm25]);
     let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     // Load the model before indexing so a missing model fails fast.
@@ -71,7 +77,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         println!("{}", serde_json::to_string(&v)?);
     } else {
-        print_table(index, &results);
+        print_table(index, &results, started.elapsed().as_secs_f64());
     }
     Ok(())
 }
@@ -130,7 +136,13 @@ pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)]
     })
 }
 
-fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)]) {
+/// One table per retriever, its columns aligned across the lists; the totals on stderr.
+fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], seconds: f64) {
+    let location = |h: &Hit| {
+        let c = &index.chunks[h.chunk as usize];
+        format!("{}:{}-{}", c.path, c.start_line, c.end_line)
+    };
+    let width = results.iter().flat_map(|(_, hits)| hits.iter().map(|h| location(h).chars().count())).max();
     for (r, hits) in results {
         println!("{r}");
         if hits.is_empty() {
@@ -139,25 +151,30 @@ fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)]) {
         for (i, h) in hits.iter().enumerate() {
             let c = &index.chunks[h.chunk as usize];
             println!(
-                "{:>4}  {:>8.3}  {}:{}-{}  {:<8}  {}",
+                "{:>4}  {:>8.3}  {:<w$}  {:<8}  {}",
                 i + 1,
                 h.score,
-                c.path,
-                c.start_line,
-                c.end_line,
+                location(h),
                 c.kind.as_str(),
-                c.name
+                c.name,
+                w = width.unwrap_or(0)
             );
         }
     }
     let s = &index.stats;
+    let cache = match s.cache {
+        coret::engine::CacheState::Cold => "cold cache",
+        coret::engine::CacheState::Updated => "cache updated",
+        coret::engine::CacheState::Warm => "warm cache",
+        coret::engine::CacheState::Off => "no cache",
+    };
     eprintln!(
-        "{} files, {} chunks, {} call edges, {} skipped, {:.2}s ({:?} cache)",
+        "{} files, {} chunks, {} call edges, {} skipped; indexed in {:.2}s ({cache}), {:.2}s in all",
         s.files,
         s.chunks,
         s.edges,
         s.skipped.total(),
         s.seconds,
-        s.cache
+        seconds
     );
 }
