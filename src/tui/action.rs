@@ -105,6 +105,8 @@ pub enum Action {
     Quit,
     Resize(u16, u16),
     Mouse(MouseInput),
+    /// Several actions in order (Esc and a key that arrived as one Alt-key).
+    Sequence(Vec<Action>),
     // Reports from background work.
     IndexProgress {
         phase: Phase,

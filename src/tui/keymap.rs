@@ -157,7 +157,14 @@ fn map_editor_key(app: &App, key: KeyEvent, ctrl: bool, alt: bool) -> Option<Act
         KeyCode::Char(c) if alt => match c {
             'b' => EditOp::WordLeft,
             'f' => EditOp::WordRight,
-            _ => return None,
+            // Esc then a key within the terminal's escape time (tmux) arrives as Alt-key:
+            // it means "leave the editor, then the key", never a character in the issue.
+            _ => {
+                let pane = [Pane::Left, Pane::Right][app.active_column];
+                let key = KeyEvent::new(key.code, key.modifiers - KeyModifiers::ALT);
+                let then = map_pane_key(pane, key, false);
+                return Some(Action::Sequence(std::iter::once(Action::Focus(pane)).chain(then).collect()));
+            }
         },
         KeyCode::Char(c) => return Some(Action::Insert(c)),
         _ => return None,
@@ -224,6 +231,19 @@ mod tests {
         app.update(Action::Focus(Pane::Left));
         assert!(matches!(press(&app, KeyCode::Char('q'), KeyModifiers::NONE), Some(Action::Quit)));
         assert!(matches!(press(&app, KeyCode::Char('j'), KeyModifiers::NONE), Some(Action::Move(1))));
+    }
+
+    /// Esc then `j` inside tmux's escape time arrives as Alt-j: it leaves the editor and moves
+    /// the selection, and types nothing into the issue.
+    #[test]
+    fn esc_and_a_key_as_one_alt_key_leave_the_editor_and_act() {
+        let mut app = app();
+        let action = press(&app, KeyCode::Char('j'), KeyModifiers::ALT).unwrap();
+        let Action::Sequence(steps) = &action else { panic!("not a sequence") };
+        assert!(matches!(steps[..], [Action::Focus(Pane::Left), Action::Move(1)]));
+        app.update(action);
+        assert_eq!(app.focus, Pane::Left);
+        assert!(app.editor.text().is_empty(), "nothing typed into the issue");
     }
 
     #[test]

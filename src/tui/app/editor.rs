@@ -237,6 +237,14 @@ impl Editor {
     }
 
     /// Adjusts `scroll` so the cursor is visible in a `width` × `height` viewport.
+    /// [`Editor::ensure_visible`] after a resize: also scrolls back up as far as the text
+    /// fills the new height.
+    pub fn fit(&mut self, width: usize, height: usize) {
+        let rows = self.visual_rows(width).len();
+        self.scroll = self.scroll.min(rows.saturating_sub(height.max(1)));
+        self.ensure_visible(width, height);
+    }
+
     pub fn ensure_visible(&mut self, width: usize, height: usize) {
         let (row, _) = self.cursor_visual(width);
         let height = height.max(1);

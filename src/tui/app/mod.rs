@@ -137,6 +137,7 @@ impl App {
         match action {
             Action::Insert(c) => self.edit(|e| e.insert_char(c)),
             Action::Paste(text) => self.paste(&text),
+            Action::Sequence(actions) => actions.into_iter().for_each(|a| commands.extend(self.update(a))),
             Action::Edit(op) => self.edit(|e| e.apply(op)),
             Action::ClearQuery => self.edit(Editor::clear),
             Action::HistoryPrev => self.recall(true),
@@ -220,9 +221,19 @@ impl App {
         self.keep_editor_cursor_visible();
     }
 
-    /// A paste always lands in the editor: it is almost certainly an issue.
+    /// A paste always lands in the editor: it is almost certainly an issue. Pasted while the
+    /// editor has the focus it goes in at the cursor; elsewhere it is a new issue and replaces
+    /// the old one, which stays in the history (Ctrl-P) so nothing is lost.
     fn paste(&mut self, text: &str) {
-        self.edit(|e| e.insert_str(text));
+        if self.focus == Pane::Editor || self.editor.text().trim().is_empty() {
+            return self.edit(|e| e.insert_str(text));
+        }
+        self.history.push(&self.editor.text());
+        self.edit(|e| {
+            e.clear();
+            e.insert_str(text);
+        });
+        self.info("pasted as a new issue; Ctrl-P brings back the previous one");
     }
 
     fn recall(&mut self, older: bool) {
@@ -280,12 +291,16 @@ impl App {
         self.chunk(id?)
     }
 
+    /// After a resize no pane keeps lines hidden above while it has room below.
     fn resize(&mut self, w: u16, h: u16) {
         self.size = (w, h);
-        self.keep_editor_cursor_visible();
+        let inner = inner_size(self.areas().editor);
+        self.editor.fit(inner.0, inner.1);
         let areas = self.areas();
         for (column, area) in self.columns.iter_mut().zip(areas.columns) {
-            column.offset = scroll_to_show(column.offset, column.selected, list_rows(area));
+            let rows = list_rows(area);
+            column.offset = scroll_to_show(column.offset, column.selected, rows)
+                .min(column.hits.len().saturating_sub(rows));
         }
     }
 

@@ -93,6 +93,42 @@ fn a_paste_lands_in_the_editor_whatever_has_the_focus() {
     assert_eq!(app.editor.lines(), ["Traceback:", "```py", "    cart.total()", "```"]);
 }
 
+/// With the results focused, a paste is a new issue: it replaces the old one (two issues
+/// mixed searched for neither), and Ctrl-P brings the old one back.
+#[test]
+fn a_paste_outside_the_editor_replaces_the_issue_and_keeps_the_old_in_history() {
+    let mut app = new_app((100, 30));
+    type_text(&mut app, "first issue");
+    app.update(Action::Focus(Pane::Left));
+    app.update(Action::Paste("second issue".into()));
+    assert_eq!(app.editor.text(), "second issue");
+    assert!(app.message.as_ref().is_some_and(|m| m.text.contains("Ctrl-P")));
+    app.update(Action::HistoryPrev);
+    assert_eq!(app.editor.text(), "first issue");
+    // In the editor a paste goes in at the cursor, as always.
+    app.update(Action::Paste(" and more".into()));
+    assert_eq!(app.editor.text(), "first issue and more");
+}
+
+/// Growing the terminal leaves no line hidden above while there is room below.
+#[test]
+fn a_resize_scrolls_the_editor_and_the_lists_back_to_their_first_lines() {
+    let (mut app, _backend) = searched_app((100, 30));
+    app.update(Action::Focus(Pane::Left));
+    for _ in 0..30 {
+        app.update(Action::Move(1));
+    }
+    type_text(&mut app, "\ntwo\nthree\nfour\nfive");
+    app.update(Action::Resize(60, 14));
+    assert!(app.editor.scroll > 0, "the issue's last line is shown at 60x14");
+    app.update(Action::Focus(Pane::Left));
+    app.update(Action::Resize(60, 14));
+    assert!(app.columns[0].offset > 0, "the selection is shown at 60x14");
+    app.update(Action::Resize(160, 60));
+    assert_eq!(app.columns[0].offset, 0, "the whole list fits: it starts at its first hit");
+    assert_eq!(app.editor.scroll, 0, "the whole issue fits: it starts at its first line");
+}
+
 #[test]
 fn running_a_search_marks_both_columns_pending() {
     let mut app = new_app((100, 30));
