@@ -58,6 +58,10 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value = "pretrained", value_name = "MODEL")]
     pub query_model: coret::model::QueryTowerChoice,
 
+    /// How much of a trained query tower's vector to use, the rest from the pretrained tower (1: the trained tower alone).
+    #[arg(help_heading = "Model", long, default_value_t = 1.0, value_parser = unit, value_name = "A")]
+    pub query_mix: f32,
+
     /// Where the encoder runs: auto, cpu or cuda.
     #[arg(help_heading = "Model", long, default_value = "auto", value_name = "DEVICE")]
     pub device: String,

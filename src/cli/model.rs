@@ -35,6 +35,7 @@ pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
 pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
     let ChunkTower { encoder, device: name, .. } = load_chunk_tower(args)?;
     let (towers, note) = Towers::with_choice(encoder, &args.query_model)?;
+    let towers = towers.with_mix(args.query_mix);
     if let Some(note) = note {
         eprintln!("note: {note}");
     }

@@ -118,12 +118,16 @@ pub enum QueryTower {
 pub struct Towers {
     pub chunk: Arc<Encoder>,
     pub query: QueryTower,
+    /// Weight of the query tower's vector against the pretrained one's (1: the query tower's
+    /// alone). A blend keeps what training taught while staying near the vectors the chunk
+    /// tower was made for.
+    pub mix: f32,
 }
 
 impl Towers {
     /// Tied towers: the chunk tower embeds queries too.
     pub fn tied(chunk: Arc<Encoder>) -> Self {
-        Towers { chunk, query: QueryTower::Tied }
+        Towers { chunk, query: QueryTower::Tied, mix: 1.0 }
     }
 
     /// The towers `choice` asks for on top of `chunk`. The built-in query tower applies only to
@@ -160,7 +164,7 @@ impl Towers {
             }
         };
         let query = Self::build(&chunk, file).map_err(|e| Error::context(origin, e))?;
-        Ok((Towers { chunk, query }, None))
+        Ok((Towers { chunk, query, mix: 1.0 }, None))
     }
 
     fn build(chunk: &Arc<Encoder>, file: TowerFile) -> Result<QueryTower> {
@@ -184,8 +188,25 @@ impl Towers {
         })
     }
 
+    /// These towers with the query tower's vector weighted `mix` against the pretrained one's.
+    pub fn with_mix(self, mix: f32) -> Self {
+        Towers { mix: mix.clamp(0.0, 1.0), ..self }
+    }
+
     /// One query's unit vector, at most `max_len` tokens.
     pub fn embed_query(&self, text: &str, max_len: usize) -> Result<Vec<f32>> {
+        let trained = self.embed_query_trained(text, max_len)?;
+        if self.is_tied() || self.mix >= 1.0 {
+            return Ok(trained);
+        }
+        let pretrained = self.embed_query_pretrained(text, max_len)?;
+        let blend: Vec<f32> =
+            trained.iter().zip(&pretrained).map(|(t, p)| self.mix * t + (1.0 - self.mix) * p).collect();
+        let norm = blend.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
+        Ok(blend.into_iter().map(|x| x / norm).collect())
+    }
+
+    fn embed_query_trained(&self, text: &str, max_len: usize) -> Result<Vec<f32>> {
         match &self.query {
             QueryTower::Tied => self.embed_query_pretrained(text, max_len),
             QueryTower::Adapter(a) => Ok(a.apply(&self.embed_query_pretrained(text, max_len)?)),
@@ -208,6 +229,8 @@ impl Towers {
             QueryTower::Adapter(a) => format!("{chunk} + {}", a.name()),
             QueryTower::Layers { name, .. } => format!("{chunk} + {name}"),
         };
+        let query =
+            if self.is_tied() || self.mix >= 1.0 { query } else { format!("{query} (mix {})", self.mix) };
         TowerNames { chunk, query }
     }
 

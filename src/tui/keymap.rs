@@ -24,7 +24,7 @@ pub const BINDINGS: &[Binding] = &[
     b("Anywhere", "F1", "this help (? outside the editor)"),
     b("Anywhere", "F6", "right column: dense, hybrid, history (also t)"),
     b("Anywhere", "Ctrl-L", "clear the issue"),
-    b("Anywhere", "Ctrl-P  Ctrl-N", "previous / next query from history"),
+    b("Anywhere", "Ctrl-P  Ctrl-N", "previous / next query of this repository"),
     b("Anywhere", "Alt-Left", "back after a call-graph jump"),
     b("Anywhere", "Ctrl-C  Ctrl-Q", "quit (q outside the editor)"),
     b("Issue editor", "type, paste", "multi-line issue text; pasting code is fine"),

@@ -32,7 +32,7 @@ const MAX_BACKGROUND_BATCH: usize = 4096;
 /// the user quits before it is done, its reporter's `cancelled()` turns true and the thread
 /// is left to finish on its own. The terminal is restored on every way out.
 pub fn run(session: Session, theme: Theme, indexer: Indexer) -> Result<()> {
-    let history_path = history_path();
+    let history_path = history_path(&session.repo);
     let history = history_path.as_deref().map(History::load).unwrap_or_default();
     // The guard comes first: its panic hook must be in place before any thread starts.
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
@@ -74,9 +74,13 @@ pub fn run(session: Session, theme: Theme, indexer: Indexer) -> Result<()> {
     outcome
 }
 
-/// Beside the model: `CORET_DATA_DIR`, else the platform data directory.
-fn history_path() -> Option<PathBuf> {
-    crate::model::provision::data_dir().ok().map(|d| d.join("history.jsonl"))
+/// One per repository (a flask query has no business in requests' history), beside the
+/// model: `CORET_DATA_DIR`, else the platform data directory.
+fn history_path(repo: &std::path::Path) -> Option<PathBuf> {
+    let data = crate::model::provision::data_dir().ok()?;
+    let repo = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
+    let entry = crate::cache::repo_entry(&data.join("history"), &repo);
+    Some(PathBuf::from(format!("{}.jsonl", entry.display())))
 }
 
 struct EventLoop<'a> {
@@ -227,5 +231,18 @@ mod tests {
         assert_eq!(editor_args("/usr/bin/nano", f, 3), ["+3", "/r/a.py"]);
         assert_eq!(editor_args("code", f, 12), ["-g", "/r/a.py:12"]);
         assert_eq!(editor_args("hx", f, 12), ["/r/a.py:12"]);
+    }
+
+    #[test]
+    fn each_repository_has_its_own_query_history() {
+        let (flask, requests) =
+            (history_path(Path::new("/src/flask")), history_path(Path::new("/src/requests")));
+        assert!(flask.is_some() && requests.is_some());
+        assert_ne!(flask, requests);
+        assert_eq!(
+            flask,
+            history_path(Path::new("/src/flask")),
+            "the same repository finds its history again"
+        );
     }
 }

@@ -13,7 +13,7 @@ use ratatui::Terminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn draw(app: &App) -> TestBackend {
+pub(crate) fn draw(app: &App) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
     terminal.draw(|frame| ui::render(app, frame)).unwrap();
     terminal.backend().clone()

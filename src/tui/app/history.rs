@@ -40,13 +40,14 @@ impl History {
         self.draft = None;
     }
 
-    /// The previous (older) query; `current` is the editor's text, kept as the draft.
+    /// The previous (older) query; `current` is the editor's text, kept as the draft. The
+    /// first step skips an entry equal to `current` (the query just searched).
     pub fn older(&mut self, current: &str) -> Option<&str> {
         let index = match self.cursor {
-            None if self.entries.is_empty() => return None,
             None => {
+                let newest = self.entries.iter().rposition(|e| e.trim_end() != current.trim_end())?;
                 self.draft = Some(current.to_string());
-                self.entries.len() - 1
+                newest
             }
             Some(i) => i.saturating_sub(1),
         };
@@ -98,6 +99,14 @@ mod tests {
         assert_eq!(h.newer().as_deref(), Some("two"));
         assert_eq!(h.newer().as_deref(), Some("draft"));
         assert_eq!(h.newer(), None);
+    }
+
+    /// Right after a search the editor holds the newest entry: the first Ctrl-P goes past it.
+    #[test]
+    fn the_first_step_back_skips_the_query_on_screen() {
+        let mut h = History::new(vec!["one".into(), "two".into()]);
+        assert_eq!(h.older("two"), Some("one"));
+        assert_eq!(History::new(vec!["only".into()]).older("only"), None, "nothing older to show");
     }
 
     #[test]

@@ -254,6 +254,12 @@ impl App {
         }
     }
 
+    /// Whether the results answer an issue other than the editor's (after Ctrl-L, Ctrl-P or
+    /// an edit, until the next search).
+    pub fn results_stale(&self) -> bool {
+        self.last_query.as_deref().is_some_and(|q| q.trim_end() != self.editor.text().trim_end())
+    }
+
     fn keep_editor_cursor_visible(&mut self) {
         let inner = inner_size(self.areas().editor);
         self.editor.ensure_visible(inner.0, inner.1);

@@ -129,6 +129,22 @@ fn a_resize_scrolls_the_editor_and_the_lists_back_to_their_first_lines() {
     assert_eq!(app.editor.scroll, 0, "the whole issue fits: it starts at its first line");
 }
 
+/// After Ctrl-L the results answer an issue no longer on screen: the columns say so, and a
+/// search makes them current again.
+#[test]
+fn results_for_an_earlier_issue_are_marked_until_the_next_search() {
+    let (mut app, _backend) = searched_app((100, 30));
+    assert!(!app.results_stale());
+    app.update(Action::ClearQuery);
+    assert!(app.results_stale());
+    let screen = crate::tui::snapshot_tests::draw(&app).to_string();
+    assert!(screen.contains("earlier issue, Ctrl-S"), "{screen}");
+    type_text(&mut app, "tax region");
+    let commands = app.update(Action::RunSearch);
+    settle(&mut app, commands);
+    assert!(!app.results_stale());
+}
+
 #[test]
 fn running_a_search_marks_both_columns_pending() {
     let mut app = new_app((100, 30));

@@ -47,7 +47,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
     let other = &app.columns[1 - index];
     let focused = app.focus == [Pane::Left, Pane::Right][index];
     let mut block = pane_block(theme, format!(" {} {} ", index + 1, title(column.retriever)), focused);
-    if let Some(summary) = summary(column) {
+    if let Some(summary) = summary(column, app.results_stale()) {
         block = block.title_top(Line::from(summary).right_aligned().style(theme.style("text.dim")));
     }
     let inner = block.inner(area);
@@ -87,10 +87,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// "50 hits · 3 ms", or what the column is doing.
-fn summary(column: &ResultsColumn) -> Option<String> {
+/// "50 hits · 3 ms", or what the column is doing; hits for an issue the editor no longer
+/// holds say so.
+fn summary(column: &ResultsColumn, stale: bool) -> Option<String> {
     match &column.status {
         ColumnStatus::Searching => Some(" searching… ".into()),
+        ColumnStatus::Ready if stale => Some(format!(" {} hits · earlier issue, Ctrl-S ", column.hits.len())),
         ColumnStatus::Ready => {
             let ms = column.elapsed.map(|d| format!(" · {} ms", d.as_millis())).unwrap_or_default();
             Some(format!(" {} hits{ms} ", column.hits.len()))
