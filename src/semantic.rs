@@ -387,6 +387,21 @@ mod tests {
         assert_eq!(layered.encoder().fingerprint(), fingerprint);
         assert_ne!(tied.embed_query("alpha").unwrap(), layered.embed_query("alpha").unwrap());
         assert!(layered.towers().names().query.contains("layers-"), "{:?}", layered.towers().names());
+
+        // A blend: mix 0 is the pretrained tower, 1 the trained one, between a unit vector
+        // between them.
+        let towers = layered.towers().clone();
+        let (trained, pretrained) =
+            (towers.embed_query("alpha", 64).unwrap(), towers.embed_query_pretrained("alpha", 64).unwrap());
+        let at = |mix: f32| towers.clone().with_mix(mix).embed_query("alpha", 64).unwrap();
+        assert_eq!(at(1.0), trained);
+        let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6);
+        assert!(close(&at(0.0), &pretrained));
+        let half = at(0.5);
+        let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        assert!((dot(&half, &half) - 1.0).abs() < 1e-5, "a unit vector");
+        assert!((dot(&half, &trained) - dot(&half, &pretrained)).abs() < 1e-5, "halfway between them");
+        assert!(towers.with_mix(0.5).names().query.ends_with("(mix 0.5)"));
     }
 
     #[test]
