@@ -95,6 +95,8 @@ pub enum Action {
     /// Scroll the preview by half pages, whatever has the focus.
     PreviewHalfPage(isize),
     ToggleHybrid,
+    /// Hide or show hits in test files.
+    ToggleTests,
     /// Jump to the selected call-graph neighbour.
     Jump,
     /// Go back to where the last jump came from.

@@ -87,6 +87,8 @@ pub struct App {
     pub message: Option<Message>,
     /// The query of the latest search (re-run on the dense column when its index is ready).
     pub last_query: Option<String>,
+    /// Hits in test files are left out of the lists (`T`).
+    pub hide_tests: bool,
     /// A search was asked for before the BM25 index was ready.
     search_pending: bool,
     next_generation: u64,
@@ -114,6 +116,7 @@ impl App {
             help: None,
             message: None,
             last_query: None,
+            hide_tests: false,
             search_pending: false,
             next_generation: 0,
             should_quit: false,
@@ -144,6 +147,7 @@ impl App {
             Action::HistoryNext => self.recall(false),
             Action::RunSearch => self.run_search(&mut commands),
             Action::ToggleHybrid => self.toggle_hybrid(&mut commands),
+            Action::ToggleTests => self.toggle_tests(),
             Action::Focus(pane) => self.focus(pane),
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(-1),

@@ -19,7 +19,9 @@ pub enum ColumnStatus {
 pub struct ResultsColumn {
     pub retriever: Retriever,
     pub status: ColumnStatus,
+    /// What the list shows: `all_hits`, less those in test files while they are hidden.
     pub hits: Vec<Hit>,
+    pub all_hits: Vec<Hit>,
     pub selected: usize,
     /// First visible row.
     pub offset: usize,
@@ -34,6 +36,7 @@ impl ResultsColumn {
             retriever,
             status: ColumnStatus::Idle,
             hits: Vec::new(),
+            all_hits: Vec::new(),
             selected: 0,
             offset: 0,
             generation: 0,
@@ -54,6 +57,7 @@ impl ResultsColumn {
     pub fn reset(&mut self, status: ColumnStatus) {
         self.status = status;
         self.hits.clear();
+        self.all_hits.clear();
         self.selected = 0;
         self.offset = 0;
         self.elapsed = None;

@@ -2,7 +2,8 @@
 //! to the indexer's events.
 
 use super::{App, ColumnStatus, IndexState, RESULTS_K};
-use crate::search::Retriever;
+use crate::repo::source::is_test_path;
+use crate::search::{Hit, Retriever};
 use crate::tui::action::{Command, SearchOutcome, SearchRequest};
 use crate::tui::backend::Backend;
 use std::sync::Arc;
@@ -69,14 +70,44 @@ impl App {
         match outcome.hits {
             Ok(hits) => {
                 column.reset(ColumnStatus::Ready);
-                column.hits = hits;
+                column.all_hits = hits;
                 column.elapsed = Some(outcome.elapsed);
             }
             Err(e) => column.reset(ColumnStatus::Failed(e)),
         }
+        self.filter_hits(outcome.column);
         if outcome.column == self.active_column {
             self.nav.clear();
         }
+    }
+
+    /// Hides or shows hits in test files in both columns (their ranks stay the retrievers').
+    pub(super) fn toggle_tests(&mut self) {
+        self.hide_tests = !self.hide_tests;
+        for column in 0..self.columns.len() {
+            self.filter_hits(column);
+        }
+        self.nav.clear();
+        let hidden: usize = self.columns.iter().map(|c| c.all_hits.len() - c.hits.len()).sum();
+        self.info(match self.hide_tests {
+            true => format!("hits in test files hidden ({hidden}); T shows them"),
+            false => "hits in test files shown".to_string(),
+        });
+    }
+
+    /// The column's list from its hits and the test-file filter; the selection starts over.
+    fn filter_hits(&mut self, index: usize) {
+        let hide = self.hide_tests;
+        let keep: Vec<Hit> = self.columns[index]
+            .all_hits
+            .iter()
+            .filter(|h| !hide || !self.chunk(h.chunk).is_some_and(|c| is_test_path(&c.path)))
+            .copied()
+            .collect();
+        let column = &mut self.columns[index];
+        column.hits = keep;
+        column.selected = 0;
+        column.offset = 0;
     }
 
     /// Cycles the right column through CoRet dense, hybrid and history, and re-runs its search.

@@ -145,6 +145,32 @@ fn results_for_an_earlier_issue_are_marked_until_the_next_search() {
     assert!(!app.results_stale());
 }
 
+/// Test files rank lower and are tagged; T hides them from both lists and shows them again.
+#[test]
+fn hits_in_test_files_are_tagged_and_can_be_hidden() {
+    let backend = DemoBackend::new(&[
+        ("shop/cart.py", "def cart_total(items):\n    return sum(items)\n"),
+        ("tests/test_cart.py", "def test_cart_total():\n    assert cart_total([1, 2]) == 3\n"),
+    ]);
+    let mut app = new_app((120, 30));
+    let commands = app.update(Action::Bm25Ready(Arc::new(backend.with_dense(false))));
+    settle(&mut app, commands);
+    type_text(&mut app, "cart total");
+    let commands = app.update(Action::RunSearch);
+    settle(&mut app, commands);
+    let is_test =
+        |app: &App, h: &crate::search::Hit| app.chunk(h.chunk).is_some_and(|c| c.path.starts_with("tests/"));
+    assert!(app.columns[0].hits.iter().any(|h| is_test(&app, h)), "the test file is a hit");
+    let screen = crate::tui::snapshot_tests::draw(&app).to_string();
+    assert!(screen.contains("test test_cart"), "tagged: {screen}");
+
+    app.update(Action::ToggleTests);
+    assert!(!app.columns[0].hits.is_empty() && !app.columns[0].hits.iter().any(|h| is_test(&app, h)));
+    assert!(app.message.as_ref().is_some_and(|m| m.text.contains("hidden")));
+    app.update(Action::ToggleTests);
+    assert_eq!(app.columns[0].hits, app.columns[0].all_hits);
+}
+
 #[test]
 fn running_a_search_marks_both_columns_pending() {
     let mut app = new_app((100, 30));

@@ -29,6 +29,11 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
             Span::styled("D3", theme.style("results.marker")),
             Span::raw(" = also ranked 3rd by the other column (B BM25, D dense, H hybrid)"),
         ]),
+        Line::from(vec![
+            Span::styled("Tests  ", theme.style("help.section")),
+            Span::styled("test", theme.style("text.dim")),
+            Span::raw(" = in a test file: ranked as if 10× lower (--test-weight), T hides"),
+        ]),
     ];
     let mut section = "";
     for binding in BINDINGS {
@@ -45,11 +50,11 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-/// Lines in the overlay (for clamping its scroll): two legend lines, then per section a
+/// Lines in the overlay (for clamping its scroll): three legend lines, then per section a
 /// blank line and a heading, and one line per binding.
 pub fn line_count() -> usize {
     let sections = BINDINGS.windows(2).filter(|w| w[0].section != w[1].section).count() + 1;
-    2 + 2 * sections + BINDINGS.len()
+    3 + 2 * sections + BINDINGS.len()
 }
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {

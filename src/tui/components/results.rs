@@ -3,6 +3,7 @@
 
 use super::{dim_line, kind_span, pad_line, pane_block, truncate_end, truncate_start, width};
 use crate::progress::Phase;
+use crate::repo::source::is_test_path;
 use crate::search::{Hit, Retriever};
 use crate::tui::action::Pane;
 use crate::tui::app::{list_rows, scroll_to_show, App, ColumnStatus, IndexState, ResultsColumn};
@@ -150,6 +151,9 @@ struct Row {
     selected: bool,
 }
 
+/// Before the name of a hit in a test file.
+const TEST_TAG: &str = "test ";
+
 impl Row {
     fn line(&self, app: &App, retriever: Retriever, cells: usize) -> Line<'static> {
         let theme: &Theme = &app.theme;
@@ -162,7 +166,9 @@ impl Row {
             ));
         };
         let prefix = 1 + self.rank_w + 1 + self.score_w + 1 + 2;
-        let available = cells.saturating_sub(prefix + 1 + MARKER_WIDTH);
+        // Test files rank lower (demoted): a tag says why such a hit sits where it does.
+        let tag = if is_test_path(&chunk.path) { TEST_TAG } else { "" };
+        let available = cells.saturating_sub(prefix + 1 + MARKER_WIDTH + tag.len());
         let location = format!("{}:{}", chunk.path, chunk.start_line);
         let (name, location) = fit(&chunk.name, &location, available);
         let gap = available.saturating_sub(width(&name) + width(&location));
@@ -176,6 +182,7 @@ impl Row {
             ),
             kind_span(theme, chunk.kind),
             Span::raw(" "),
+            Span::styled(tag, theme.style("text.dim")),
             Span::styled(name, theme.style("results.name")),
             Span::raw(" ".repeat(gap)),
             Span::styled(location, theme.style("results.path")),
