@@ -87,6 +87,8 @@ pub struct App {
     pub message: Option<Message>,
     /// The query of the latest search (re-run on the dense column when its index is ready).
     pub last_query: Option<String>,
+    /// The latest search's query terms (BM25's tokens): the preview marks them.
+    pub query_terms: std::collections::HashSet<String>,
     /// Hits in test files are left out of the lists (`T`).
     pub hide_tests: bool,
     /// A search was asked for before the BM25 index was ready.
@@ -117,6 +119,7 @@ impl App {
             message: None,
             last_query: None,
             hide_tests: false,
+            query_terms: Default::default(),
             search_pending: false,
             next_generation: 0,
             should_quit: false,

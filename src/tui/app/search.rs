@@ -2,6 +2,7 @@
 //! to the indexer's events.
 
 use super::{App, ColumnStatus, IndexState, RESULTS_K};
+use crate::index::query_terms::query_terms;
 use crate::repo::source::is_test_path;
 use crate::search::{Hit, Retriever};
 use crate::tui::action::{Command, SearchOutcome, SearchRequest};
@@ -15,6 +16,7 @@ impl App {
         }
         let query = self.editor.text();
         self.history.push(&query);
+        self.query_terms = query_terms(&query).into_iter().map(|(t, _)| t).collect();
         self.last_query = Some(query);
         self.nav.clear();
         if let IndexState::Failed(e) = &self.index.state {

@@ -2,6 +2,8 @@
 //! line numbers and the chunk's span marked.
 
 use super::{dim_line, pad_line, pane_block, truncate_start};
+use crate::index::code_tokens::for_each_token;
+use crate::semantic::without_path;
 use crate::tui::action::Pane;
 use crate::tui::app::{App, Cached};
 use crate::Chunk;
@@ -10,6 +12,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
+use std::collections::HashSet;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -52,9 +55,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             lines.extend(chunk.text.lines().map(|l| Line::raw(l.to_string())));
             lines
         }
-        Cached::Loading | Cached::Unknown => {
-            vec![dim_line(theme, format!("loading {}…", chunk.path))]
-        }
+        // The indexed text until the highlighted file arrives: no flash of "loading".
+        Cached::Loading | Cached::Unknown => without_path(&chunk.text)
+            .lines()
+            .take(inner.height as usize)
+            .map(|l| dim_line(theme, l))
+            .collect(),
     };
     frame.render_widget(Paragraph::new(lines), inner);
 }
@@ -65,6 +71,7 @@ fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], top: usize, inner:
     let theme = &app.theme;
     let digits = file.len().max(1).to_string().len();
     let span_style = theme.style("preview.span");
+    let match_style = theme.style("preview.match");
     file.iter()
         .enumerate()
         .skip(top)
@@ -82,9 +89,14 @@ fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], top: usize, inner:
                 Span::styled(bar, gutter_style),
             ];
             let body_style = if in_chunk { span_style } else { Style::default() };
-            spans.extend(
-                line.spans.iter().map(|s| Span::styled(s.content.clone(), s.style.patch(body_style))),
-            );
+            for s in &line.spans {
+                spans.extend(mark_terms(
+                    &s.content,
+                    s.style.patch(body_style),
+                    &app.query_terms,
+                    match_style,
+                ));
+            }
             let line = Line::from(spans);
             if in_chunk {
                 pad_line(line, inner.width as usize, span_style)
@@ -93,6 +105,39 @@ fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], top: usize, inner:
             }
         })
         .collect()
+}
+
+/// `text` in `style`, with the words that share a token with the query (`terms`, as BM25
+/// tokenises them) in `mark` as well: why this chunk ranked.
+fn mark_terms(text: &str, style: Style, terms: &HashSet<String>, mark: Style) -> Vec<Span<'static>> {
+    if terms.is_empty() {
+        return vec![Span::styled(text.to_string(), style)];
+    }
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut plain = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(is_word) {
+        let end = rest[start..].find(|c: char| !is_word(c)).map_or(rest.len(), |e| start + e);
+        let word = &rest[start..end];
+        let mut hit = false;
+        for_each_token(word, |t, _, _| hit |= terms.contains(t));
+        if hit {
+            plain.push_str(&rest[..start]);
+            if !plain.is_empty() {
+                out.push(Span::styled(std::mem::take(&mut plain), style));
+            }
+            out.push(Span::styled(word.to_string(), style.patch(mark)));
+        } else {
+            plain.push_str(&rest[..end]);
+        }
+        rest = &rest[end..];
+    }
+    plain.push_str(rest);
+    if !plain.is_empty() || out.is_empty() {
+        out.push(Span::styled(plain, style));
+    }
+    out
 }
 
 /// Shown before anything is selected: what to do next.
@@ -115,4 +160,24 @@ fn welcome(app: &App) -> Vec<Line<'static>> {
         tip("o  y", "open in $EDITOR / copy path:line"),
         tip("F1", "all keys"),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::Modifier;
+
+    #[test]
+    fn words_sharing_a_token_with_the_query_are_marked() {
+        let terms: HashSet<String> = ["discount", "coupon"].iter().map(|s| s.to_string()).collect();
+        let mark = Style::default().add_modifier(Modifier::BOLD);
+        let spans = mark_terms("    return apply_discount(amount, coupon)", Style::default(), &terms, mark);
+        let marked: Vec<&str> =
+            spans.iter().filter(|s| s.style == mark).map(|s| s.content.as_ref()).collect();
+        assert_eq!(marked, ["apply_discount", "coupon"], "whole identifiers, by their pieces too");
+        let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(text, "    return apply_discount(amount, coupon)", "nothing lost or moved");
+        let none = mark_terms("no match here", Style::default(), &terms, mark);
+        assert_eq!(none.len(), 1);
+    }
 }

@@ -49,6 +49,7 @@ pub const UI_KEYS: &[&str] = &[
     "preview.linenr",
     "preview.linenr.span",
     "preview.span",
+    "preview.match",
     "neighbours.header",
     "status",
     "status.label",
