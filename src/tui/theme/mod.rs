@@ -5,6 +5,7 @@
 //! (`<config>/coret-tui/themes/NAME.toml`), then in the built-in themes; a path to a `.toml`
 //! file also works. Every error names the file and the key that is wrong.
 
+pub mod contrast;
 mod raw;
 mod style;
 
