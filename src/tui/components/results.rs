@@ -192,20 +192,29 @@ impl Row {
     }
 }
 
-/// Shares `available` cells between the name and the location. The name matters more: the
-/// location is cut from the left (keeping the file name and line), then dropped.
+/// Shares `available` cells between the name and the location. Every row shows at least the
+/// file name and line; the location is cut from the left, and so is a name that must give way
+/// (`…Auth.__init__`: the method, which tells two rows of one class apart, stays).
 fn fit(name: &str, location: &str, available: usize) -> (String, String) {
+    const MIN_NAME: usize = 8;
     const MIN_LOCATION: usize = 10;
     let (nw, lw) = (width(name), width(location));
+    let file_line_text = location.rsplit('/').next().unwrap_or(location);
+    let file_line = width(file_line_text);
     if nw + 1 + lw <= available {
         (name.to_string(), location.to_string())
-    } else if available >= nw + 1 + MIN_LOCATION {
+    } else if available >= nw + 1 + file_line.min(MIN_LOCATION) {
         (name.to_string(), truncate_start(location, available - nw - 1))
-    } else if available >= 30 {
-        let name_w = available - MIN_LOCATION - 1;
-        (truncate_end(name, name_w), truncate_start(location, MIN_LOCATION))
+    } else if available >= MIN_NAME + 1 + file_line.min(MIN_LOCATION) {
+        let location_w = file_line.min(available - MIN_NAME - 1);
+        let location = if location_w == file_line {
+            file_line_text.to_string()
+        } else {
+            truncate_start(location, location_w)
+        };
+        (truncate_start(name, available - location_w - 1), location)
     } else {
-        (truncate_end(name, available), String::new())
+        (truncate_start(name, available), String::new())
     }
 }
 
@@ -214,15 +223,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fit_cuts_the_location_from_the_left_and_the_name_from_the_right() {
+    fn fit_keeps_file_and_line_and_cuts_from_the_left() {
         let (n, l) = fit("Cart.subtotal", "shop/cart.py:23", 40);
         assert_eq!((n.as_str(), l.as_str()), ("Cart.subtotal", "shop/cart.py:23"));
         let (n, l) = fit("VeryLongClassName.method_name", "pkg/sub/module/file.py:123", 40);
         assert!(width(&n) + 1 + width(&l) <= 40, "{n} {l}");
-        assert!(l.ends_with(".py:123") && l.starts_with('…'), "{l}");
+        assert_eq!((n.as_str(), l.as_str()), ("VeryLongClassName.method_name", "…le.py:123"));
         let (n, l) = fit("Cart.total", "pkg/sub/module/cart.py:25", 24);
         assert_eq!((n.as_str(), l.as_str()), ("Cart.total", "…e/cart.py:25"), "the name stays whole");
         let (n, l) = fit("apply_discount", "shop/pricing.py:6", 20);
+        assert_eq!((n.as_str(), l.as_str()), ("…iscount", "…icing.py:6"), "both give way, the line stays");
+        let (n, l) = fit("apply_discount", "shop/pricing.py:6", 15);
         assert_eq!((n.as_str(), l.as_str()), ("apply_discount", ""), "too narrow: the location goes");
+        // Reported at 160 columns: a long name used to push the path out.
+        let (n, l) = fit("Session.merge_environment_settings", "requests/sessions.py:752", 36);
+        assert_eq!(l, "sessions.py:752");
+        assert!(n.ends_with("_settings") && width(&n) + 1 + width(&l) <= 36, "{n}");
+        // Reported at 80x24: two methods of one class read the same when cut from the right.
+        let a = fit("HTTPDigestAuth.__init__", "requests/auth.py:107", 25);
+        let b = fit("HTTPDigestAuth.init_per_thread_state", "requests/auth.py:113", 25);
+        assert_ne!(a.0, b.0);
+        assert_eq!((a.1.as_str(), b.1.as_str()), ("auth.py:107", "auth.py:113"));
     }
 }
