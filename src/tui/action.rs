@@ -95,6 +95,8 @@ pub enum Action {
     /// Scroll the preview by half pages, whatever has the focus.
     PreviewHalfPage(isize),
     ToggleHybrid,
+    /// Scroll the preview's code sideways by this many columns.
+    ScrollSideways(isize),
     /// Hide or show hits in test files.
     ToggleTests,
     /// Jump to the selected call-graph neighbour.

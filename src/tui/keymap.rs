@@ -51,6 +51,7 @@ pub const BINDINGS: &[Binding] = &[
     b("Preview", "j k  Down Up", "scroll a line"),
     b("Preview", "PgDn PgUp  Space", "scroll a page"),
     b("Preview", "g G", "top / bottom of the file"),
+    b("Preview", "h l  Left Right", "scroll long lines sideways"),
     b("Preview", "Enter  o  e  y", "open in $EDITOR / copy path:line"),
     b("Call graph", "j k  Down Up", "select a caller or callee"),
     b("Call graph", "Enter  l  Right", "jump to it (the preview follows)"),
@@ -206,6 +207,8 @@ fn map_pane_key(pane: Pane, key: KeyEvent, ctrl: bool) -> Option<Action> {
         KeyCode::Char('T') if results => Action::ToggleTests,
         KeyCode::Backspace | KeyCode::Char('b') => Action::Back,
         KeyCode::Char('p') => Action::Focus(Pane::Preview),
+        KeyCode::Char('h') | KeyCode::Left if pane == Pane::Preview => Action::ScrollSideways(-8),
+        KeyCode::Char('l') | KeyCode::Right if pane == Pane::Preview => Action::ScrollSideways(8),
         KeyCode::Char('n' | 'c') => Action::Focus(Pane::Neighbours),
         _ => return None,
     };

@@ -61,6 +61,9 @@ pub struct Neighbour {
     pub direction: Direction,
 }
 
+/// How far the preview scrolls sideways (lines longer than this are rare and generated).
+const MAX_HSCROLL: usize = 400;
+
 pub struct App {
     pub session: Session,
     pub theme: Theme,
@@ -80,6 +83,8 @@ pub struct App {
     pub neighbour_selected: usize,
     neighbour_for: Option<u32>,
     pub preview_scroll: usize,
+    /// Columns of code scrolled off to the left (long lines in a narrow preview).
+    pub preview_hscroll: usize,
     preview_for: Option<u32>,
     pub files: FileCache,
     /// Scroll of the help overlay, when it is open.
@@ -113,6 +118,7 @@ impl App {
             neighbour_selected: 0,
             neighbour_for: None,
             preview_scroll: 0,
+            preview_hscroll: 0,
             preview_for: None,
             files: FileCache::default(),
             help: None,
@@ -155,6 +161,9 @@ impl App {
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(-1),
             Action::Move(delta) => self.move_by(delta),
+            Action::ScrollSideways(delta) => {
+                self.preview_hscroll = self.preview_hscroll.saturating_add_signed(delta).min(MAX_HSCROLL)
+            }
             Action::Page(pages) => self.page(pages),
             Action::Top => self.move_by(isize::MIN / 2),
             Action::Bottom => self.move_by(isize::MAX / 2),
@@ -335,6 +344,7 @@ impl App {
         if self.preview_for != Some(id) {
             self.preview_for = Some(id);
             self.preview_scroll = chunk.start_line.saturating_sub(1 + PREVIEW_CONTEXT);
+            self.preview_hscroll = 0;
         }
         if self.files.request(&chunk.path) {
             commands.push(Command::LoadFile { path: chunk.path.clone(), backend: backend.clone() });

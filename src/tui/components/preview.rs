@@ -35,7 +35,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rows = area.height.saturating_sub(2) as usize;
     let top = loaded.map_or(0, |f| app.preview_scroll.min(f.len().saturating_sub(rows)));
     if let Some(file) = loaded {
-        let position = format!(" {}-{}/{} ", top + 1, (top + rows).min(file.len()), file.len());
+        let sideways = match app.preview_hscroll {
+            0 => String::new(),
+            n => format!("· from column {} ", n + 1),
+        };
+        let position = format!(" {}-{}/{} {sideways}", top + 1, (top + rows).min(file.len()), file.len());
         block = block.title_bottom(Line::from(position).style(theme.style("text.dim")));
     }
     if !app.nav.is_empty() {
@@ -92,7 +96,7 @@ fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], top: usize, inner:
             ];
             let body_style = if in_chunk { span_style } else { Style::default() };
             let bg = if in_chunk { band_bg } else { pane_bg };
-            for s in &line.spans {
+            for s in &skip_columns(&line.spans, app.preview_hscroll) {
                 let mut style = s.style.patch(body_style);
                 style.fg = style.fg.map(|fg| readable(fg, bg));
                 spans.extend(mark_terms(&s.content, style, &app.query_terms, match_style));
@@ -105,6 +109,22 @@ fn numbered(app: &App, chunk: &Chunk, file: &[Line<'static>], top: usize, inner:
             }
         })
         .collect()
+}
+
+/// `spans` without their first `n` characters (the preview scrolled sideways).
+fn skip_columns(spans: &[Span<'static>], mut n: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::with_capacity(spans.len());
+    for s in spans {
+        let count = s.content.chars().count();
+        if n >= count {
+            n -= count;
+            continue;
+        }
+        let rest: String = s.content.chars().skip(n).collect();
+        n = 0;
+        out.push(Span::styled(rest, s.style));
+    }
+    out
 }
 
 /// `text` in `style`, with the words that share a token with the query (`terms`, as BM25
@@ -166,6 +186,15 @@ fn welcome(app: &App) -> Vec<Line<'static>> {
 mod tests {
     use super::*;
     use ratatui::style::Modifier;
+
+    #[test]
+    fn sideways_scrolling_drops_leading_columns_across_spans() {
+        let spans = vec![Span::raw("def "), Span::raw("apply_discount"), Span::raw("(amount)")];
+        let text = |s: &[Span]| s.iter().map(|s| s.content.to_string()).collect::<String>();
+        assert_eq!(text(&skip_columns(&spans, 0)), "def apply_discount(amount)");
+        assert_eq!(text(&skip_columns(&spans, 10)), "discount(amount)");
+        assert!(skip_columns(&spans, 100).is_empty());
+    }
 
     #[test]
     fn words_sharing_a_token_with_the_query_are_marked() {
