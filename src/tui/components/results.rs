@@ -1,7 +1,7 @@
 //! A ranked results column: `rank score kind name  path:line  marker`, where the marker gives
 //! the chunk's rank in the other column (`D3`: third in the dense column).
 
-use super::{dim_line, kind_span, pad_line, pane_block, truncate_end, truncate_start, width};
+use super::{dim_line, kind_span, pad_line, pane_block, truncate_start, width};
 use crate::progress::Phase;
 use crate::repo::source::is_test_path;
 use crate::search::{Hit, Retriever};
