@@ -69,7 +69,7 @@ fn results_with_preview() {
 
 #[test]
 fn results_wide() {
-    let (mut app, _) = searched_app((160, 40));
+    let (mut app, _) = searched_app((160, 45));
     app.update(Action::Focus(Pane::Right));
     insta::assert_snapshot!(draw(&app));
 }
