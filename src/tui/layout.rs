@@ -36,11 +36,14 @@ impl Areas {
         .areas(area);
         let gauge = (gauge_height > 0).then_some(gauge);
         let (results, preview, neighbours) = if area.width >= WIDE {
-            let [left, preview] =
-                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(body);
-            let graph = (left.height * 35 / 100).clamp(6, 14).min(left.height / 2);
-            let [results, neighbours] =
-                Layout::vertical([Constraint::Min(0), Constraint::Length(graph)]).areas(left);
+            // The lists take the full height; the call graph (a few rows, usually) sits under
+            // the preview, whose lines it would otherwise leave too narrow beside a wide,
+            // mostly empty graph pane.
+            let [results, right] =
+                Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(body);
+            let graph = (right.height * 35 / 100).clamp(6, 14).min(right.height / 2);
+            let [preview, neighbours] =
+                Layout::vertical([Constraint::Min(0), Constraint::Length(graph)]).areas(right);
             (results, preview, neighbours)
         } else {
             let [results, bottom] =
