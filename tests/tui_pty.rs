@@ -227,7 +227,13 @@ fn bm25_search_works_without_a_model_and_quitting_restores_the_terminal() {
     tui.send("\x11"); // Ctrl-Q
     assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
     assert_terminal_restored(&tui);
-    let history = std::fs::read_to_string(home.path().join("data/history.jsonl")).unwrap();
+    // One history per repository, under the data directory.
+    let dir = home.path().join("data/history/repos");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = repo.path().file_name().unwrap().to_string_lossy().to_string();
+    assert!(files[0].file_name().unwrap().to_string_lossy().starts_with(&name), "{files:?}");
+    let history = std::fs::read_to_string(&files[0]).unwrap();
     assert!(history.contains("Cart total price is wrong"), "query not in the history: {history}");
 }
 
