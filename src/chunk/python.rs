@@ -85,6 +85,8 @@ struct Extractor<'s> {
     calls: Vec<Vec<(usize, CallSite)>>,
     imports: Vec<Import>,
     classes: Vec<ClassInfo>,
+    /// `@overload` signatures waiting for their implementation, by qualified name.
+    overloads: std::collections::HashMap<String, String>,
 }
 
 impl<'s> Extractor<'s> {
@@ -96,6 +98,7 @@ impl<'s> Extractor<'s> {
             calls: Vec::new(),
             imports: Vec::new(),
             classes: Vec::new(),
+            overloads: Default::default(),
         }
     }
 
@@ -194,18 +197,36 @@ impl<'s> Extractor<'s> {
             let header = (header_start, header_start + self.r.header(d.def, d.def).len());
             return Some(Ctx { owner: Some(chunk), scope: Scope::Class { chunk, header } });
         }
+        // An `@overload` stub is a signature of the implementation that follows it: no hit of
+        // its own, its text goes into the implementation's chunk. Its insides still belong
+        // to no chunk of their own (the enclosing chunk keeps any calls in the signature).
+        if self.is_overload(d) {
+            let stubs = self.overloads.entry(qualified).or_default();
+            stubs.push_str(self.r.full(d.outer));
+            stubs.push('\n');
+            return Some(Ctx { owner: ctx.owner, scope: Scope::Function });
+        }
+        let stubs = self.overloads.remove(&qualified).unwrap_or_default();
         let chunk = match parent {
             Some((_, (start, end))) => {
                 let class_line = slice(self.r.src, start, end);
-                let text = format!("{class_line}\n{}", self.r.full(d.outer));
+                let text = format!("{class_line}\n{stubs}{}", self.r.full(d.outer));
                 self.push_chunk(ChunkKind::Method, qualified, span, &text)
             }
             None => {
-                let text = self.r.full(d.outer).to_string();
+                let text = format!("{stubs}{}", self.r.full(d.outer));
                 self.push_chunk(ChunkKind::Function, qualified, span, &text)
             }
         };
         Some(Ctx { owner: Some(chunk), scope: Scope::Function })
+    }
+
+    /// Decorated with `@overload` (or `@typing.overload`, `@t.overload`).
+    fn is_overload(&self, d: Def) -> bool {
+        children(d.outer).into_iter().filter(|c| c.kind() == "decorator").any(|c| {
+            let name = node_text(self.r.src, c).trim_start_matches('@').trim();
+            name == "overload" || name.ends_with(".overload")
+        })
     }
 
     fn base_names(&self, class: Node) -> Vec<String> {

@@ -381,3 +381,44 @@ fn empty_file_has_no_chunks() {
     let fs = chunk_file("e.py", "");
     assert!(fs.chunks.is_empty() && !fs.has_syntax_errors);
 }
+
+const OVERLOADS: &str = "from typing import overload
+import typing
+
+
+class Session:
+    @overload
+    def get(self, key: str) -> str: ...
+    @typing.overload
+    def get(self, key: int) -> int: ...
+    def get(self, key):
+        return self.data[key]
+
+
+@overload
+def parse(x: str) -> str: ...
+def parse(x):
+    return x
+";
+
+/// `@overload` stubs are signatures of the implementation below them: one hit, whose text
+/// lists the signatures before the code (reported: lines 136, 138 and 141 as three hits).
+#[test]
+fn overload_stubs_fold_into_their_implementation() {
+    let fs = chunk_file("m.py", OVERLOADS);
+    assert_eq!(
+        names(&fs),
+        vec![
+            ("<module>", ChunkKind::Module),
+            ("Session", ChunkKind::Class),
+            ("Session.get", ChunkKind::Method),
+            ("parse", ChunkKind::Function)
+        ]
+    );
+    let get = chunk(&fs, "Session.get");
+    assert_eq!((get.start_line, get.end_line), (10, 11), "the span is the implementation's");
+    assert!(get.text.contains("def get(self, key: str) -> str: ...") && get.text.contains("key: int"));
+    assert!(get.text.ends_with("def get(self, key):\n        return self.data[key]"), "{}", get.text);
+    let parse = chunk(&fs, "parse");
+    assert_eq!(parse.text, "m.py\n@overload\ndef parse(x: str) -> str: ...\ndef parse(x):\n    return x");
+}

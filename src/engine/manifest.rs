@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bump when the manifest layout or chunking output changes: older caches are rebuilt.
-pub(super) const MANIFEST_VERSION: u32 = 1;
+pub(super) const MANIFEST_VERSION: u32 = 2;
 pub(super) const MANIFEST_FILE: &str = "manifest.bin";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
