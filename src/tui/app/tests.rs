@@ -171,6 +171,18 @@ fn hits_in_test_files_are_tagged_and_can_be_hidden() {
     assert_eq!(app.columns[0].hits, app.columns[0].all_hits);
 }
 
+/// Reported: "+7 more rows" under a 7-line issue. The count is of the issue's lines left
+/// unseen, not of wrapped rows, and a trailing newline is no line.
+#[test]
+fn the_unfocused_editor_counts_the_lines_it_hides() {
+    let mut app = new_app((80, 24));
+    type_text(&mut app, "one\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    app.update(Action::Focus(Pane::Left));
+    let screen = crate::tui::snapshot_tests::draw(&app).to_string();
+    let shown = screen.lines().filter(|l| ["one", "two", "three"].iter().any(|w| l.contains(w))).count();
+    assert!(screen.contains(&format!("+{} more lines", 7 - shown)), "{screen}");
+}
+
 #[test]
 fn running_a_search_marks_both_columns_pending() {
     let mut app = new_app((100, 30));

@@ -48,10 +48,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 Line::from(Span::styled(text, theme.style("text")))
             })
             .collect();
-        let hidden = rows.len().saturating_sub(top + height);
-        if hidden > 0 && !focused {
-            // Unfocused, the pane may be one line tall: say how much more there is.
-            let more = dim_line(theme, format!(" … +{hidden} more rows"));
+        // Unfocused, the pane may be one line tall: say how many more lines of the issue
+        // there are (its lines, not the rows they wrap into; trailing blank lines not counted).
+        let shown_lines = rows.get(top + height.saturating_sub(1)).map_or(0, |r| r.line + 1);
+        let filled = editor.lines().iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+        let hidden = filled.saturating_sub(shown_lines);
+        if rows.len() > top + height && hidden > 0 && !focused {
+            let noun = if hidden == 1 { "line" } else { "lines" };
+            let more = dim_line(theme, format!(" … +{hidden} more {noun}"));
             if let Some(last) = lines.last_mut() {
                 let keep = width.saturating_sub(more.width());
                 let text: String = last.to_string().chars().take(keep).collect();

@@ -34,12 +34,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     // A chunk near the end of its file still gets a full pane.
     let rows = area.height.saturating_sub(2) as usize;
     let top = loaded.map_or(0, |f| app.preview_scroll.min(f.len().saturating_sub(rows)));
-    if let Some(file) = loaded {
+    // A pane with no room for a line (a tiny terminal) shows no range at all.
+    if let Some(file) = loaded.filter(|f| rows > 0 && f.len() > 0) {
         let sideways = match app.preview_hscroll {
             0 => String::new(),
             n => format!("· from column {} ", n + 1),
         };
-        let position = format!(" {}-{}/{} {sideways}", top + 1, (top + rows).min(file.len()), file.len());
+        let first = (top + 1).min(file.len());
+        let last = (top + rows).min(file.len()).max(first);
+        let position = format!(" {first}-{last}/{} {sideways}", file.len());
         block = block.title_bottom(Line::from(position).style(theme.style("text.dim")));
     }
     if !app.nav.is_empty() {
