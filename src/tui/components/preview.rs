@@ -35,7 +35,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let rows = area.height.saturating_sub(2) as usize;
     let top = loaded.map_or(0, |f| app.preview_scroll.min(f.len().saturating_sub(rows)));
     // A pane with no room for a line (a tiny terminal) shows no range at all.
-    if let Some(file) = loaded.filter(|f| rows > 0 && f.len() > 0) {
+    if let Some(file) = loaded.filter(|f| rows > 0 && !f.is_empty()) {
         let sideways = match app.preview_hscroll {
             0 => String::new(),
             n => format!("· from column {} ", n + 1),
