@@ -25,6 +25,28 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 const ISSUE: &str = "Cart total price is wrong\nthe discount is applied after the VAT";
 
 /// The TUI running in a pty, and the screen it has drawn so far.
+/// The binary on `repo`, with nothing of the user's: no history, cache, config or model of
+/// theirs is read or written.
+fn command(repo: &Path, home: &Path, model: &Path) -> CommandBuilder {
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_coret-tui"));
+    cmd.arg(repo);
+    cmd.cwd(repo);
+    cmd.env_clear();
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("LANG", "C.UTF-8");
+    cmd.env("HOME", home);
+    cmd.env("XDG_CACHE_HOME", home.join("xdg-cache"));
+    cmd.env("XDG_CONFIG_HOME", home.join("xdg-config"));
+    cmd.env("XDG_DATA_HOME", home.join("xdg-data"));
+    cmd.env("CORET_CACHE_DIR", home.join("cache"));
+    cmd.env("CORET_DATA_DIR", home.join("data"));
+    cmd.env("CORET_MODEL", model);
+    cmd.env("CORET_OFFLINE", "1");
+    cmd.env("EDITOR", "true");
+    cmd
+}
+
 struct Tui {
     child: Box<dyn Child + Send + Sync>,
     writer: Box<dyn Write + Send>,
@@ -41,24 +63,7 @@ impl Tui {
         let pty = native_pty_system()
             .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
             .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_coret-tui"));
-        cmd.arg(repo);
-        cmd.cwd(repo);
-        // Nothing of the user's: no history, cache, config or model of theirs is read or written.
-        cmd.env_clear();
-        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("LANG", "C.UTF-8");
-        cmd.env("HOME", home);
-        cmd.env("XDG_CACHE_HOME", home.join("xdg-cache"));
-        cmd.env("XDG_CONFIG_HOME", home.join("xdg-config"));
-        cmd.env("XDG_DATA_HOME", home.join("xdg-data"));
-        cmd.env("CORET_CACHE_DIR", home.join("cache"));
-        cmd.env("CORET_DATA_DIR", home.join("data"));
-        cmd.env("CORET_MODEL", model);
-        cmd.env("CORET_OFFLINE", "1");
-        cmd.env("EDITOR", "true");
-        let child = pty.slave.spawn_command(cmd).unwrap();
+        let child = pty.slave.spawn_command(command(repo, home, model)).unwrap();
         // Only the child may hold the slave side, or the reader never sees the end.
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().unwrap();
@@ -264,4 +269,46 @@ fn both_columns_rank_with_a_tiny_model_and_ctrl_c_quits() {
     tui.send("\x03"); // Ctrl-C: a key in raw mode, not a signal
     assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
     assert_terminal_restored(&tui);
+}
+
+/// Reported: after `tmux kill-server` the TUI spun at 100% CPU for good, deaf to SIGTERM
+/// (crossterm's poll never returns on a hung-up terminal). Closing its terminal while it
+/// idles ends it now.
+#[test]
+fn a_closed_terminal_ends_the_tui() {
+    use std::os::fd::RawFd;
+    let repo = common::fixture_repo();
+    let home = tempfile::tempdir().unwrap();
+    let pty = native_pty_system()
+        .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
+        .unwrap();
+    let mut child =
+        pty.slave.spawn_command(command(repo.path(), home.path(), &home.path().join("none"))).unwrap();
+    drop(pty.slave);
+    // Read through the master's own descriptor (a cloned reader would keep the terminal open)
+    // until the TUI has drawn and gone idle: then it waits in its event loop, as under tmux.
+    let fd: RawFd = pty.master.as_raw_fd().expect("a unix pty");
+    let (started, mut last, mut total) = (Instant::now(), Instant::now(), 0usize);
+    while total < 2000 || last.elapsed() < Duration::from_millis(1500) {
+        assert!(started.elapsed() < TIMEOUT, "the TUI never went idle");
+        let mut poll = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd; `buf` outlives the read and bounds its length.
+        if unsafe { libc::poll(&mut poll, 1, 200) } > 0 {
+            let mut buf = [0u8; 8192];
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n > 0 {
+                total += n as usize;
+                last = Instant::now();
+            }
+        }
+    }
+    drop(pty.master); // the last handle on the terminal: it hangs up
+    let closed = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if closed.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            panic!("still running 15 s after its terminal closed");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

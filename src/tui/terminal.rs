@@ -19,6 +19,8 @@ type Hook = Box<dyn Fn(&PanicHookInfo<'_>) + Sync + Send + 'static>;
 
 /// Set while the TUI owns the terminal (read by the SIGINT handler).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// How long a signal waits for the event loop to quit before the process exits on its own.
+const STUCK_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// Set by SIGINT while the TUI is active; the event loop then quits cleanly.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// The thread that draws; only its panics tear the screen down.
@@ -126,9 +128,16 @@ fn install_sigint_handler() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = ctrlc::set_handler(|| {
-            if ACTIVE.load(Ordering::SeqCst) {
-                INTERRUPTED.store(true, Ordering::SeqCst);
-            } else {
+            if !ACTIVE.load(Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            // The event loop takes the flag within a tick. If it has not after a grace period,
+            // it is stuck: on a hung-up terminal (SIGHUP, a closed tmux) crossterm's poll spins
+            // without returning. Restore what can be restored and leave.
+            thread::sleep(STUCK_GRACE);
+            if ACTIVE.load(Ordering::SeqCst) && INTERRUPTED.load(Ordering::SeqCst) {
+                restore();
                 std::process::exit(130);
             }
         });

@@ -195,12 +195,11 @@ impl Row {
 /// Shares `available` cells between the name and the location. A whole name comes first,
 /// with the location cut from the left down to its file name and line; when the name must give
 /// way too, its last part (the method: what tells two rows of one class apart) stays whole
-/// after `…` if it can, and the location keeps at least its line (`…y:186`). Only a column
-/// too narrow for eight cells of name and six of location shows the name alone.
+/// after `…`, and the location keeps at least its line (`…y:186`). A column too narrow for
+/// both shows the name alone: a hit is found by its name, its path is in the preview's title.
 fn fit(name: &str, location: &str, available: usize) -> (String, String) {
     const MIN_LOCATION: usize = 10;
     const MIN_CUT_LOCATION: usize = 6;
-    const MIN_NAME: usize = 8;
     let (nw, lw) = (width(name), width(location));
     let file_line_text = location.rsplit('/').next().unwrap_or(location);
     let file_line = width(file_line_text);
@@ -211,13 +210,10 @@ fn fit(name: &str, location: &str, available: usize) -> (String, String) {
         return (name.to_string(), truncate_start(location, available - nw - 1));
     }
     let tail = (width(name.rsplit('.').next().unwrap_or(name)) + 1).min(nw);
-    let location_w = if available >= tail + 1 + MIN_CUT_LOCATION {
-        file_line.min(available - tail - 1)
-    } else if available >= MIN_NAME + 1 + MIN_CUT_LOCATION {
-        MIN_CUT_LOCATION.min(file_line)
-    } else {
+    if available < tail + 1 + MIN_CUT_LOCATION {
         return (truncate_start(name, available), String::new());
-    };
+    }
+    let location_w = file_line.min(available - tail - 1);
     let location = if location_w == file_line {
         file_line_text.to_string()
     } else {
@@ -239,9 +235,9 @@ mod tests {
         assert_eq!((n.as_str(), l.as_str()), ("VeryLongClassName.method_name", "…le.py:123"));
         let (n, l) = fit("Cart.total", "pkg/sub/module/cart.py:25", 24);
         assert_eq!((n.as_str(), l.as_str()), ("Cart.total", "…e/cart.py:25"), "the name stays whole");
+        let (n, l) = fit("apply_discount", "shop/pricing.py:6", 21);
+        assert_eq!((n.as_str(), l.as_str()), ("apply_discount", "….py:6"), "the line stays");
         let (n, l) = fit("apply_discount", "shop/pricing.py:6", 20);
-        assert_eq!((n.as_str(), l.as_str()), ("…ply_discount", "….py:6"), "the line stays");
-        let (n, l) = fit("apply_discount", "shop/pricing.py:6", 14);
         assert_eq!((n.as_str(), l.as_str()), ("apply_discount", ""), "too narrow: the location goes");
         // Reported at 140 columns: the class gives way, the method and the line stay.
         let (n, l) = fit("SessionRedirectMixin.resolve_redirects", "src/requests/sessions.py:186", 25);
