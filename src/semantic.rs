@@ -201,12 +201,11 @@ impl DenseSearcher {
     }
 }
 
-/// Tokenises the inputs `slice` (indices whose raw keys the store lacks), embeds those whose
-/// token ids are not stored yet, and records every raw key as an alias of its token key.
-/// `tick(done)` reports progress within the slice and returns false to cancel. Returns how
-/// many inputs were embedded.
-/// Embeds the inputs `slice` (ids into `keys`, tokenised as `tokenized`) that the store lacks
-/// and logs them; `tick(inputs, tokens)` counts those needing no embedding as done at once.
+/// Of the inputs `slice` (indices whose raw keys the store lacks; `tokenized` in the same
+/// order), embeds those whose token ids are not stored yet, and records every raw key as an
+/// alias of its token key. `tick(inputs, tokens)` reports progress within the slice (inputs
+/// needing no embedding count as done at once) and returns false to cancel. Returns how many
+/// inputs were embedded.
 fn embed_slice(
     encoder: &Encoder,
     tokenized: &[TokenizedInput],

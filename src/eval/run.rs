@@ -265,9 +265,7 @@ impl RepoState {
             notes: Vec::new(),
         })
     }
-}
 
-impl RepoState {
     /// Keeps the parsed files for the next run when this one parsed new ones; a cache that
     /// cannot be written costs the next run's time, not this run's results.
     fn save(self, cfg: &EvalConfig, notes: &mut Vec<String>) {
