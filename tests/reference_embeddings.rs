@@ -75,3 +75,55 @@ fn candle_encoder_matches_reference_embeddings() {
         assert!((cos - want).abs() < TOLERANCE, "cosine {cos} vs {want}");
     }
 }
+
+/// Set in the child run of the test below: where it writes its vectors.
+const CHILD_OUT: &str = "CORET_FALLBACK_VECTORS_OUT";
+
+/// The reference texts' query vectors, in order.
+fn reference_vectors() -> Vec<Vec<f32>> {
+    let dir = resolve_model_dir(None, &|l| eprintln!("{l}")).expect("default model");
+    let opts = EncoderOptions { max_len: 256, batch_size: 4, ..Default::default() };
+    let encoder = Encoder::load(&dir, &Device::Cpu, opts).expect("load model");
+    let texts: Vec<String> = reference().0.into_iter().map(|i| i.text).collect();
+    encoder.embed_queries(&texts).expect("embed queries")
+}
+
+/// gemm picks its AVX-512 kernels at run time where the CPU has them (README "Speed and
+/// memory"); the AVX2/FMA kernels it falls back to elsewhere must give the same vectors. The
+/// fallback runs this very test binary under `qemu-x86_64 -cpu Haswell` (AVX2, no AVX-512),
+/// which writes its vectors for this run to compare within 1e-5. Where the CPU has no AVX-512
+/// the native run already is the fallback; where qemu-user is missing it says so.
+#[test]
+fn the_avx2_fallback_embeds_like_the_avx512_path() {
+    if let Some(out) = std::env::var_os(CHILD_OUT) {
+        let json = serde_json::to_string(&reference_vectors()).expect("vectors as json");
+        std::fs::write(out, json).expect("write the fallback's vectors");
+        return;
+    }
+    if !std::arch::is_x86_feature_detected!("avx512f") {
+        eprintln!("no AVX-512 on this CPU: the reference test above already checks the AVX2 path");
+        return;
+    }
+    let qemu = std::process::Command::new("qemu-x86_64").arg("--version").output();
+    if !qemu.is_ok_and(|o| o.status.success()) {
+        eprintln!("qemu-x86_64 not found (apt-get install qemu-user): the AVX2 path is not compared here");
+        return;
+    }
+    let native = reference_vectors();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = tmp.path().join("avx2.json");
+    let child = std::process::Command::new("qemu-x86_64")
+        .args(["-cpu", "Haswell"])
+        .arg(std::env::current_exe().expect("this test binary"))
+        .args(["--exact", "the_avx2_fallback_embeds_like_the_avx512_path", "--test-threads", "1"])
+        .env(CHILD_OUT, &out)
+        .output()
+        .expect("run under qemu");
+    assert!(child.status.success(), "the emulated run failed: {}", String::from_utf8_lossy(&child.stderr));
+    let avx2: Vec<Vec<f32>> =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the fallback's vectors")).expect("json");
+    assert_eq!(avx2.len(), native.len());
+    let worst = native.iter().zip(&avx2).map(|(a, b)| max_abs_diff(a, b)).fold(0.0, f32::max);
+    eprintln!("AVX-512 vs AVX2 kernels: max abs diff {worst:e} over {} vectors", native.len());
+    assert!(worst < 1e-5, "the two kernels' vectors differ by {worst}");
+}
