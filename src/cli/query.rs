@@ -162,12 +162,7 @@ fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], seconds: f6
         }
     }
     let s = &index.stats;
-    let cache = match s.cache {
-        coret::engine::CacheState::Cold => "cold cache",
-        coret::engine::CacheState::Updated => "cache updated",
-        coret::engine::CacheState::Warm => "warm cache",
-        coret::engine::CacheState::Off => "no cache",
-    };
+    let cache = s.cache.describe();
     eprintln!(
         "{} files, {} chunks, {} call edges, {} skipped; indexed in {:.2}s ({cache}), {:.2}s in all",
         s.files,

@@ -57,12 +57,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         };
         let s = &index.stats;
         reporter.info(format!(
-            "{} files, {} chunks, {} call edges, {} skipped ({:?} cache)",
+            "indexed {} files, {} chunks, {} call edges, {} skipped ({})",
             s.files,
             s.chunks,
             s.edges,
             s.skipped.total(),
-            s.cache
+            s.cache.describe()
         ));
         let bm25 = Searcher { fusion, ..Searcher::bm25_only(Arc::new(index)) };
         reporter.bm25_ready(Arc::new(Searcher { fusion, ..Searcher::bm25_only(bm25.repo.clone()) }));

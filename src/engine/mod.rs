@@ -59,6 +59,18 @@ pub enum CacheState {
     Off,
 }
 
+impl CacheState {
+    /// For people: `cold cache`, `cache updated`, `warm cache`, `no cache`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CacheState::Cold => "cold cache",
+            CacheState::Updated => "cache updated",
+            CacheState::Warm => "warm cache",
+            CacheState::Off => "no cache",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct IndexStats {
     pub files: usize,
