@@ -206,9 +206,7 @@ fn a_read_only_cache_answers_dense_queries() {
         );
         return;
     };
-    let out = coret(&ro_cache.path, &model).arg(repo.path()).args(args).output().unwrap();
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let again = run_json(coret(&ro_cache.path, &model).arg(repo.path()).args(args));
     assert_eq!(again["stats"]["embedded"], 0, "the vectors come from the read-only cache");
     assert_eq!(again["results"]["dense"], warm["results"]["dense"]);
 

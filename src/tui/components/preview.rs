@@ -131,34 +131,31 @@ fn skip_columns(spans: &[Span<'static>], mut n: usize) -> Vec<Span<'static>> {
 }
 
 /// `text` in `style`, with the words that share a token with the query (`terms`, as BM25
-/// tokenises them) in `mark` as well: why this chunk ranked.
+/// tokenises them) in `mark` as well: why this chunk ranked. Words and their pieces are the
+/// code tokenizer's, so what is marked is exactly what BM25 matched.
 fn mark_terms(text: &str, style: Style, terms: &HashSet<String>, mark: Style) -> Vec<Span<'static>> {
-    if terms.is_empty() {
-        return vec![Span::styled(text.to_string(), style)];
-    }
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = Vec::new();
-    let mut plain = String::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(is_word) {
-        let end = rest[start..].find(|c: char| !is_word(c)).map_or(rest.len(), |e| start + e);
-        let word = &rest[start..end];
-        let mut hit = false;
-        for_each_token(word, |t, _, _| hit |= terms.contains(t));
-        if hit {
-            plain.push_str(&rest[..start]);
-            if !plain.is_empty() {
-                out.push(Span::styled(std::mem::take(&mut plain), style));
-            }
-            out.push(Span::styled(word.to_string(), style.patch(mark)));
-        } else {
-            plain.push_str(&rest[..end]);
+    let mut marked: Vec<(usize, usize)> = Vec::new();
+    let mut word = (0, 0);
+    for_each_token(text, |token, from, to| {
+        // A word comes whole first, then its pieces inside it.
+        if to > word.1 {
+            word = (from, to);
         }
-        rest = &rest[end..];
+        if terms.contains(token) && marked.last() != Some(&word) {
+            marked.push(word);
+        }
+    });
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (from, to) in marked {
+        if from > at {
+            out.push(Span::styled(text[at..from].to_string(), style));
+        }
+        out.push(Span::styled(text[from..to].to_string(), style.patch(mark)));
+        at = to;
     }
-    plain.push_str(rest);
-    if !plain.is_empty() || out.is_empty() {
-        out.push(Span::styled(plain, style));
+    if at < text.len() || out.is_empty() {
+        out.push(Span::styled(text[at..].to_string(), style));
     }
     out
 }
