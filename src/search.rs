@@ -56,14 +56,42 @@ pub struct Hit {
     pub score: f32,
 }
 
+/// How the hybrid combines its rankings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusionMethod {
+    /// Reciprocal rank fusion: each list gives `weight / (rrf_k + rank)`.
+    Rrf,
+    /// Standardised scores: each list gives `weight ×` its score above the score at
+    /// [`NORM_DEPTH`], in units of the standard deviation of its first [`NORM_DEPTH`] scores.
+    Score,
+}
+
+impl FromStr for FusionMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "rrf" => Ok(FusionMethod::Rrf),
+            "score" => Ok(FusionMethod::Score),
+            other => Err(format!("unknown fusion `{other}` (expected score or rrf)")),
+        }
+    }
+}
+
+/// How many of a list's first scores [`FusionMethod::Score`] standardises: hits further down
+/// add nothing. A constant, so the TUI (which ranks [`crate::searcher::FUSION_DEPTH`] deep) and
+/// eval (1,000 deep) fuse alike.
+pub const NORM_DEPTH: usize = 200;
+
 /// Parameters of the hybrid ranking.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FusionParams {
+    pub method: FusionMethod,
     /// Reciprocal-rank-fusion constant: larger flattens the head of each list.
     pub rrf_k: f32,
     pub bm25_weight: f32,
     pub dense_weight: f32,
-    /// Extra score, in units of a first-place vote, for chunks of files the query names.
+    /// Extra score for chunks of files the query names: first-place votes (RRF) or standard
+    /// deviations (score fusion).
     pub path_boost: f32,
     /// In the BM25 and dense rankings (and so in the hybrid, which fuses them), a chunk of a
     /// test file at rank r is ranked as if at r / test_weight (1 leaves tests in place, 0 puts
@@ -86,6 +114,7 @@ impl Default for FusionParams {
         // better in sight. Since BM25 counts query-term frequency and drops function words it
         // is much the stronger ranking, and a dense weight of 0.25 fuses best (0.75 before).
         FusionParams {
+            method: FusionMethod::Score,
             rrf_k: 60.0,
             bm25_weight: 1.0,
             dense_weight: 0.25,
@@ -104,12 +133,36 @@ impl Default for FusionParams {
 /// (rank from 1). Rank-based, so BM25's unbounded scores and cosine similarities need no
 /// calibration against each other. Returns the top `k`, best first.
 pub fn fuse_rrf(bm25: &[Hit], dense: &[Hit], params: FusionParams, k: usize) -> Vec<Hit> {
-    fuse_rrf_boosted(&[(bm25, params.bm25_weight), (dense, params.dense_weight)], params, k, |_| false)
+    let params = FusionParams { method: FusionMethod::Rrf, ..params };
+    fuse(&[(bm25, params.bm25_weight), (dense, params.dense_weight)], params, k, |_| false)
 }
 
-/// [`fuse_rrf`] over any weighted lists, plus `params.path_boost` first-place votes for every
-/// candidate for which `in_named_file` holds (a chunk of a file the query names).
-pub fn fuse_rrf_boosted(
+/// Each position's standardised score for [`FusionMethod::Score`]: how far the list's score
+/// at that position stands above the score at [`NORM_DEPTH`] (or the list's last), in
+/// standard deviations of the first [`NORM_DEPTH`] scores; 0 from there on. BM25's unbounded
+/// scores and cosine similarities become comparable, and unlike ranks they keep how far the
+/// head of a list stands out. Test demotion reorders hits but keeps their scores, so position
+/// i takes the i-th best of those scores: a demoted hit counts where it was put.
+fn standardised(list: &[Hit]) -> Vec<f32> {
+    let n = list.len().min(NORM_DEPTH);
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut head: Vec<f32> = list[..n].iter().map(|h| h.score).collect();
+    head.sort_by(|a, b| b.total_cmp(a));
+    let mean = head.iter().sum::<f32>() / n as f32;
+    let sd = (head.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / n as f32).sqrt();
+    let sd = if sd > f32::EPSILON { sd } else { 1.0 };
+    let floor = head[n - 1];
+    let mut out: Vec<f32> = head.iter().map(|x| (x - floor) / sd).collect();
+    out.resize(list.len(), 0.0);
+    out
+}
+
+/// Fuses weighted lists by `params.method`, plus `params.path_boost` for every candidate for
+/// which `in_named_file` holds (a chunk of a file the query names). Best `k` first, ties by
+/// chunk id.
+pub fn fuse(
     lists: &[(&[Hit], f32)],
     params: FusionParams,
     k: usize,
@@ -118,14 +171,27 @@ pub fn fuse_rrf_boosted(
     let mut scores: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
     // A list of weight 0 (or less) is silenced: it adds no candidates of its own either.
     for &(list, weight) in lists.iter().filter(|(_, w)| *w > 0.0) {
-        for (i, h) in list.iter().enumerate() {
-            *scores.entry(h.chunk).or_default() += weight / (params.rrf_k + (i + 1) as f32);
+        match params.method {
+            FusionMethod::Rrf => {
+                for (i, h) in list.iter().enumerate() {
+                    *scores.entry(h.chunk).or_default() += weight / (params.rrf_k + (i + 1) as f32);
+                }
+            }
+            FusionMethod::Score => {
+                for (h, z) in list.iter().zip(standardised(list)) {
+                    *scores.entry(h.chunk).or_default() += weight * z;
+                }
+            }
         }
     }
     if params.path_boost > 0.0 {
+        let boost = match params.method {
+            FusionMethod::Rrf => params.path_boost / (params.rrf_k + 1.0),
+            FusionMethod::Score => params.path_boost,
+        };
         for (chunk, score) in scores.iter_mut() {
             if in_named_file(*chunk) {
-                *score += params.path_boost / (params.rrf_k + 1.0);
+                *score += boost;
             }
         }
     }
@@ -239,7 +305,10 @@ mod tests {
     #[test]
     fn path_boost_lifts_chunks_of_named_files() {
         let p = FusionParams { path_boost: 1.0, ..FusionParams::default() };
-        let fused = fuse_rrf_boosted(&[(&hits(&[1, 2]), 1.0), (&hits(&[1, 2]), 0.25)], p, 2, |c| c == 2);
+        let fused = fuse(&[(&hits(&[1, 2]), 1.0), (&hits(&[1, 2]), 0.25)], p, 2, |c| c == 2);
+        assert_eq!(fused[0].chunk, 2);
+        let p = FusionParams { method: FusionMethod::Rrf, ..p };
+        let fused = fuse(&[(&hits(&[1, 2]), 1.0), (&hits(&[1, 2]), 0.25)], p, 2, |c| c == 2);
         assert_eq!(fused[0].chunk, 2);
     }
 

@@ -8,7 +8,7 @@ use crate::index::dense::VectorStore;
 use crate::model::Towers;
 use crate::progress::Progress;
 use crate::repo::source::is_test_path;
-use crate::search::{demote_tests, fuse_rrf_boosted, named_files, FusionParams, Hit, Retriever};
+use crate::search::{demote_tests, fuse, named_files, FusionParams, Hit, Retriever};
 use crate::semantic::{DenseOptions, DenseSearcher};
 use std::sync::Arc;
 
@@ -151,7 +151,7 @@ pub fn demote_tests_in(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit
     demote_tests(hits, weight, |c| repo.chunks.get(c as usize).is_some_and(|ch| is_test_path(&ch.path)))
 }
 
-/// The hybrid ranking: reciprocal rank fusion of the BM25, dense and (when given) history lists,
+/// The hybrid ranking: the fusion (`params.method`) of the BM25, dense and (when given) history lists,
 /// with the path boost for chunks of files the query names.
 pub fn hybrid(
     repo: &RepoIndex,
@@ -169,7 +169,7 @@ pub fn hybrid(
     };
     let lists = [(bm25, params.bm25_weight), (dense, params.dense_weight), (history, params.history_weight)];
     let fused =
-        fuse_rrf_boosted(&lists, params, if params.graph_weight > 0.0 { usize::MAX } else { k }, |c| {
+        fuse(&lists, params, if params.graph_weight > 0.0 { usize::MAX } else { k }, |c| {
             repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
         });
     if params.graph_weight > 0.0 {

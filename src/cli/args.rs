@@ -129,6 +129,10 @@ pub struct Args {
     #[arg(help_heading = "Eval", long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
+    /// Eval: keep each ranking's top N hits (path, name, score, gold) in instances.jsonl.
+    #[arg(help_heading = "Eval", long, default_value_t = 0, value_name = "N")]
+    pub keep_lists: usize,
+
     /// Eval: append the instance's hints_text to the query.
     #[arg(long, help_heading = "Eval")]
     pub use_hints: bool,
@@ -144,6 +148,10 @@ pub struct Args {
     /// Eval: leave test files out of the index.
     #[arg(long, help_heading = "Eval")]
     pub exclude_tests: bool,
+
+    /// Hybrid: how rankings combine: score (standardised scores, weighted) or rrf (reciprocal rank fusion).
+    #[arg(help_heading = "Fusion", long, default_value = "score", value_name = "METHOD")]
+    pub fusion: coret::search::FusionMethod,
 
     /// Hybrid: reciprocal-rank-fusion constant.
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().rrf_k, value_parser = positive, value_name = "K")]

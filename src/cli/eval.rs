@@ -50,6 +50,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         exclude_tests: args.exclude_tests,
         no_module_chunks: args.no_module_chunks,
         dense,
+        keep_lists: args.keep_lists,
         // Git history indexes and parsed files; --no-cache keeps both in memory.
         cache_dir: match args.no_cache {
             true => None,

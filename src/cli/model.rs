@@ -56,6 +56,7 @@ pub fn dense_options(args: &Args) -> DenseOptions {
 
 pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
     coret::search::FusionParams {
+        method: args.fusion,
         rrf_k: args.rrf_k,
         dense_weight: args.dense_weight,
         path_boost: args.path_boost,

@@ -48,6 +48,9 @@ pub struct EvalConfig {
     /// Where each repository's eval caches are kept: its history index
     /// (`<owner>+<name>.history`) and its parsed files (`.syntax`). `None`: in memory only.
     pub cache_dir: Option<PathBuf>,
+    /// Keep the top this-many hits of each ranking in the per-instance results (0: none), so
+    /// fusions and rerankings can be studied without running the retrievers again.
+    pub keep_lists: usize,
 }
 
 impl EvalConfig {
@@ -107,6 +110,18 @@ pub struct InstanceResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reused: Option<usize>,
     pub seconds: f64,
+    /// With [`EvalConfig::keep_lists`]: each ranking's head, best first.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub lists: BTreeMap<&'static str, Vec<ListedHit>>,
+}
+
+/// One hit of a kept ranking: where it is, its retriever's score, whether it is gold.
+#[derive(Clone, Debug, Serialize)]
+pub struct ListedHit {
+    #[serde(flatten)]
+    pub chunk: GoldOut,
+    pub score: f32,
+    pub gold: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -221,6 +236,7 @@ fn failed(inst: &Instance, error: String, t: Instant) -> InstanceResult {
         embedded: None,
         reused: None,
         seconds: t.elapsed().as_secs_f64(),
+        lists: BTreeMap::new(),
     }
 }
 
@@ -303,6 +319,7 @@ fn evaluate_instance(
         embedded: None,
         reused: None,
         seconds: 0.0,
+        lists: BTreeMap::new(),
     };
     if gold_ids.is_empty() {
         result.status = "no_gold";
@@ -325,6 +342,19 @@ fn evaluate_instance(
         if let Some(m) = evaluate(&ids, &gold_ids, &gold.files, path_of, &cfg.ks) {
             result.ranks.insert(name, m.gold_ranks.clone());
             result.metrics.insert(name, m.metrics);
+        }
+        if cfg.keep_lists > 0 {
+            let kept = ranking
+                .iter()
+                .filter(|h| ids.contains(&(h.chunk as usize)))
+                .take(cfg.keep_lists)
+                .map(|h| ListedHit {
+                    chunk: gold_out(&index, h.chunk as usize),
+                    score: h.score,
+                    gold: gold_ids.contains(&(h.chunk as usize)),
+                })
+                .collect();
+            result.lists.insert(name, kept);
         }
     }
     Ok(result)

@@ -95,6 +95,7 @@ fn full_eval(
         exclude_tests: false,
         no_module_chunks: false,
         cache_dir: None,
+        keep_lists: 0,
         dense: Some(DenseEval {
             towers: crate::model::Towers::tied(encoder),
             opts: dense.clone(),
