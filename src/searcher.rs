@@ -8,12 +8,9 @@ use crate::index::dense::VectorStore;
 use crate::model::Towers;
 use crate::progress::Progress;
 use crate::repo::source::is_test_path;
-use crate::search::{demote_tests, fuse, named_files, FusionParams, Hit, Retriever};
+use crate::search::{demote_tests, fuse, named_files, FusionParams, Hit, Retriever, FUSION_DEPTH};
 use crate::semantic::{DenseOptions, DenseSearcher};
 use std::sync::Arc;
-
-/// How many candidates each side contributes to the hybrid fusion.
-pub const FUSION_DEPTH: usize = 200;
 
 /// A repository's indexes: BM25 always, dense once built, its git history when it has one.
 pub struct Searcher {
@@ -303,7 +300,15 @@ mod tests {
             10,
         );
         assert!(without.is_empty(), "weight 0 leaves the history out");
-        let with = hybrid(&repo, query, &[], &[], &ranked, FusionParams::default(), 10);
+        let with = hybrid(
+            &repo,
+            query,
+            &[],
+            &[],
+            &ranked,
+            FusionParams { history_weight: 0.15, ..Default::default() },
+            10,
+        );
         assert!(with.iter().any(|h| h.chunk == only_history.chunk));
     }
 
