@@ -37,7 +37,10 @@ fn format_score(retriever: Retriever, score: f32) -> String {
     match retriever {
         Retriever::Bm25 => format!("{score:.2}"),
         Retriever::Dense => format!("{score:.3}"),
-        Retriever::Hybrid => format!("{score:.4}"),
+        // Rank fusion scores are small fractions (0.0164); score fusion's are standard
+        // deviations (12.37).
+        Retriever::Hybrid if score.abs() < 1.0 => format!("{score:.4}"),
+        Retriever::Hybrid => format!("{score:.2}"),
         Retriever::History => format!("{score:.2}"),
     }
 }
