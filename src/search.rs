@@ -358,7 +358,8 @@ mod tests {
         assert!(z.windows(2).all(|w| w[0] >= w[1]), "{z:?}");
         assert_eq!(z[3], 0.0);
         // Beyond FUSION_DEPTH a hit adds nothing.
-        let long: Vec<Hit> = (0..FUSION_DEPTH as u32 + 5).map(|c| Hit { chunk: c, score: -(c as f32) }).collect();
+        let long: Vec<Hit> =
+            (0..FUSION_DEPTH as u32 + 5).map(|c| Hit { chunk: c, score: -(c as f32) }).collect();
         let z = standardised(&long);
         assert!(z[0] > 0.0 && z[FUSION_DEPTH..].iter().all(|&x| x == 0.0));
     }

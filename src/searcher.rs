@@ -165,10 +165,9 @@ pub fn hybrid(
         Default::default()
     };
     let lists = [(bm25, params.bm25_weight), (dense, params.dense_weight), (history, params.history_weight)];
-    let fused =
-        fuse(&lists, params, if params.graph_weight > 0.0 { usize::MAX } else { k }, |c| {
-            repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
-        });
+    let fused = fuse(&lists, params, if params.graph_weight > 0.0 { usize::MAX } else { k }, |c| {
+        repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
+    });
     if params.graph_weight > 0.0 {
         let mut hits = propagate(&repo.graph, fused, params.graph_weight);
         hits.truncate(k);
