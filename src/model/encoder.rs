@@ -15,6 +15,7 @@ use tokenizers::Tokenizer;
 
 use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
 use super::cpu::{max_rows, plan_batches, tune_allocator};
+use super::cpu_bert::CpuBert;
 use super::pool::{l2_normalize, mean_pool, pad_batch};
 use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
 use super::weights::sha256_bytes;
@@ -39,6 +40,8 @@ impl Default for EncoderOptions {
 
 pub struct Encoder {
     bert: BertModel,
+    /// The same weights for the CPU's faster forward pass (f32 checkpoints on the CPU).
+    cpu_bert: Option<CpuBert>,
     /// The weights by name, when loaded from a directory: a query tower lays retrained layers
     /// over them (the tensors share storage with `bert`, so keeping them costs nothing).
     weights: Option<std::collections::HashMap<String, Tensor>>,
@@ -79,6 +82,7 @@ impl Encoder {
         let model_id = format!("{name}-{}", &digest[..12]);
         let mut encoder = Self::from_parts(bert, tokenizer, config, device.clone(), opts, model_id)
             .map_err(|e| Error::context(dir.display().to_string(), e))?;
+        encoder.cpu_bert = encoder.cpu_forward(&tensors);
         // Kept only in f32: then they are the very tensors `bert` holds.
         encoder.weights = (encoder.opts.dtype == DType::F32).then_some(tensors);
         Ok(encoder)
@@ -126,8 +130,20 @@ impl Encoder {
             self.opts.clone(),
             model_id,
         )?;
+        encoder.cpu_bert = encoder.cpu_forward(&tensors);
         encoder.weights = Some(tensors);
         Ok(encoder)
+    }
+
+    /// The CPU forward pass over `tensors`, where it applies: CPU, f32, a plain BERT, and not
+    /// turned off with `CORET_BERT=candle` (which keeps candle-transformers' model, e.g. to
+    /// compare speed).
+    fn cpu_forward(&self, tensors: &std::collections::HashMap<String, Tensor>) -> Option<CpuBert> {
+        let wanted = std::env::var("CORET_BERT").map_or(true, |v| v != "candle");
+        if !wanted || !self.device.is_cpu() || self.opts.dtype != DType::F32 {
+            return None;
+        }
+        CpuBert::from_tensors(tensors, &self.config)
     }
 
     /// Assembles an encoder from a model built elsewhere, e.g. by training from a
@@ -159,7 +175,7 @@ impl Encoder {
             batch_size: opts.batch_size.max(1),
             dtype: opts.dtype,
         };
-        Ok(Encoder { bert, weights: None, tokenizer, config, device, opts, model_id })
+        Ok(Encoder { bert, cpu_bert: None, weights: None, tokenizer, config, device, opts, model_id })
     }
 
     /// Names the weights: directory name and a short sha256 of `model.safetensors`.
@@ -269,7 +285,8 @@ impl Encoder {
         Ok(out)
     }
 
-    /// Differentiable forward over one padded batch: pooled, normalised [B, hidden] in f32.
+    /// Forward over one padded batch: pooled, normalised [B, hidden] in f32. Differentiable
+    /// when the model was built from trainable variables (`from_parts`).
     pub fn forward_pooled(&self, batch: &[TokenizedInput]) -> Result<Tensor> {
         let refs: Vec<&TokenizedInput> = batch.iter().collect();
         self.forward_refs(&refs)
@@ -277,8 +294,11 @@ impl Encoder {
 
     fn forward_refs(&self, batch: &[&TokenizedInput]) -> Result<Tensor> {
         let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(tensor_err)?;
-        let hidden =
-            self.bert.forward(&padded.ids, &padded.type_ids, Some(&padded.mask)).map_err(tensor_err)?;
+        let hidden = match &self.cpu_bert {
+            Some(cpu) => cpu.forward(&padded.ids, &padded.type_ids, &padded.mask),
+            None => self.bert.forward(&padded.ids, &padded.type_ids, Some(&padded.mask)),
+        }
+        .map_err(tensor_err)?;
         let pooled = mean_pool(&hidden, &padded.mask).map_err(tensor_err)?;
         l2_normalize(&pooled).map_err(tensor_err)
     }

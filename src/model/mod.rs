@@ -1,12 +1,14 @@
 //! The dense encoder: BERT-family checkpoints through candle, mean pooling, unit vectors.
 //!
 //! `config` reads and checks `config.json`; `tokenize` lays out `[CLS] chunk [DOWN] …`;
-//! `encoder` batches and embeds; `device` picks CPU or CUDA; `cpu` tunes CPU inference; `provision` finds or fetches
+//! `encoder` batches and embeds; `device` picks CPU or CUDA; `cpu` tunes CPU inference and
+//! `cpu_bert` runs BERT's forward pass there; `provision` finds or fetches
 //! the default model; `bench` measures throughput.
 
 pub mod bench;
 pub mod config;
 pub mod cpu;
+pub mod cpu_bert;
 pub mod device;
 pub mod encoder;
 pub mod pool;
