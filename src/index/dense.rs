@@ -380,13 +380,60 @@ impl DenseIndex {
         if query.len() != self.dim || self.is_empty() {
             return Vec::new();
         }
-        let scores: Vec<f32> = self.matrix.par_chunks(self.dim).map(|row| dot(row, query)).collect();
-        top_k(&scores, k)
+        top_k(&scores(&self.matrix, self.dim, query), k)
     }
 }
 
+/// Each row's dot product with `query`, with the widest vector unit the CPU has: a search
+/// reads the whole matrix, and scalar dot products made it compute-bound (50,000 × 384 in
+/// ~8 ms on two cores).
+fn scores(matrix: &[f32], dim: usize, query: &[f32]) -> Vec<f32> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F, checked just above.
+            return unsafe { scores_avx512(matrix, dim, query) };
+        }
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA, checked just above.
+            return unsafe { scores_avx2(matrix, dim, query) };
+        }
+    }
+    scores_plain(matrix, dim, query)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn scores_avx512(matrix: &[f32], dim: usize, query: &[f32]) -> Vec<f32> {
+    scores_plain(matrix, dim, query)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn scores_avx2(matrix: &[f32], dim: usize, query: &[f32]) -> Vec<f32> {
+    scores_plain(matrix, dim, query)
+}
+
+/// Closures inherit the caller's target features, and `dot` is inlined into them.
+#[inline(always)]
+fn scores_plain(matrix: &[f32], dim: usize, query: &[f32]) -> Vec<f32> {
+    matrix.par_chunks(dim).map(|row| dot(row, query)).collect()
+}
+
+/// Over 16 running sums, so the products vectorise (one running sum is a dependency chain
+/// the compiler may not reorder).
+#[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    const LANES: usize = 16;
+    let mut acc = [0f32; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let rest: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..LANES {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + rest
 }
 
 /// The `k` best scores, best first; ties broken by lower chunk id for stable output.
