@@ -42,7 +42,11 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
         rayon::current_num_threads()
     );
     let report = bench_embed(&m.towers.chunk, &inputs)?;
-    println!("coret (candle): {report}; peak_rss_mib {:.1}", peak_rss_mib());
+    println!(
+        "coret ({} forward): {report}; peak_rss_mib {:.1}",
+        m.towers.chunk.forward_name(),
+        peak_rss_mib()
+    );
     if let Some(py) = &args.st_python {
         let model_dir = coret::model::resolve_model_dir(args.model.as_deref(), &super::model::log_line)?;
         // The source tree this binary was built from, else the current directory (a binary

@@ -207,6 +207,16 @@ impl Encoder {
     pub fn config(&self) -> &bert::Config {
         &self.config
     }
+    /// Which forward pass runs: `cpu` (this crate's, see `cpu_bert`) or `candle`
+    /// (candle-transformers' BERT).
+    pub fn forward_name(&self) -> &'static str {
+        if self.cpu_bert.is_some() {
+            "cpu"
+        } else {
+            "candle"
+        }
+    }
+
     pub fn device(&self) -> &Device {
         &self.device
     }
