@@ -97,8 +97,9 @@ impl CpuBert {
         })
     }
 
-    /// Hidden states [B, L, hidden] for `ids`, `type_ids` and `mask` (u32, [B, L]; mask 1
-    /// for tokens, 0 for padding).
+    /// Hidden states [B, L, hidden] for `ids`, `type_ids` and `mask` (u32, [B, L]; each mask
+    /// row 1s for the tokens, then 0s for the padding, as `pad_batch` lays them out; any other
+    /// mask is an error).
     pub fn forward(&self, ids: &Tensor, type_ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
         let (b, len) = ids.dims2()?;
         let hidden = self.word.dim(1)?;
