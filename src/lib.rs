@@ -3,6 +3,9 @@
 //! This library knows nothing of the terminal. The TUI (`tui`), the headless query,
 //! eval and training modes are clients of the same engine.
 
+#[macro_use]
+mod simd;
+
 pub mod cache;
 pub mod callgraph;
 pub mod chunk;
