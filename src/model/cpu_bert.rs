@@ -169,18 +169,13 @@ impl CustomOp1 for MaskedSoftmax {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(data) = storage else {
-            candle_core::bail!("{}: f32 only", self.name());
-        };
-        let Some((start, end)) = layout.contiguous_offsets() else {
-            candle_core::bail!("{}: contiguous input only", self.name());
-        };
+        let data = contiguous_f32(self.name(), storage, layout)?;
         let (b, _heads, _rows, len) = layout.shape().dims4()?;
         if b != self.lens.len() {
             candle_core::bail!("{}: {b} sequences, {} masks", self.name(), self.lens.len());
         }
-        let per_sequence = (end - start) / b;
-        let mut out = data[start..end].to_vec();
+        let per_sequence = data.len() / b;
+        let mut out = data.to_vec();
         out.par_chunks_mut(len).enumerate().for_each(|(i, row)| {
             let keep = self.lens[i * len / per_sequence];
             softmax_row(&mut row[..keep]);
@@ -242,6 +237,17 @@ pub fn exp(x: f32) -> f32 {
     }
 }
 
+/// The f32 values a custom op reads: only contiguous f32 tensors are accepted.
+fn contiguous_f32<'a>(op: &str, storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [f32]> {
+    let CpuStorage::F32(data) = storage else {
+        candle_core::bail!("{op}: f32 only");
+    };
+    let Some((start, end)) = layout.contiguous_offsets() else {
+        candle_core::bail!("{op}: contiguous input only");
+    };
+    Ok(&data[start..end])
+}
+
 /// GELU with the exact (erf) form, over f32 on the CPU.
 struct GeluErf;
 
@@ -251,13 +257,7 @@ impl CustomOp1 for GeluErf {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(data) = storage else {
-            candle_core::bail!("{}: f32 only", self.name());
-        };
-        let Some((start, end)) = layout.contiguous_offsets() else {
-            candle_core::bail!("{}: contiguous input only", self.name());
-        };
-        let mut out = data[start..end].to_vec();
+        let mut out = contiguous_f32(self.name(), storage, layout)?.to_vec();
         out.par_chunks_mut(4096).for_each(gelu_erf);
         Ok((CpuStorage::F32(out), layout.shape().clone()))
     }
