@@ -66,6 +66,15 @@ pub enum FusionMethod {
     Score,
 }
 
+impl fmt::Display for FusionMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FusionMethod::Rrf => "rrf",
+            FusionMethod::Score => "score",
+        })
+    }
+}
+
 impl FromStr for FusionMethod {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -112,8 +121,7 @@ impl Default for FusionParams {
         // Measured on the 51 dev instances outside sympy with the pretrained model (README
         // "Results"): demoting tests lifts dense PR@5 from 0.12 to 0.22 (they crowd out the code
         // that calls what the issue names); 0.1 rather than 0 keeps a test that matches far
-        // better in sight. Since BM25 counts query-term frequency and drops function words it
-        // is much the stronger ranking, and a dense weight of 0.25 fuses best (0.75 before).
+        // better in sight.
         FusionParams {
             method: FusionMethod::Score,
             rrf_k: 60.0,
@@ -131,14 +139,6 @@ impl Default for FusionParams {
             history: Default::default(),
         }
     }
-}
-
-/// Reciprocal rank fusion: each list contributes `weight / (rrf_k + rank)` to a chunk's score
-/// (rank from 1). Rank-based, so BM25's unbounded scores and cosine similarities need no
-/// calibration against each other. Returns the top `k`, best first.
-pub fn fuse_rrf(bm25: &[Hit], dense: &[Hit], params: FusionParams, k: usize) -> Vec<Hit> {
-    let params = FusionParams { method: FusionMethod::Rrf, ..params };
-    fuse(&[(bm25, params.bm25_weight), (dense, params.dense_weight)], params, k, |_| false)
 }
 
 /// Each position's standardised score for [`FusionMethod::Score`]: how far the list's score
@@ -379,6 +379,12 @@ mod tests {
         // Weight 0.5: rank 1 -> 2, rank 3 -> 6; ties keep the original order.
         assert_eq!(order(0.5), [10, 1, 2, 3, 11, 4, 5, 6]);
         assert_eq!(order(0.0), [1, 2, 3, 4, 5, 6, 10, 11]);
+    }
+
+    /// Rank fusion of two lists, BM25's and dense's weights from `p`.
+    fn fuse_rrf(bm25: &[Hit], dense: &[Hit], p: FusionParams, k: usize) -> Vec<Hit> {
+        let p = FusionParams { method: FusionMethod::Rrf, ..p };
+        fuse(&[(bm25, p.bm25_weight), (dense, p.dense_weight)], p, k, |_| false)
     }
 
     #[test]

@@ -150,7 +150,7 @@ pub struct Args {
     pub exclude_tests: bool,
 
     /// Hybrid: how rankings combine: score (standardised scores, weighted) or rrf (reciprocal rank fusion).
-    #[arg(help_heading = "Fusion", long, default_value = "score", value_name = "METHOD")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().method, value_name = "METHOD")]
     pub fusion: coret::search::FusionMethod,
 
     /// Hybrid: reciprocal-rank-fusion constant.

@@ -304,8 +304,7 @@ fn evaluate_instance(
     let InstanceSnapshot { index, gold, gold_ids } =
         index_instance(inst, &git_dir, cfg.snapshot_options(), &mut st.syntax)?;
     let any_gold = !gold_ids.is_empty();
-    let gold_ids: Vec<usize> =
-        gold_ids.into_iter().filter(|&id| !(cfg.no_module_chunks && is_module(&index, id))).collect();
+    let gold_ids: Vec<usize> = gold_ids.into_iter().filter(|&id| ranked(cfg, &index, id)).collect();
     let mut result = InstanceResult {
         instance_id: inst.instance_id.clone(),
         repo: inst.repo.clone(),
@@ -333,11 +332,8 @@ fn evaluate_instance(
     let query = instance_query(inst, cfg.use_hints);
     let (index, lists) = rankings(index, &query, &inst.base_commit, cfg, st, &mut result, progress)?;
     for (name, ranking) in lists {
-        let ids: Vec<usize> = ranking
-            .iter()
-            .map(|h| h.chunk as usize)
-            .filter(|&id| !(cfg.no_module_chunks && is_module(&index, id)))
-            .collect();
+        let ids: Vec<usize> =
+            ranking.iter().map(|h| h.chunk as usize).filter(|&id| ranked(cfg, &index, id)).collect();
         let path_of = |id: usize| index.chunks[id].path.as_str();
         if let Some(m) = evaluate(&ids, &gold_ids, &gold.files, path_of, &cfg.ks) {
             result.ranks.insert(name, m.gold_ranks.clone());
@@ -346,7 +342,7 @@ fn evaluate_instance(
         if cfg.keep_lists > 0 {
             let kept = ranking
                 .iter()
-                .filter(|h| ids.contains(&(h.chunk as usize)))
+                .filter(|h| ranked(cfg, &index, h.chunk as usize))
                 .take(cfg.keep_lists)
                 .map(|h| ListedHit {
                     chunk: gold_out(&index, h.chunk as usize),
@@ -406,6 +402,12 @@ fn history_before(cfg: &EvalConfig, st: &mut RepoState, base_commit: &str) -> Re
 
 fn is_module(index: &RepoIndex, id: usize) -> bool {
     index.chunks[id].kind == crate::chunk::ChunkKind::Module
+}
+
+/// Whether chunk `id` takes part in the scoring: `--no-module-chunks` leaves module chunks
+/// out of the rankings, the gold and the kept lists alike.
+fn ranked(cfg: &EvalConfig, index: &RepoIndex, id: usize) -> bool {
+    !(cfg.no_module_chunks && is_module(index, id))
 }
 
 fn gold_out(index: &RepoIndex, id: usize) -> GoldOut {

@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 use crate::search::Hit;
+use crate::simd::dot;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -403,22 +404,6 @@ vectorised! {
             *o = dot(row, query);
         }
     }
-}
-
-/// Over 16 running sums, so the products vectorise (one running sum is a dependency chain
-/// the compiler may not reorder).
-#[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 16;
-    let mut acc = [0f32; LANES];
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let rest: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..LANES {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    acc.iter().sum::<f32>() + rest
 }
 
 /// The `k` best scores, best first; ties broken by lower chunk id for stable output.

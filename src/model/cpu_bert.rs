@@ -15,6 +15,8 @@ use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Tensor};
 use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
 use rayon::prelude::*;
 
+use crate::simd::fold;
+
 struct Layer {
     /// [hidden, 3 × hidden]: Q (pre-scaled by 1/√head_dim), K, V side by side, transposed.
     qkv_w: Tensor,
@@ -186,30 +188,13 @@ impl CustomOp1 for MaskedSoftmax {
 }
 
 vectorised! {
-    /// `row ← softmax(row)` in place. Reductions run over [`LANES`] accumulators so that they
-    /// vectorise (a single running float would be one long dependency chain the compiler may
-    /// not reorder).
+    /// `row ← softmax(row)` in place (reductions by lanes, so they vectorise).
     fn softmax_row(row: &mut [f32]) {
-        let max = lanes(row, f32::NEG_INFINITY, f32::max);
+        let max = fold(row, f32::NEG_INFINITY, f32::max);
         row.iter_mut().for_each(|x| *x = exp(*x - max));
-        let inv = 1.0 / lanes(row, 0.0, |a, b| a + b);
+        let inv = 1.0 / fold(row, 0.0, |a, b| a + b);
         row.iter_mut().for_each(|x| *x *= inv);
     }
-}
-
-const LANES: usize = 16;
-
-#[inline(always)]
-fn lanes(xs: &[f32], init: f32, f: impl Fn(f32, f32) -> f32) -> f32 {
-    let mut acc = [init; LANES];
-    let chunks = xs.chunks_exact(LANES);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            *a = f(*a, x);
-        }
-    }
-    rest.iter().fold(acc.into_iter().fold(init, &f), |a, &x| f(a, x))
 }
 
 /// e^x for x ≤ 0 (softmax's range), branch-free: x = n·ln2 + r with |r| ≤ ln2/2, e^r by a

@@ -207,6 +207,7 @@ impl Encoder {
     pub fn config(&self) -> &bert::Config {
         &self.config
     }
+
     /// Which forward pass runs: `cpu` (this crate's, see `cpu_bert`) or `candle`
     /// (candle-transformers' BERT).
     pub fn forward_name(&self) -> &'static str {
