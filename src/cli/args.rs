@@ -74,6 +74,10 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
+    /// Number format of the encoder's matrix products on the CPU: f32, or bf16 where the CPU has AVX-512 BF16 (faster; vectors within cosine 0.999 of f32's).
+    #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().precision, value_name = "P")]
+    pub precision: coret::model::Precision,
+
     /// Sequences per encoder forward pass.
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().batch_size, value_parser = count::<1, 4096>, value_name = "N")]
     pub batch_size: usize,

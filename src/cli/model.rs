@@ -23,12 +23,21 @@ pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, name) = select_device(choice)?;
     let dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
-    let opts = EncoderOptions {
+    Ok(ChunkTower {
+        encoder: Arc::new(Encoder::load(&dir, &device, encoder_options(args))?),
+        device: name,
+        dir,
+    })
+}
+
+/// The chunk tower's options from the flags.
+pub fn encoder_options(args: &Args) -> EncoderOptions {
+    EncoderOptions {
         max_len: args.max_len,
         batch_size: args.batch_size.max(1),
+        precision: args.precision,
         ..EncoderOptions::default()
-    };
-    Ok(ChunkTower { encoder: Arc::new(Encoder::load(&dir, &device, opts)?), device: name, dir })
+    }
 }
 
 /// Both towers: the chunk tower and the query tower `--query-model` asks for.

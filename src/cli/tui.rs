@@ -5,9 +5,7 @@ use super::args::Args;
 use super::model::dense_options;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
-use coret::model::{
-    resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions, QueryTowerChoice, Towers,
-};
+use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, QueryTowerChoice, Towers};
 use coret::searcher::Searcher;
 use coret::tui::{backend::IndexReporter, Session, Theme};
 use std::sync::Arc;
@@ -43,11 +41,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         cache_dir: args.cache_dir.clone(),
         no_cache: args.no_cache,
     };
-    let enc_opts = EncoderOptions {
-        max_len: args.max_len,
-        batch_size: args.batch_size.max(1),
-        ..EncoderOptions::default()
-    };
+    let enc_opts = super::model::encoder_options(args);
     let dense_opts = dense_options(args);
     let fusion = super::model::fusion_params(args);
     let indexer = Box::new(move |reporter: IndexReporter| {

@@ -1,13 +1,15 @@
-//! BERT inference on the CPU, f32, for the encoder's forward pass.
+//! BERT inference on the CPU, for the encoder's forward pass.
 //!
 //! candle-transformers' BERT spends most of a long sequence's time outside the matrix
 //! products (README "Speed and memory"): GELU's exact `erf` goes through scalar `libm`, the
 //! softmax is five passes over the attention scores, the scores are divided by √d in a pass
 //! of their own, and Q, K and V are three products. Here the scale is folded into the query
-//! weights, Q, K and V are one product, padding and softmax are one vectorised pass per row
-//! ([`MaskedSoftmax`]), and GELU is [`gelu_erf`], vectorised. Same weights, same function: the vectors agree with
-//! candle-transformers' to ~1e-6 (tested). Used where the encoder was loaded from a
-//! checkpoint on the CPU in f32; training and CUDA keep candle-transformers' model.
+//! weights, Q, K and V are one product, attention runs a block of query rows at a time
+//! ([`Attention`]: no score tensor, padding keys skipped), and GELU is [`gelu_erf`],
+//! vectorised. Same weights, same function: the vectors agree with candle-transformers' to
+//! ~1e-6 (tested). With [`Precision::Bf16`] the linear layers take bf16 inputs
+//! ([`PackedBf16`]). Used where the encoder was loaded from a checkpoint on the CPU in f32;
+//! training and CUDA keep candle-transformers' model.
 
 use std::collections::HashMap;
 
@@ -15,20 +17,75 @@ use candle_core::{CpuStorage, CustomOp1, DType, Layout, Shape, Tensor};
 use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
 use rayon::prelude::*;
 
-use crate::simd::fold;
+use super::attention::Attention;
+use super::bf16::{PackedBf16, Precision};
 
 struct Layer {
-    /// [hidden, 3 × hidden]: Q (pre-scaled by 1/√head_dim), K, V side by side, transposed.
-    qkv_w: Tensor,
-    qkv_b: Tensor,
-    out_w: Tensor,
-    out_b: Tensor,
+    /// hidden → 3 × hidden: Q (pre-scaled by 1/√head_dim), K, V side by side.
+    qkv: Linear,
+    out: Linear,
     attn_norm: (Tensor, Tensor),
-    up_w: Tensor,
-    up_b: Tensor,
-    down_w: Tensor,
-    down_b: Tensor,
+    up: Linear,
+    down: Linear,
     out_norm: (Tensor, Tensor),
+}
+
+/// `x ↦ x·W + b`, in f32 (candle's product) or with bf16 inputs ([`PackedBf16`]).
+enum Linear {
+    /// `w` [in, out], contiguous.
+    F32 {
+        w: Tensor,
+        b: Tensor,
+    },
+    Bf16(PackedBf16),
+}
+
+impl Linear {
+    /// From `w` [in, out] and `b` [out]: packed for bf16 when asked and possible.
+    fn new(w: Tensor, b: Tensor, precision: Precision) -> Option<Linear> {
+        if precision == Precision::Bf16 {
+            let (k, n) = w.dims2().ok()?;
+            let packed = PackedBf16::new(
+                &w.flatten_all().ok()?.to_vec1::<f32>().ok()?,
+                &b.to_vec1::<f32>().ok()?,
+                k,
+                n,
+            );
+            if let Some(packed) = packed {
+                return Some(Linear::Bf16(packed));
+            }
+        }
+        Some(Linear::F32 { w, b })
+    }
+
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Linear::F32 { w, b } => x.matmul(w)?.broadcast_add(b),
+            Linear::Bf16(p) => x.apply_op1_no_bwd(&Bf16Linear(p)),
+        }
+    }
+
+    fn is_bf16(&self) -> bool {
+        matches!(self, Linear::Bf16(_))
+    }
+}
+
+/// [`PackedBf16`] as a candle op over [rows, in].
+struct Bf16Linear<'a>(&'a PackedBf16);
+
+impl CustomOp1 for Bf16Linear<'_> {
+    fn name(&self) -> &'static str {
+        "coret-bf16-linear"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = contiguous_f32(self.name(), storage, layout)?;
+        let (rows, k) = layout.shape().dims2()?;
+        if k != self.0.k() {
+            candle_core::bail!("{}: input width {k}, weights {}", self.name(), self.0.k());
+        }
+        Ok((CpuStorage::F32(self.0.forward(x)), Shape::from((rows, self.0.n()))))
+    }
 }
 
 pub struct CpuBert {
@@ -45,7 +102,7 @@ impl CpuBert {
     /// Builds the model from a checkpoint's tensors (names as in Hugging Face's `BertModel`,
     /// with or without a `bert.` prefix). `None` when the checkpoint is not a plain f32 BERT
     /// with exact GELU and absolute positions: the caller keeps candle-transformers' model.
-    pub fn from_tensors(t: &HashMap<String, Tensor>, c: &Config) -> Option<CpuBert> {
+    pub fn from_tensors(t: &HashMap<String, Tensor>, c: &Config, precision: Precision) -> Option<CpuBert> {
         if c.hidden_act != HiddenAct::Gelu
             || c.position_embedding_type != PositionEmbeddingType::Absolute
             || !c.hidden_size.is_multiple_of(c.num_attention_heads)
@@ -58,33 +115,30 @@ impl CpuBert {
             (x.dtype() == DType::F32 && x.device().is_cpu()).then(|| x.clone())
         };
         // Linear weights are [out, in]; products here take [in, out], contiguous.
-        let linear = |name: &str| -> Option<(Tensor, Tensor)> {
+        let weights = |name: &str| -> Option<(Tensor, Tensor)> {
             let w = get(&format!("{name}.weight"))?.t().ok()?.contiguous().ok()?;
             Some((w, get(&format!("{name}.bias"))?))
+        };
+        let linear = |name: &str| -> Option<Linear> {
+            let (w, b) = weights(name)?;
+            Linear::new(w, b, precision)
         };
         let norm = |name: &str| Some((get(&format!("{name}.weight"))?, get(&format!("{name}.bias"))?));
         let scale = 1.0 / ((c.hidden_size / c.num_attention_heads) as f64).sqrt();
         let mut layers = Vec::with_capacity(c.num_hidden_layers);
         for i in 0..c.num_hidden_layers {
             let l = format!("encoder.layer.{i}");
-            let (qw, qb) = linear(&format!("{l}.attention.self.query"))?;
-            let (kw, kb) = linear(&format!("{l}.attention.self.key"))?;
-            let (vw, vb) = linear(&format!("{l}.attention.self.value"))?;
+            let (qw, qb) = weights(&format!("{l}.attention.self.query"))?;
+            let (kw, kb) = weights(&format!("{l}.attention.self.key"))?;
+            let (vw, vb) = weights(&format!("{l}.attention.self.value"))?;
             let qkv_w = Tensor::cat(&[(qw * scale).ok()?, kw, vw], 1).ok()?;
             let qkv_b = Tensor::cat(&[(qb * scale).ok()?, kb, vb], 0).ok()?;
-            let (out_w, out_b) = linear(&format!("{l}.attention.output.dense"))?;
-            let (up_w, up_b) = linear(&format!("{l}.intermediate.dense"))?;
-            let (down_w, down_b) = linear(&format!("{l}.output.dense"))?;
             layers.push(Layer {
-                qkv_w,
-                qkv_b,
-                out_w,
-                out_b,
+                qkv: Linear::new(qkv_w, qkv_b, precision)?,
+                out: linear(&format!("{l}.attention.output.dense"))?,
                 attn_norm: norm(&format!("{l}.attention.output.LayerNorm"))?,
-                up_w,
-                up_b,
-                down_w,
-                down_b,
+                up: linear(&format!("{l}.intermediate.dense"))?,
+                down: linear(&format!("{l}.output.dense"))?,
                 out_norm: norm(&format!("{l}.output.LayerNorm"))?,
             });
         }
@@ -110,115 +164,30 @@ impl CpuBert {
         let positions = self.position.narrow(0, 0, len)?.repeat((b, 1))?;
         let x = ((words + types)? + positions)?;
         let mut x = candle_nn::ops::layer_norm(&x, &self.emb_norm.0, &self.emb_norm.1, self.eps)?;
-        let softmax = MaskedSoftmax::new(mask)?;
+        let attention = Attention::new(mask, self.heads)?;
         for layer in &self.layers {
-            x = self.layer(layer, &x, &softmax, b, len)?;
+            x = self.layer(layer, &x, &attention)?;
         }
         x.reshape((b, len, hidden))
     }
 
+    /// Bf16 where the linear layers run with bf16 inputs (asked for, and the CPU has it).
+    pub fn precision(&self) -> Precision {
+        if self.layers.iter().all(|l| [&l.qkv, &l.out, &l.up, &l.down].iter().all(|p| p.is_bf16())) {
+            Precision::Bf16
+        } else {
+            Precision::F32
+        }
+    }
+
     /// One encoder layer over `x` [B × L, hidden].
-    fn layer(
-        &self,
-        l: &Layer,
-        x: &Tensor,
-        softmax: &MaskedSoftmax,
-        b: usize,
-        len: usize,
-    ) -> candle_core::Result<Tensor> {
-        let hidden = x.dim(1)?;
-        let head = hidden / self.heads;
-        let qkv = x.matmul(&l.qkv_w)?.broadcast_add(&l.qkv_b)?;
-        // [B, L, 3, heads, head] → [3, B, heads, L, head]: one copy for all three.
-        let qkv = qkv.reshape((b, len, 3, self.heads, head))?.permute((2, 0, 3, 1, 4))?.contiguous()?;
-        let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
-        let probs = q.matmul(&k.t()?)?.apply_op1_no_bwd(softmax)?;
-        let context = probs.matmul(&v)?.transpose(1, 2)?.contiguous()?.reshape((b * len, hidden))?;
-        let attn = (context.matmul(&l.out_w)?.broadcast_add(&l.out_b)? + x)?;
+    fn layer(&self, l: &Layer, x: &Tensor, attention: &Attention) -> candle_core::Result<Tensor> {
+        let context = l.qkv.forward(x)?.apply_op1_no_bwd(attention)?;
+        let attn = (l.out.forward(&context)? + x)?;
         let attn = candle_nn::ops::layer_norm(&attn, &l.attn_norm.0, &l.attn_norm.1, self.eps)?;
-        let up = attn.matmul(&l.up_w)?.broadcast_add(&l.up_b)?.apply_op1_no_bwd(&GeluErf)?;
-        let out = (up.matmul(&l.down_w)?.broadcast_add(&l.down_b)? + attn)?;
+        let up = l.up.forward(&attn)?.apply_op1_no_bwd(&GeluErf)?;
+        let out = (l.down.forward(&up)? + attn)?;
         candle_nn::ops::layer_norm(&out, &l.out_norm.0, &l.out_norm.1, self.eps)
-    }
-}
-
-/// Softmax over the last dimension of attention scores [B, heads, L, L], where row b's keys
-/// from `lens[b]` on are padding (weight 0, as Hugging Face's BERT gives them after adding the
-/// lowest f32). One pass per row instead of a mask addition and five softmax passes.
-struct MaskedSoftmax {
-    lens: Vec<usize>,
-}
-
-impl MaskedSoftmax {
-    /// From a [B, L] mask of 1s (tokens) then 0s (padding), as `pad_batch` makes them.
-    fn new(mask: &Tensor) -> candle_core::Result<Self> {
-        let rows = mask.to_vec2::<u32>()?;
-        let mut lens = Vec::with_capacity(rows.len());
-        for row in rows {
-            let n = row.iter().take_while(|&&m| m != 0).count();
-            if row[n..].iter().any(|&m| m != 0) {
-                candle_core::bail!("attention mask with a token after padding");
-            }
-            lens.push(n.max(1));
-        }
-        Ok(MaskedSoftmax { lens })
-    }
-}
-
-impl CustomOp1 for MaskedSoftmax {
-    fn name(&self) -> &'static str {
-        "coret-masked-softmax"
-    }
-
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let data = contiguous_f32(self.name(), storage, layout)?;
-        let (b, _heads, _rows, len) = layout.shape().dims4()?;
-        if b != self.lens.len() {
-            candle_core::bail!("{}: {b} sequences, {} masks", self.name(), self.lens.len());
-        }
-        let per_sequence = data.len() / b;
-        let mut out = data.to_vec();
-        out.par_chunks_mut(len).enumerate().for_each(|(i, row)| {
-            let keep = self.lens[i * len / per_sequence];
-            softmax_row(&mut row[..keep]);
-            row[keep..].fill(0.0);
-        });
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
-    }
-}
-
-vectorised! {
-    /// `row ← softmax(row)` in place (reductions by lanes, so they vectorise).
-    fn softmax_row(row: &mut [f32]) {
-        let max = fold(row, f32::NEG_INFINITY, f32::max);
-        row.iter_mut().for_each(|x| *x = exp(*x - max));
-        let inv = 1.0 / fold(row, 0.0, |a, b| a + b);
-        row.iter_mut().for_each(|x| *x *= inv);
-    }
-}
-
-/// e^x for x ≤ 0 (softmax's range), branch-free: x = n·ln2 + r with |r| ≤ ln2/2, e^r by a
-/// degree-6 polynomial (Cephes' `expf`), 2^n put straight into the exponent bits. Within
-/// 2 ulp of `libm`'s (tested); 0 below the smallest normal f32.
-#[inline(always)]
-#[allow(clippy::excessive_precision)]
-pub fn exp(x: f32) -> f32 {
-    let tiny = x < -87.0;
-    let x = x.max(-87.0);
-    let n = (x * std::f32::consts::LOG2_E).round();
-    let r = n.mul_add(-0.693_359_375, x);
-    let r = n.mul_add(2.121_944_4e-4, r);
-    let mut p = r.mul_add(1.987_569_1e-4, 1.398_199_9e-3);
-    p = r.mul_add(p, 8.333_452e-3);
-    p = r.mul_add(p, 4.166_579_6e-2);
-    p = r.mul_add(p, 1.666_666_5e-1);
-    p = r.mul_add(p, 5.000_000_1e-1);
-    let e = (r * r).mul_add(p, r + 1.0);
-    let scale = f32::from_bits(((n as i32 + 127) << 23) as u32);
-    if tiny {
-        0.0
-    } else {
-        e * scale
     }
 }
 
@@ -296,7 +265,7 @@ mod tests {
         let reference =
             BertModel::load(VarBuilder::from_tensors(tensors.clone(), DType::F32, &Device::Cpu), &config)
                 .unwrap();
-        let fast = CpuBert::from_tensors(&tensors, &config).expect("a plain f32 BERT");
+        let fast = CpuBert::from_tensors(&tensors, &config, Precision::F32).expect("a plain f32 BERT");
         // Two rows, the second padded: padding must not change what the tokens attend to.
         let dev = Device::Cpu;
         let ids = Tensor::new(&[[2u32, 40, 41, 42, 7, 3], [2, 43, 44, 3, 0, 0]], &dev).unwrap();
@@ -326,42 +295,6 @@ mod tests {
         assert!(worst < 1e-6, "max abs error {worst:e}");
         assert_eq!(erf(9.0), erf(4.0));
         assert!((erf(4.0) - 1.0).abs() < 1e-6 && (erf(-4.0) + 1.0).abs() < 1e-6);
-    }
-
-    #[test]
-    fn exp_is_within_two_ulps_of_libm_over_softmax_range() {
-        for i in 0..=870_000 {
-            let x = -(i as f32) * 1e-4;
-            let (got, want) = (exp(x), libm::expf(x));
-            let ulp = (want.to_bits() as i64 - got.to_bits() as i64).abs();
-            assert!(ulp <= 2, "exp({x}) = {got}, libm {want}");
-        }
-        assert_eq!(exp(-100.0), 0.0);
-        assert_eq!(exp(f32::MIN), 0.0);
-    }
-
-    #[test]
-    fn masked_softmax_gives_padding_no_weight_and_rows_sum_to_one() {
-        let dev = Device::Cpu;
-        let mask = Tensor::new(&[[1u32, 1, 1], [1, 1, 0]], &dev).unwrap();
-        let scores = Tensor::new(&[1f32, 2., 3., 0.5, -1., 9., 2., 2., 2., 0., 0., 50.], &dev)
-            .unwrap()
-            .reshape((2, 1, 2, 3))
-            .unwrap();
-        let op = MaskedSoftmax::new(&mask).unwrap();
-        let p = scores.apply_op1_no_bwd(&op).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
-        let want = candle_nn::ops::softmax_last_dim(&scores.narrow(0, 0, 1).unwrap())
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1::<f32>()
-            .unwrap();
-        for (a, b) in p[..6].iter().zip(&want) {
-            assert!((a - b).abs() < 1e-6);
-        }
-        assert_eq!(&p[6..], &[0.5, 0.5, 0.0, 0.5, 0.5, 0.0]);
-        let gap = Tensor::new(&[[1u32, 0, 1]], &dev).unwrap();
-        assert!(MaskedSoftmax::new(&gap).is_err(), "a token after padding is refused");
     }
 
     #[test]

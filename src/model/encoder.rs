@@ -13,6 +13,7 @@ use candle_transformers::models::bert::{self, BertModel};
 use rayon::prelude::*;
 use tokenizers::Tokenizer;
 
+use super::bf16::Precision;
 use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
 use super::cpu::{max_rows, plan_batches, tune_allocator};
 use super::cpu_bert::CpuBert;
@@ -30,11 +31,13 @@ pub struct EncoderOptions {
     pub batch_size: usize,
     /// Weights and activations. F32 on CPU; F16/BF16 are for CUDA.
     pub dtype: DType,
+    /// The CPU forward pass's matrix products (`Bf16` only where the CPU has AVX-512 BF16).
+    pub precision: Precision,
 }
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        EncoderOptions { max_len: 256, batch_size: 32, dtype: DType::F32 }
+        EncoderOptions { max_len: 256, batch_size: 32, dtype: DType::F32, precision: Precision::F32 }
     }
 }
 
@@ -143,7 +146,7 @@ impl Encoder {
         if !wanted || !self.device.is_cpu() || self.opts.dtype != DType::F32 {
             return None;
         }
-        CpuBert::from_tensors(tensors, &self.config)
+        CpuBert::from_tensors(tensors, &self.config, self.opts.precision)
     }
 
     /// Assembles an encoder from a model built elsewhere, e.g. by training from a
@@ -174,6 +177,7 @@ impl Encoder {
             max_len: opts.max_len.min(config.max_position_embeddings),
             batch_size: opts.batch_size.max(1),
             dtype: opts.dtype,
+            precision: opts.precision,
         };
         Ok(Encoder { bert, cpu_bert: None, weights: None, tokenizer, config, device, opts, model_id })
     }
@@ -187,7 +191,21 @@ impl Encoder {
     pub fn fingerprint(&self) -> String {
         let vocab = self.tokenizer.vocab_size();
         let down = if self.tokenizer.has_down_token() { "down" } else { "sep" };
-        format!("{}-len{}-v{vocab}-{down}", self.model_id, self.opts.max_len)
+        format!("{}-len{}-v{vocab}-{down}{}", self.model_id, self.opts.max_len, self.precision_suffix())
+    }
+
+    /// The precision the matrix products actually run in: bf16 only where asked for and the
+    /// CPU forward pass runs it.
+    pub fn precision(&self) -> Precision {
+        self.cpu_bert.as_ref().map_or(Precision::F32, CpuBert::precision)
+    }
+
+    /// f32 vectors keep the fingerprints (and caches) they always had.
+    fn precision_suffix(&self) -> &'static str {
+        match self.precision() {
+            Precision::F32 => "",
+            Precision::Bf16 => "-bf16",
+        }
     }
 
     pub fn dim(&self) -> usize {

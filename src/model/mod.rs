@@ -5,7 +5,9 @@
 //! `cpu_bert` runs BERT's forward pass there; `provision` finds or fetches
 //! the default model; `bench` measures throughput.
 
+pub mod attention;
 pub mod bench;
+pub mod bf16;
 pub mod config;
 pub mod cpu;
 pub mod cpu_bert;
@@ -22,6 +24,7 @@ pub mod tower_file;
 pub mod weights;
 
 pub use bench::{bench_embed, EmbedBenchReport};
+pub use bf16::Precision;
 pub use device::{select_device, DeviceChoice};
 pub use encoder::{Encoder, EncoderOptions};
 pub use provision::{default_model_dir, resolve_model_dir};

@@ -1,0 +1,301 @@
+//! Linear layers with bf16 inputs and f32 sums, for CPUs with AVX-512 BF16.
+//!
+//! `vdpbf16ps` multiplies pairs of bf16 values and adds both products to an f32 lane: twice
+//! the multiply-adds of an f32 FMA per instruction, and half the bytes of weights to read.
+//! The encoder's matrix products are most of its time (README "Speed and memory"), so
+//! where the CPU has the instruction, `--precision bf16` runs them here. Inputs lose their
+//! mantissa below 8 bits; sums stay f32 (the vectors' cosine to f32 ones is tested).
+//!
+//! Layout: the weight matrix `W` [k, n] is packed once into panels of [`PANEL`] columns;
+//! within a panel, each pair of rows (2i, 2i + 1) is stored column by column as
+//! `W[2i][j], W[2i+1][j]`, which is the operand `vdpbf16ps` wants against a broadcast pair of
+//! the input row's values `x[2i], x[2i+1]`. A kernel keeps [`ROWS`] × [`PANEL`] sums in
+//! registers (24 of the 32) and walks k once.
+
+use rayon::prelude::*;
+
+/// Columns per panel: two AVX-512 registers of f32 sums.
+pub const PANEL: usize = 32;
+/// Input rows per kernel call.
+const ROWS: usize = 12;
+/// Panels per parallel task: enough work per task, enough tasks for short inputs.
+const PANELS_PER_TASK: usize = 4;
+
+/// The matrix products' number format on the CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// f32 throughout (the reference).
+    #[default]
+    F32,
+    /// bf16 inputs to the linear layers' products, f32 sums and everything else f32; falls
+    /// back to f32 where the CPU lacks AVX-512 BF16.
+    Bf16,
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Precision::F32 => "f32",
+            Precision::Bf16 => "bf16",
+        })
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "f32" => Ok(Precision::F32),
+            "bf16" => Ok(Precision::Bf16),
+            other => Err(format!("unknown precision {other:?} (f32 or bf16)")),
+        }
+    }
+}
+
+/// Whether this CPU runs [`PackedBf16`] products.
+pub fn supported() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `x ↦ x·W + b` with `W` packed as described in the module's comment.
+pub struct PackedBf16 {
+    k: usize,
+    n: usize,
+    panels: Vec<u16>,
+    bias: Vec<f32>,
+}
+
+impl PackedBf16 {
+    /// Packs `w` ([k, n], row-major) and `bias` ([n]). `None` where the CPU lacks the
+    /// instruction or the shape does not fit the panels (odd k, n not a multiple of
+    /// [`PANEL`]): the caller keeps its f32 product.
+    pub fn new(w: &[f32], bias: &[f32], k: usize, n: usize) -> Option<PackedBf16> {
+        if !supported() || !k.is_multiple_of(2) || !n.is_multiple_of(PANEL) || w.len() != k * n || bias.len() != n {
+            return None;
+        }
+        let mut panels = Vec::with_capacity(k * n);
+        for p in 0..n / PANEL {
+            for pair in 0..k / 2 {
+                for j in p * PANEL..(p + 1) * PANEL {
+                    panels.push(to_bf16(w[2 * pair * n + j]));
+                    panels.push(to_bf16(w[(2 * pair + 1) * n + j]));
+                }
+            }
+        }
+        Some(PackedBf16 { k, n, panels, bias: bias.to_vec() })
+    }
+
+    /// Input width.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Output width.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// `x·W + b` for `x` of `rows` × k (row-major); rows × n out.
+    pub fn forward(&self, x: &[f32]) -> Vec<f32> {
+        assert_eq!(x.len() % self.k, 0, "input width is not {}", self.k);
+        let rows = x.len() / self.k;
+        let mut xb = vec![0u16; x.len()];
+        xb.par_chunks_mut(self.k * ROWS).zip(x.par_chunks(self.k * ROWS)).for_each(|(dst, src)| {
+            // SAFETY: `new` only succeeds where the CPU has AVX-512F and AVX-512 BF16.
+            unsafe { round_to_bf16(src, dst) }
+        });
+        let mut out = vec![0f32; rows * self.n];
+        let groups = (self.n / PANEL).div_ceil(PANELS_PER_TASK);
+        let tasks = rows.div_ceil(ROWS) * groups;
+        let out_ptr = SharedOut(out.as_mut_ptr());
+        (0..tasks).into_par_iter().for_each(|task| {
+            let (block, group) = (task / groups, task % groups);
+            let r0 = block * ROWS;
+            let h = ROWS.min(rows - r0);
+            let panels = group * PANELS_PER_TASK..((group + 1) * PANELS_PER_TASK).min(self.n / PANEL);
+            for p in panels {
+                let b = &self.panels[p * self.k * PANEL..(p + 1) * self.k * PANEL];
+                let a = &xb[r0 * self.k..(r0 + h) * self.k];
+                let bias = &self.bias[p * PANEL..(p + 1) * PANEL];
+                // SAFETY: the CPU has the instructions (see `new`); the task writes only rows
+                // r0..r0 + h of panel p's columns, which no other task writes; `a`, `b` and
+                // `bias` hold what the kernel reads.
+                unsafe { kernel(h, a, self.k, b, bias, out_ptr.at(r0 * self.n + p * PANEL), self.n) };
+            }
+        });
+        out
+    }
+}
+
+/// The output buffer, written by disjoint tiles from several threads.
+#[derive(Clone, Copy)]
+struct SharedOut(*mut f32);
+// SAFETY: each task writes its own tile (see `forward`).
+unsafe impl Send for SharedOut {}
+unsafe impl Sync for SharedOut {}
+impl SharedOut {
+    /// # Safety
+    /// `offset` is within the buffer.
+    unsafe fn at(self, offset: usize) -> *mut f32 {
+        self.0.add(offset)
+    }
+}
+
+/// f32 → bf16, rounded to nearest even (as `vcvtne2ps2bf16` does).
+fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    (bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// bf16 → f32 (exact).
+#[cfg(test)]
+fn from_bf16(x: u16) -> f32 {
+    f32::from_bits((x as u32) << 16)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn round_to_bf16(src: &[f32], dst: &mut [u16]) {
+    use std::arch::x86_64::*;
+    let mut i = 0;
+    while i + 32 <= src.len() {
+        let lo = _mm512_loadu_ps(src.as_ptr().add(i));
+        let hi = _mm512_loadu_ps(src.as_ptr().add(i + 16));
+        let packed: __m512i = std::mem::transmute(_mm512_cvtne2ps_pbh(hi, lo));
+        _mm512_storeu_si512(dst.as_mut_ptr().add(i).cast(), packed);
+        i += 32;
+    }
+    for (d, &s) in dst[i..].iter_mut().zip(&src[i..]) {
+        *d = to_bf16(s);
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn round_to_bf16(_: &[f32], _: &mut [u16]) {
+    unreachable!("bf16 products need x86-64")
+}
+
+/// `h` (≤ [`ROWS`]) rows of `a` (bf16, row stride `k`) times one packed panel `b`, plus
+/// `bias`, into `c` (row stride `ldc`).
+///
+/// # Safety
+/// AVX-512F and AVX-512 BF16; `c` valid for `h` rows of [`PANEL`] values.
+unsafe fn kernel(h: usize, a: &[u16], k: usize, b: &[u16], bias: &[f32], c: *mut f32, ldc: usize) {
+    macro_rules! rows {
+        ($($r:literal)*) => {
+            match h {
+                $($r => kernel_rows::<$r>(a, k, b, bias, c, ldc),)*
+                _ => unreachable!("{h} rows"),
+            }
+        };
+    }
+    rows!(1 2 3 4 5 6 7 8 9 10 11 12)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn kernel_rows<const R: usize>(a: &[u16], k: usize, b: &[u16], bias: &[f32], c: *mut f32, ldc: usize) {
+    use std::arch::x86_64::*;
+    debug_assert!(a.len() >= R * k && b.len() >= k * PANEL && bias.len() >= PANEL);
+    let bias0 = _mm512_loadu_ps(bias.as_ptr());
+    let bias1 = _mm512_loadu_ps(bias.as_ptr().add(16));
+    let mut acc = [[bias0, bias1]; R];
+    let (a, mut bp) = (a.as_ptr(), b.as_ptr());
+    for pair in 0..k / 2 {
+        let b0: __m512bh = std::mem::transmute(_mm512_loadu_si512(bp.cast()));
+        let b1: __m512bh = std::mem::transmute(_mm512_loadu_si512(bp.add(32).cast()));
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let x = a.add(r * k + 2 * pair).cast::<i32>().read_unaligned();
+            let x: __m512bh = std::mem::transmute(_mm512_set1_epi32(x));
+            acc[0] = _mm512_dpbf16_ps(acc[0], x, b0);
+            acc[1] = _mm512_dpbf16_ps(acc[1], x, b1);
+        }
+        bp = bp.add(2 * PANEL);
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        _mm512_storeu_ps(c.add(r * ldc), acc[0]);
+        _mm512_storeu_ps(c.add(r * ldc + 16), acc[1]);
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn kernel_rows<const R: usize>(_: &[u16], _: usize, _: &[u16], _: &[f32], _: *mut f32, _: usize) {
+    unreachable!("bf16 products need x86-64")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noise(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rounding_to_bf16_is_to_nearest_even() {
+        assert_eq!(from_bf16(to_bf16(1.0)), 1.0);
+        assert_eq!(from_bf16(to_bf16(-2.5)), -2.5);
+        // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: the even neighbour (1) wins.
+        assert_eq!(from_bf16(to_bf16(1.0 + 1.0 / 256.0)), 1.0);
+        assert_eq!(from_bf16(to_bf16(1.0 + 3.0 / 512.0)), 1.0 + 1.0 / 128.0);
+        let x = 0.123_456_78_f32;
+        assert!((from_bf16(to_bf16(x)) - x).abs() <= x * 2f32.powi(-8));
+    }
+
+    #[test]
+    fn packed_product_equals_the_product_of_rounded_inputs() {
+        if !supported() {
+            eprintln!("skipped: this CPU has no AVX-512 BF16");
+            return;
+        }
+        // Every tail of rows (1..=12 in the last block) and several panels per task.
+        for (rows, k, n) in [(1, 2, 32), (13, 6, 64), (29, 384, 160), (12, 40, 288)] {
+            let (x, w, bias) = (noise(rows * k, 1), noise(k * n, 2), noise(n, 3));
+            let out = PackedBf16::new(&w, &bias, k, n).unwrap().forward(&x);
+            assert_eq!(out.len(), rows * n);
+            let r = |v: f32| from_bf16(to_bf16(v)) as f64;
+            for i in 0..rows {
+                for j in 0..n {
+                    let want: f64 =
+                        bias[j] as f64 + (0..k).map(|t| r(x[i * k + t]) * r(w[t * n + j])).sum::<f64>();
+                    let got = out[i * n + j] as f64;
+                    assert!(
+                        (got - want).abs() < 1e-4,
+                        "rows {rows} k {k} n {n} at ({i}, {j}): {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_the_panels_cannot_hold_are_refused() {
+        let w = noise(3 * 32, 4);
+        assert!(PackedBf16::new(&w, &[0.0; 32], 3, 32).is_none(), "odd k");
+        let w = noise(2 * 48, 4);
+        assert!(PackedBf16::new(&w, &[0.0; 48], 2, 48).is_none(), "n not a multiple of 32");
+    }
+
+    #[test]
+    fn precision_parses_and_prints() {
+        for p in [Precision::F32, Precision::Bf16] {
+            assert_eq!(p.to_string().parse::<Precision>().unwrap(), p);
+        }
+        assert!("f16".parse::<Precision>().unwrap_err().contains("f32 or bf16"));
+    }
+}
