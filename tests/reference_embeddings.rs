@@ -46,7 +46,7 @@ fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 #[test]
 fn candle_encoder_matches_reference_embeddings() {
     let dir = resolve_model_dir(None, &|l| eprintln!("{l}")).expect("default model");
-    let opts = EncoderOptions { max_len: 256, batch_size: 4, ..Default::default() };
+    let opts = EncoderOptions { max_len: 256, batch_size: 4, precision: Precision::F32, ..Default::default() };
     let encoder = Encoder::load(&dir, &Device::Cpu, opts).expect("load model");
     assert_eq!(encoder.dim(), 384);
     let (items, cosines) = reference();
@@ -79,10 +79,10 @@ fn candle_encoder_matches_reference_embeddings() {
 /// Set in the child run of the test below: where it writes its vectors.
 const CHILD_OUT: &str = "CORET_FALLBACK_VECTORS_OUT";
 
-/// The reference texts' query vectors, in order.
-fn reference_vectors() -> Vec<Vec<f32>> {
+/// The reference texts' query vectors, in order, with the products `precision` asks for.
+fn reference_vectors(precision: Precision) -> Vec<Vec<f32>> {
     let dir = resolve_model_dir(None, &|l| eprintln!("{l}")).expect("default model");
-    let opts = EncoderOptions { max_len: 256, batch_size: 4, ..Default::default() };
+    let opts = EncoderOptions { max_len: 256, batch_size: 4, precision, ..Default::default() };
     let encoder = Encoder::load(&dir, &Device::Cpu, opts).expect("load model");
     let texts: Vec<String> = reference().0.into_iter().map(|i| i.text).collect();
     encoder.embed_queries(&texts).expect("embed queries")
@@ -91,12 +91,15 @@ fn reference_vectors() -> Vec<Vec<f32>> {
 /// gemm picks its AVX-512 kernels at run time where the CPU has them (README "Speed and
 /// memory"); the AVX2/FMA kernels it falls back to elsewhere must give the same vectors. The
 /// fallback runs this very test binary under `qemu-x86_64 -cpu Haswell` (AVX2, no AVX-512),
-/// which writes its vectors for this run to compare within 1e-5. Where the CPU has no AVX-512
-/// the native run already is the fallback; where qemu-user is missing it says so.
+/// which writes its vectors for this run to compare within 1e-5. The emulated CPU has no
+/// AVX-512 BF16 either, so there `--precision bf16` must be the f32 encoder, same vectors.
+/// Where the CPU has no AVX-512 the native run already is the fallback; where qemu-user is
+/// missing it says so.
 #[test]
 fn the_avx2_fallback_embeds_like_the_avx512_path() {
     if let Some(out) = std::env::var_os(CHILD_OUT) {
-        let json = serde_json::to_string(&reference_vectors()).expect("vectors as json");
+        let both = [reference_vectors(Precision::F32), reference_vectors(Precision::Bf16)];
+        let json = serde_json::to_string(&both).expect("vectors as json");
         std::fs::write(out, json).expect("write the fallback's vectors");
         return;
     }
@@ -109,7 +112,7 @@ fn the_avx2_fallback_embeds_like_the_avx512_path() {
         eprintln!("qemu-x86_64 not found (apt-get install qemu-user): the AVX2 path is not compared here");
         return;
     }
-    let native = reference_vectors();
+    let native = reference_vectors(Precision::F32);
     let tmp = tempfile::tempdir().expect("temp dir");
     let out = tmp.path().join("avx2.json");
     let child = std::process::Command::new("qemu-x86_64")
@@ -120,8 +123,9 @@ fn the_avx2_fallback_embeds_like_the_avx512_path() {
         .output()
         .expect("run under qemu");
     assert!(child.status.success(), "the emulated run failed: {}", String::from_utf8_lossy(&child.stderr));
-    let avx2: Vec<Vec<f32>> =
+    let [avx2, bf16_asked]: [Vec<Vec<f32>>; 2] =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("the fallback's vectors")).expect("json");
+    assert_eq!(bf16_asked, avx2, "without AVX-512 BF16, --precision bf16 is the f32 encoder");
     assert_eq!(avx2.len(), native.len());
     let worst = native.iter().zip(&avx2).map(|(a, b)| max_abs_diff(a, b)).fold(0.0, f32::max);
     eprintln!("AVX-512 vs AVX2 kernels: max abs diff {worst:e} over {} vectors", native.len());

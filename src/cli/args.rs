@@ -74,7 +74,7 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
-    /// Number format of the encoder's matrix products on the CPU: f32, or bf16 where the CPU has AVX-512 BF16 (faster; vectors within cosine 0.999 of f32's).
+    /// The CPU encoder's linear layers: bf16 inputs where the CPU has AVX-512 BF16, else f32 (bf16), or f32 always (f32).
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().precision, value_name = "P")]
     pub precision: coret::model::Precision,
 

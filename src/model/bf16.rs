@@ -22,10 +22,9 @@ const ROWS: usize = 12;
 const PANELS_PER_TASK: usize = 4;
 
 /// The matrix products' number format on the CPU.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
     /// f32 throughout (the reference).
-    #[default]
     F32,
     /// bf16 inputs to the linear layers' products, f32 sums and everything else f32; falls
     /// back to f32 where the CPU lacks AVX-512 BF16.

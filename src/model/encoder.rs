@@ -31,13 +31,14 @@ pub struct EncoderOptions {
     pub batch_size: usize,
     /// Weights and activations. F32 on CPU; F16/BF16 are for CUDA.
     pub dtype: DType,
-    /// The CPU forward pass's matrix products (`Bf16` only where the CPU has AVX-512 BF16).
+    /// The CPU forward pass's linear layers: `Bf16` (the default) runs them with bf16 inputs
+    /// where the CPU has AVX-512 BF16 and in f32 elsewhere (README "Speed and memory").
     pub precision: Precision,
 }
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        EncoderOptions { max_len: 256, batch_size: 32, dtype: DType::F32, precision: Precision::F32 }
+        EncoderOptions { max_len: 256, batch_size: 32, dtype: DType::F32, precision: Precision::Bf16 }
     }
 }
 
@@ -226,13 +227,13 @@ impl Encoder {
         &self.config
     }
 
-    /// Which forward pass runs: `cpu` (this crate's, see `cpu_bert`) or `candle`
-    /// (candle-transformers' BERT).
+    /// Which forward pass runs: `cpu` (this crate's, see `cpu_bert`; `cpu bf16` with bf16
+    /// products) or `candle` (candle-transformers' BERT).
     pub fn forward_name(&self) -> &'static str {
-        if self.cpu_bert.is_some() {
-            "cpu"
-        } else {
-            "candle"
+        match (&self.cpu_bert, self.precision()) {
+            (None, _) => "candle",
+            (Some(_), Precision::F32) => "cpu",
+            (Some(_), Precision::Bf16) => "cpu bf16",
         }
     }
 

@@ -221,9 +221,12 @@ impl Towers {
         first(self.chunk.embed_queries_with_len(&[text.to_string()], max_len)?)
     }
 
-    /// Names both towers for stats and status lines.
+    /// Names both towers for stats and status lines (with `bf16` where the products run so).
     pub fn names(&self) -> TowerNames {
-        let chunk = self.chunk.model_id();
+        let chunk = match self.chunk.precision() {
+            crate::model::Precision::F32 => self.chunk.model_id(),
+            p => format!("{} {p}", self.chunk.model_id()),
+        };
         let query = match &self.query {
             QueryTower::Tied => format!("{chunk} (tied)"),
             QueryTower::Adapter(a) => format!("{chunk} + {}", a.name()),
