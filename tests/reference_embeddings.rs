@@ -46,7 +46,8 @@ fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 #[test]
 fn candle_encoder_matches_reference_embeddings() {
     let dir = resolve_model_dir(None, &|l| eprintln!("{l}")).expect("default model");
-    let opts = EncoderOptions { max_len: 256, batch_size: 4, precision: Precision::F32, ..Default::default() };
+    let opts =
+        EncoderOptions { max_len: 256, batch_size: 4, precision: Precision::F32, ..Default::default() };
     let encoder = Encoder::load(&dir, &Device::Cpu, opts).expect("load model");
     assert_eq!(encoder.dim(), 384);
     let (items, cosines) = reference();

@@ -11,6 +11,7 @@
 use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Tensor};
 use rayon::prelude::*;
 
+use super::cpu_bert::contiguous_f32;
 use crate::simd::fold;
 
 /// Query rows per task.
@@ -97,22 +98,17 @@ impl CustomOp1 for Attention {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(data) = storage else {
-            candle_core::bail!("{}: f32 only", self.name());
-        };
-        let Some((start, end)) = layout.contiguous_offsets() else {
-            candle_core::bail!("{}: contiguous input only", self.name());
-        };
+        let qkv = contiguous_f32(self.name(), storage, layout)?;
         let (rows, width) = layout.shape().dims2()?;
         let b = self.lens.len();
-        if b == 0 || !rows.is_multiple_of(b) || !width.is_multiple_of(3 * self.heads) {
+        if b == 0 || rows == 0 || !rows.is_multiple_of(b) || !width.is_multiple_of(3 * self.heads) {
             candle_core::bail!(
                 "{}: input {rows} × {width} for {b} sequences of {} heads",
                 self.name(),
                 self.heads
             );
         }
-        let out = self.context(&data[start..end], rows / b);
+        let out = self.context(qkv, rows / b);
         Ok((CpuStorage::F32(out), Shape::from((rows, width / 3))))
     }
 }

@@ -76,7 +76,12 @@ impl PackedBf16 {
     /// instruction or the shape does not fit the panels (odd k, n not a multiple of
     /// [`PANEL`]): the caller keeps its f32 product.
     pub fn new(w: &[f32], bias: &[f32], k: usize, n: usize) -> Option<PackedBf16> {
-        if !supported() || !k.is_multiple_of(2) || !n.is_multiple_of(PANEL) || w.len() != k * n || bias.len() != n {
+        if !supported()
+            || !k.is_multiple_of(2)
+            || !n.is_multiple_of(PANEL)
+            || w.len() != k * n
+            || bias.len() != n
+        {
             return None;
         }
         let mut panels = Vec::with_capacity(k * n);

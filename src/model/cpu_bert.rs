@@ -192,7 +192,11 @@ impl CpuBert {
 }
 
 /// The f32 values a custom op reads: only contiguous f32 tensors are accepted.
-fn contiguous_f32<'a>(op: &str, storage: &'a CpuStorage, layout: &Layout) -> candle_core::Result<&'a [f32]> {
+pub(super) fn contiguous_f32<'a>(
+    op: &str,
+    storage: &'a CpuStorage,
+    layout: &Layout,
+) -> candle_core::Result<&'a [f32]> {
     let CpuStorage::F32(data) = storage else {
         candle_core::bail!("{op}: f32 only");
     };

@@ -13,7 +13,12 @@ use crate::testkit::{fixture, Fixture};
 
 /// f32 products: training runs in f32, and these tests compare it with the encoder to 1e-4.
 fn opts() -> EncoderOptions {
-    EncoderOptions { max_len: 64, batch_size: 8, precision: crate::model::Precision::F32, ..EncoderOptions::default() }
+    EncoderOptions {
+        max_len: 64,
+        batch_size: 8,
+        precision: crate::model::Precision::F32,
+        ..EncoderOptions::default()
+    }
 }
 
 fn input(chunk: &str, neighbours: &[&str]) -> EncoderInput {
