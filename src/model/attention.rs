@@ -144,51 +144,117 @@ vectorised! {
     }
 }
 
+/// Rows four at a time: each key and value read serves four rows, which halves the traffic
+/// from the caches that bounds this loop; the rows left over go one at a time.
 #[inline(always)]
 fn rows<const D: usize>(b: &Block, scores: &mut [f32], ctx: &mut [f32]) {
-    for r in 0..b.rows {
-        let q: &[f32; D] = b.qkv[(b.first + r) * 3 * b.hidden..][b.head.clone()].try_into().unwrap();
-        let row = &mut scores[r * b.keys..(r + 1) * b.keys];
-        // Full strips: [`STRIP`] sums in registers across the head's D products.
-        let full = b.keys - b.keys % STRIP;
-        for j in (0..full).step_by(STRIP) {
-            let mut acc = [0f32; STRIP];
-            for (t, &qt) in q.iter().enumerate() {
-                let k: &[f32; STRIP] = b.kt[t * b.len + j..][..STRIP].try_into().unwrap();
-                for i in 0..STRIP {
-                    acc[i] = qt.mul_add(k[i], acc[i]);
-                }
+    let mut r = 0;
+    while r + 4 <= b.rows {
+        four_rows::<D>(b, r, scores, ctx);
+        r += 4;
+    }
+    while r < b.rows {
+        one_row::<D>(b, r, scores, ctx);
+        r += 1;
+    }
+}
+
+/// Keys per strip when four rows share it: 4 × 4 AVX-512 registers of sums.
+const STRIP4: usize = 64;
+
+/// Rows `r..r + 4`.
+#[inline(always)]
+fn four_rows<const D: usize>(b: &Block, r: usize, scores: &mut [f32], ctx: &mut [f32]) {
+    let q = |u: usize| -> &[f32; D] {
+        b.qkv[(b.first + r + u) * 3 * b.hidden..][b.head.clone()].try_into().unwrap()
+    };
+    let (q0, q1, q2, q3) = (q(0), q(1), q(2), q(3));
+    let mut rows = scores[r * b.keys..(r + 4) * b.keys].chunks_exact_mut(b.keys);
+    let mut next = || rows.next().unwrap();
+    let (w0, w1, w2, w3) = (next(), next(), next(), next());
+    let full = b.keys - b.keys % STRIP4;
+    for j in (0..full).step_by(STRIP4) {
+        let (mut s0, mut s1, mut s2, mut s3) =
+            ([0f32; STRIP4], [0f32; STRIP4], [0f32; STRIP4], [0f32; STRIP4]);
+        for t in 0..D {
+            let k: &[f32; STRIP4] = b.kt[t * b.len + j..][..STRIP4].try_into().unwrap();
+            let (x0, x1, x2, x3) = (q0[t], q1[t], q2[t], q3[t]);
+            for i in 0..STRIP4 {
+                s0[i] = x0.mul_add(k[i], s0[i]);
+                s1[i] = x1.mul_add(k[i], s1[i]);
+                s2[i] = x2.mul_add(k[i], s2[i]);
+                s3[i] = x3.mul_add(k[i], s3[i]);
             }
-            row[j..j + STRIP].copy_from_slice(&acc);
         }
-        scores_tail(b, q, full, row);
-        softmax_row(row);
-        // Four independent running sums over the keys, so FMAs overlap.
-        let (mut a0, mut a1, mut a2, mut a3) = ([0f32; D], [0f32; D], [0f32; D], [0f32; D]);
-        let quads = row.len() / 4;
-        for n in 0..quads {
-            let p: &[f32; 4] = row[4 * n..4 * n + 4].try_into().unwrap();
-            let v = |u: usize| -> &[f32; D] { b.v[(4 * n + u) * D..(4 * n + u + 1) * D].try_into().unwrap() };
-            let (v0, v1, v2, v3) = (v(0), v(1), v(2), v(3));
-            for i in 0..D {
-                a0[i] = p[0].mul_add(v0[i], a0[i]);
-                a1[i] = p[1].mul_add(v1[i], a1[i]);
-                a2[i] = p[2].mul_add(v2[i], a2[i]);
-                a3[i] = p[3].mul_add(v3[i], a3[i]);
-            }
-        }
-        // The last keys short of four (their own sums: sharing a0's keeps it out of registers).
-        let mut a4 = [0f32; D];
-        for (j, &p) in row.iter().enumerate().skip(4 * quads) {
-            let v: &[f32; D] = b.v[j * D..(j + 1) * D].try_into().unwrap();
-            for i in 0..D {
-                a4[i] = p.mul_add(v[i], a4[i]);
-            }
-        }
-        let out = &mut ctx[r * b.hidden..][b.head.clone()];
+        w0[j..j + STRIP4].copy_from_slice(&s0);
+        w1[j..j + STRIP4].copy_from_slice(&s1);
+        w2[j..j + STRIP4].copy_from_slice(&s2);
+        w3[j..j + STRIP4].copy_from_slice(&s3);
+    }
+    for (q, w) in [(q0, &mut *w0), (q1, &mut *w1), (q2, &mut *w2), (q3, &mut *w3)] {
+        scores_tail(b, q, full, w);
+        softmax_row(w);
+    }
+    let (mut a0, mut a1, mut a2, mut a3) = ([0f32; D], [0f32; D], [0f32; D], [0f32; D]);
+    for j in 0..b.keys {
+        let v: &[f32; D] = b.v[j * D..(j + 1) * D].try_into().unwrap();
+        let (p0, p1, p2, p3) = (w0[j], w1[j], w2[j], w3[j]);
         for i in 0..D {
-            out[i] = (a0[i] + a1[i]) + (a2[i] + a3[i]) + a4[i];
+            a0[i] = p0.mul_add(v[i], a0[i]);
+            a1[i] = p1.mul_add(v[i], a1[i]);
+            a2[i] = p2.mul_add(v[i], a2[i]);
+            a3[i] = p3.mul_add(v[i], a3[i]);
         }
+    }
+    for (u, a) in [a0, a1, a2, a3].iter().enumerate() {
+        ctx[(r + u) * b.hidden..][b.head.clone()].copy_from_slice(a);
+    }
+}
+
+/// Row `r` alone (the block's last rows short of four).
+#[inline(always)]
+fn one_row<const D: usize>(b: &Block, r: usize, scores: &mut [f32], ctx: &mut [f32]) {
+    let q: &[f32; D] = b.qkv[(b.first + r) * 3 * b.hidden..][b.head.clone()].try_into().unwrap();
+    let row = &mut scores[r * b.keys..(r + 1) * b.keys];
+    // Full strips: [`STRIP`] sums in registers across the head's D products.
+    let full = b.keys - b.keys % STRIP;
+    for j in (0..full).step_by(STRIP) {
+        let mut acc = [0f32; STRIP];
+        for (t, &qt) in q.iter().enumerate() {
+            let k: &[f32; STRIP] = b.kt[t * b.len + j..][..STRIP].try_into().unwrap();
+            for i in 0..STRIP {
+                acc[i] = qt.mul_add(k[i], acc[i]);
+            }
+        }
+        row[j..j + STRIP].copy_from_slice(&acc);
+    }
+    scores_tail(b, q, full, row);
+    softmax_row(row);
+    // Four independent running sums over the keys, so FMAs overlap.
+    let (mut a0, mut a1, mut a2, mut a3) = ([0f32; D], [0f32; D], [0f32; D], [0f32; D]);
+    let quads = row.len() / 4;
+    for n in 0..quads {
+        let p: &[f32; 4] = row[4 * n..4 * n + 4].try_into().unwrap();
+        let v = |u: usize| -> &[f32; D] { b.v[(4 * n + u) * D..(4 * n + u + 1) * D].try_into().unwrap() };
+        let (v0, v1, v2, v3) = (v(0), v(1), v(2), v(3));
+        for i in 0..D {
+            a0[i] = p[0].mul_add(v0[i], a0[i]);
+            a1[i] = p[1].mul_add(v1[i], a1[i]);
+            a2[i] = p[2].mul_add(v2[i], a2[i]);
+            a3[i] = p[3].mul_add(v3[i], a3[i]);
+        }
+    }
+    // The last keys short of four (their own sums: sharing a0's keeps it out of registers).
+    let mut a4 = [0f32; D];
+    for (j, &p) in row.iter().enumerate().skip(4 * quads) {
+        let v: &[f32; D] = b.v[j * D..(j + 1) * D].try_into().unwrap();
+        for i in 0..D {
+            a4[i] = p.mul_add(v[i], a4[i]);
+        }
+    }
+    let out = &mut ctx[r * b.hidden..][b.head.clone()];
+    for i in 0..D {
+        out[i] = (a0[i] + a1[i]) + (a2[i] + a3[i]) + a4[i];
     }
 }
 
