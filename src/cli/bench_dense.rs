@@ -57,24 +57,32 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
             .find(|p| p.is_file())
             .ok_or_else(|| anyhow::anyhow!("scripts/bench_sentence_transformers.py not found"))?;
         let st_device = if m.device.starts_with("cuda") { "cuda" } else { "cpu" };
-        let out = Command::new(py)
-            .arg(&script)
-            .arg(&texts)
-            .arg("--model")
-            .arg(&model_dir)
-            .args(["--max-seq-length", &args.max_len.to_string()])
-            .args(["--batch-size", &args.batch_size.to_string()])
-            .args(["--threads", &rayon::current_num_threads().to_string()])
-            .args(["--device", st_device])
-            .output()?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        if !out.status.success() {
-            anyhow::bail!(
-                "sentence-transformers benchmark failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+        // f32 is the reference; with bf16 products also sentence-transformers in bf16, so
+        // the like-for-like ratio is in the same run.
+        let mut dtypes = vec!["f32"];
+        if m.towers.chunk.precision() == coret::model::Precision::Bf16 {
+            dtypes.push("bf16");
         }
-        println!("sentence-transformers: {}", text.trim());
+        for dtype in dtypes {
+            let out = Command::new(py)
+                .arg(&script)
+                .arg(&texts)
+                .arg("--model")
+                .arg(&model_dir)
+                .args(["--max-seq-length", &args.max_len.to_string()])
+                .args(["--batch-size", &args.batch_size.to_string()])
+                .args(["--threads", &rayon::current_num_threads().to_string()])
+                .args(["--device", st_device, "--dtype", dtype])
+                .output()?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            if !out.status.success() {
+                anyhow::bail!(
+                    "sentence-transformers benchmark failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            println!("sentence-transformers: {}", text.trim());
+        }
     }
     Ok(())
 }
