@@ -11,7 +11,7 @@
 use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Tensor};
 use rayon::prelude::*;
 
-use super::cpu_bert::contiguous_f32;
+use super::cpu::contiguous_f32;
 use crate::simd::fold;
 
 /// Query rows per task.

@@ -1,4 +1,4 @@
-//! CPU inference settings.
+//! CPU inference settings, and what the CPU forward pass's custom ops share.
 //!
 //! glibc serves allocations above its mmap threshold with fresh `mmap`s and returns freed
 //! heap tops to the OS, so every forward pass page-faults its activation buffers in anew:
@@ -6,6 +6,8 @@
 //! on all-MiniLM. We keep freed memory in the heap instead (the cost is resident memory
 //! up to one batch's peak) and size batches so their largest buffer, the attention
 //! scores, stays under the mmap threshold.
+
+use candle_core::{CpuStorage, Layout};
 
 /// glibc's largest allowed mmap threshold on 64-bit targets.
 pub const MMAP_THRESHOLD: usize = 32 << 20;
@@ -55,6 +57,21 @@ pub fn plan_batches(
         start = end;
     }
     batches
+}
+
+/// The f32 values a custom op of the CPU forward pass reads: only contiguous f32 tensors are accepted.
+pub(super) fn contiguous_f32<'a>(
+    op: &str,
+    storage: &'a CpuStorage,
+    layout: &Layout,
+) -> candle_core::Result<&'a [f32]> {
+    let CpuStorage::F32(data) = storage else {
+        candle_core::bail!("{op}: f32 only");
+    };
+    let Some((start, end)) = layout.contiguous_offsets() else {
+        candle_core::bail!("{op}: contiguous input only");
+    };
+    Ok(&data[start..end])
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType
 use rayon::prelude::*;
 
 use super::attention::Attention;
+use super::cpu::contiguous_f32;
 use super::bf16::{PackedBf16, Precision};
 
 struct Layer {
@@ -191,20 +192,6 @@ impl CpuBert {
     }
 }
 
-/// The f32 values a custom op reads: only contiguous f32 tensors are accepted.
-pub(super) fn contiguous_f32<'a>(
-    op: &str,
-    storage: &'a CpuStorage,
-    layout: &Layout,
-) -> candle_core::Result<&'a [f32]> {
-    let CpuStorage::F32(data) = storage else {
-        candle_core::bail!("{op}: f32 only");
-    };
-    let Some((start, end)) = layout.contiguous_offsets() else {
-        candle_core::bail!("{op}: contiguous input only");
-    };
-    Ok(&data[start..end])
-}
 
 /// GELU with the exact (erf) form, over f32 on the CPU.
 struct GeluErf;
