@@ -18,8 +18,8 @@ use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType
 use rayon::prelude::*;
 
 use super::attention::Attention;
-use super::cpu::contiguous_f32;
 use super::bf16::{PackedBf16, Precision};
+use super::cpu::contiguous_f32;
 
 struct Layer {
     /// hidden → 3 × hidden: Q (pre-scaled by 1/√head_dim), K, V side by side.
@@ -191,7 +191,6 @@ impl CpuBert {
         candle_nn::ops::layer_norm(&out, &l.out_norm.0, &l.out_norm.1, self.eps)
     }
 }
-
 
 /// GELU with the exact (erf) form, over f32 on the CPU.
 struct GeluErf;
