@@ -247,3 +247,16 @@ pub fn fixture() -> Fixture {
     make("gone-1".into(), "acme/gone", "pkg/util.py", "return xs[0]", "return xs[1]", "x");
     Fixture { tmp, repos, model, instances }
 }
+
+/// `n` reproducible pseudo-random values in [-0.5, 0.5) (xorshift64 from `seed`).
+pub fn noise(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect()
+}

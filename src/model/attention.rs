@@ -327,19 +327,8 @@ pub fn exp(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::noise;
     use candle_core::Device;
-
-    fn noise(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
-            })
-            .collect()
-    }
 
     /// Attention as written in the paper, in f64, over the first `keys` keys.
     fn naive(qkv: &[f32], s: usize, len: usize, keys: usize, hidden: usize, heads: usize) -> Vec<f64> {
@@ -370,7 +359,7 @@ mod tests {
         for (len, pad, heads, hidden) in
             [(5, 2, 2, 8), (70, 3, 3, 12), (33, 20, 1, 4), (150, 7, 2, 64), (131, 0, 1, 64)]
         {
-            let qkv = noise(2 * len * 3 * hidden, len as u64);
+            let qkv: Vec<f32> = noise(2 * len * 3 * hidden, len as u64).iter().map(|x| 4.0 * x).collect();
             let mask: Vec<u32> = (0..2 * len).map(|i| u32::from(i < len || i - len < len - pad)).collect();
             let mask = Tensor::from_vec(mask, (2, len), &Device::Cpu).unwrap();
             let op = Attention::new(&mask, heads).unwrap();

@@ -237,18 +237,7 @@ unsafe fn kernel_rows<const R: usize>(_: &[u16], _: usize, _: &[u16], _: &[f32],
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn noise(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-            })
-            .collect()
-    }
+    use crate::testkit::noise;
 
     #[test]
     fn rounding_to_bf16_is_to_nearest_even() {
