@@ -63,6 +63,11 @@ pub fn supported() -> bool {
     }
 }
 
+/// Whether a [k, n] weight matrix fits the panels: even k, n a multiple of [`PANEL`].
+pub fn fits(k: usize, n: usize) -> bool {
+    k.is_multiple_of(2) && n.is_multiple_of(PANEL)
+}
+
 /// `x ↦ x·W + b` with `W` packed as described in the module's comment.
 pub struct PackedBf16 {
     k: usize,
@@ -76,12 +81,7 @@ impl PackedBf16 {
     /// instruction or the shape does not fit the panels (odd k, n not a multiple of
     /// [`PANEL`]): the caller keeps its f32 product.
     pub fn new(w: &[f32], bias: &[f32], k: usize, n: usize) -> Option<PackedBf16> {
-        if !supported()
-            || !k.is_multiple_of(2)
-            || !n.is_multiple_of(PANEL)
-            || w.len() != k * n
-            || bias.len() != n
-        {
+        if !supported() || !fits(k, n) || w.len() != k * n || bias.len() != n {
             return None;
         }
         let mut panels = Vec::with_capacity(k * n);

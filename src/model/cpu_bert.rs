@@ -18,7 +18,7 @@ use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType
 use rayon::prelude::*;
 
 use super::attention::Attention;
-use super::bf16::{PackedBf16, Precision};
+use super::bf16::{self, PackedBf16, Precision};
 use super::cpu::contiguous_f32;
 
 struct Layer {
@@ -42,21 +42,16 @@ enum Linear {
 }
 
 impl Linear {
-    /// From `w` [in, out] and `b` [out]: packed for bf16 when asked and possible.
+    /// From `w` [in, out] and `b` [out], packed for bf16 if asked (`None` if that fails).
     fn new(w: Tensor, b: Tensor, precision: Precision) -> Option<Linear> {
-        if precision == Precision::Bf16 {
-            let (k, n) = w.dims2().ok()?;
-            let packed = PackedBf16::new(
-                &w.flatten_all().ok()?.to_vec1::<f32>().ok()?,
-                &b.to_vec1::<f32>().ok()?,
-                k,
-                n,
-            );
-            if let Some(packed) = packed {
-                return Some(Linear::Bf16(packed));
+        match precision {
+            Precision::F32 => Some(Linear::F32 { w, b }),
+            Precision::Bf16 => {
+                let (k, n) = w.dims2().ok()?;
+                let w = w.flatten_all().ok()?.to_vec1::<f32>().ok()?;
+                PackedBf16::new(&w, &b.to_vec1::<f32>().ok()?, k, n).map(Linear::Bf16)
             }
         }
-        Some(Linear::F32 { w, b })
     }
 
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
@@ -64,10 +59,6 @@ impl Linear {
             Linear::F32 { w, b } => x.matmul(w)?.broadcast_add(b),
             Linear::Bf16(p) => x.apply_op1_no_bwd(&Bf16Linear(p)),
         }
-    }
-
-    fn is_bf16(&self) -> bool {
-        matches!(self, Linear::Bf16(_))
     }
 }
 
@@ -97,6 +88,8 @@ pub struct CpuBert {
     layers: Vec<Layer>,
     heads: usize,
     eps: f32,
+    /// Of every linear layer: one precision for the whole pass, which the fingerprint names.
+    precision: Precision,
 }
 
 impl CpuBert {
@@ -125,6 +118,15 @@ impl CpuBert {
             Linear::new(w, b, precision)
         };
         let norm = |name: &str| Some((get(&format!("{name}.weight"))?, get(&format!("{name}.bias"))?));
+        // All layers in bf16 or none, so that one precision describes the vectors.
+        let (h, i) = (c.hidden_size, c.intermediate_size);
+        let shapes = [(h, 3 * h), (h, h), (h, i), (i, h)];
+        let precision = match precision {
+            Precision::Bf16 if bf16::supported() && shapes.iter().all(|&(k, n)| bf16::fits(k, n)) => {
+                Precision::Bf16
+            }
+            _ => Precision::F32,
+        };
         let scale = 1.0 / ((c.hidden_size / c.num_attention_heads) as f64).sqrt();
         let mut layers = Vec::with_capacity(c.num_hidden_layers);
         for i in 0..c.num_hidden_layers {
@@ -151,6 +153,7 @@ impl CpuBert {
             layers,
             heads: c.num_attention_heads,
             eps: c.layer_norm_eps as f32,
+            precision,
         })
     }
 
@@ -172,13 +175,9 @@ impl CpuBert {
         x.reshape((b, len, hidden))
     }
 
-    /// Bf16 where the linear layers run with bf16 inputs (asked for, and the CPU has it).
+    /// The linear layers' precision: bf16 where asked for and the CPU and shapes allow it.
     pub fn precision(&self) -> Precision {
-        if self.layers.iter().all(|l| [&l.qkv, &l.out, &l.up, &l.down].iter().all(|p| p.is_bf16())) {
-            Precision::Bf16
-        } else {
-            Precision::F32
-        }
+        self.precision
     }
 
     /// One encoder layer over `x` [B × L, hidden].
@@ -272,6 +271,44 @@ mod tests {
             }
         }
         assert!(worst < 1e-5, "max abs diff {worst:e}");
+    }
+
+    #[test]
+    fn bf16_runs_every_layer_or_none_and_stays_close_to_f32() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::testkit::write_seeded_bert(dir.path(), &["alpha", "beta"], 7);
+        let config = load_bert_config(dir.path()).unwrap();
+        let tensors =
+            candle_core::safetensors::load(dir.path().join("model.safetensors"), &Device::Cpu).unwrap();
+        let f32_pass = CpuBert::from_tensors(&tensors, &config, Precision::F32).unwrap();
+        let bf16_pass = CpuBert::from_tensors(&tensors, &config, Precision::Bf16).unwrap();
+        assert_eq!(f32_pass.precision(), Precision::F32);
+        if !bf16::supported() {
+            assert_eq!(bf16_pass.precision(), Precision::F32, "no AVX-512 BF16: f32");
+            return;
+        }
+        assert_eq!(bf16_pass.precision(), Precision::Bf16, "hidden 32 and intermediate 64 fit the panels");
+        let dev = Device::Cpu;
+        let ids = Tensor::new(&[[2u32, 40, 41, 42, 7, 3]], &dev).unwrap();
+        let types = Tensor::zeros((1, 6), DType::U32, &dev).unwrap();
+        let mask = Tensor::ones((1, 6), DType::U32, &dev).unwrap();
+        let a = f32_pass.forward(&ids, &types, &mask).unwrap().to_vec3::<f32>().unwrap();
+        let b = bf16_pass.forward(&ids, &types, &mask).unwrap().to_vec3::<f32>().unwrap();
+        for (x, y) in a[0].iter().zip(&b[0]) {
+            let dot: f32 = x.iter().zip(y).map(|(p, q)| p * q).sum();
+            let norm = |v: &[f32]| v.iter().map(|p| p * p).sum::<f32>().sqrt();
+            let cos = dot / (norm(x) * norm(y));
+            assert!(cos > 0.999, "token cosine {cos}");
+            assert_ne!(x, y, "bf16 products round their inputs");
+        }
+        // A configuration with a shape the panels cannot hold (intermediate 48) keeps every
+        // layer in f32, not just that one.
+        let mut odd = config.clone();
+        odd.intermediate_size = 48;
+        assert_eq!(
+            CpuBert::from_tensors(&tensors, &odd, Precision::Bf16).unwrap().precision(),
+            Precision::F32
+        );
     }
 
     #[test]
