@@ -126,7 +126,8 @@ fn the_avx2_fallback_embeds_like_the_avx512_path() {
     assert!(child.status.success(), "the emulated run failed: {}", String::from_utf8_lossy(&child.stderr));
     let [avx2, bf16_asked]: [Vec<Vec<f32>>; 2] =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("the fallback's vectors")).expect("json");
-    assert_eq!(bf16_asked, avx2, "without AVX-512 BF16, --precision bf16 is the f32 encoder");
+    let apart = bf16_asked.iter().zip(&avx2).map(|(a, b)| max_abs_diff(a, b)).fold(0.0, f32::max);
+    assert_eq!(apart, 0.0, "without AVX-512 BF16, --precision bf16 is the f32 encoder");
     assert_eq!(avx2.len(), native.len());
     let worst = native.iter().zip(&avx2).map(|(a, b)| max_abs_diff(a, b)).fold(0.0, f32::max);
     eprintln!("AVX-512 vs AVX2 kernels: max abs diff {worst:e} over {} vectors", native.len());

@@ -103,6 +103,15 @@ impl CpuBert {
         {
             return None;
         }
+        // All layers in bf16 or none, so that one precision describes the vectors.
+        let (h, i) = (c.hidden_size, c.intermediate_size);
+        let shapes = [(h, 3 * h), (h, h), (h, i), (i, h)];
+        let precision = match precision {
+            Precision::Bf16 if bf16::supported() && shapes.iter().all(|&(k, n)| bf16::fits(k, n)) => {
+                Precision::Bf16
+            }
+            _ => Precision::F32,
+        };
         let prefix = if t.contains_key("bert.embeddings.word_embeddings.weight") { "bert." } else { "" };
         let get = |name: &str| -> Option<Tensor> {
             let x = t.get(&format!("{prefix}{name}"))?;
@@ -118,15 +127,6 @@ impl CpuBert {
             Linear::new(w, b, precision)
         };
         let norm = |name: &str| Some((get(&format!("{name}.weight"))?, get(&format!("{name}.bias"))?));
-        // All layers in bf16 or none, so that one precision describes the vectors.
-        let (h, i) = (c.hidden_size, c.intermediate_size);
-        let shapes = [(h, 3 * h), (h, h), (h, i), (i, h)];
-        let precision = match precision {
-            Precision::Bf16 if bf16::supported() && shapes.iter().all(|&(k, n)| bf16::fits(k, n)) => {
-                Precision::Bf16
-            }
-            _ => Precision::F32,
-        };
         let scale = 1.0 / ((c.hidden_size / c.num_attention_heads) as f64).sqrt();
         let mut layers = Vec::with_capacity(c.num_hidden_layers);
         for i in 0..c.num_hidden_layers {
@@ -244,13 +244,19 @@ mod tests {
     use candle_nn::VarBuilder;
     use candle_transformers::models::bert::BertModel;
 
-    #[test]
-    fn the_cpu_forward_pass_equals_candle_transformers_bert() {
+    /// The seeded tiny BERT's configuration and tensors (hidden 32, intermediate 64).
+    fn seeded_bert() -> (Config, HashMap<String, Tensor>) {
         let dir = tempfile::tempdir().unwrap();
         crate::testkit::write_seeded_bert(dir.path(), &["alpha", "beta"], 7);
         let config = load_bert_config(dir.path()).unwrap();
         let tensors =
             candle_core::safetensors::load(dir.path().join("model.safetensors"), &Device::Cpu).unwrap();
+        (config, tensors)
+    }
+
+    #[test]
+    fn the_cpu_forward_pass_equals_candle_transformers_bert() {
+        let (config, tensors) = seeded_bert();
         let reference =
             BertModel::load(VarBuilder::from_tensors(tensors.clone(), DType::F32, &Device::Cpu), &config)
                 .unwrap();
@@ -275,11 +281,7 @@ mod tests {
 
     #[test]
     fn bf16_runs_every_layer_or_none_and_stays_close_to_f32() {
-        let dir = tempfile::tempdir().unwrap();
-        crate::testkit::write_seeded_bert(dir.path(), &["alpha", "beta"], 7);
-        let config = load_bert_config(dir.path()).unwrap();
-        let tensors =
-            candle_core::safetensors::load(dir.path().join("model.safetensors"), &Device::Cpu).unwrap();
+        let (config, tensors) = seeded_bert();
         let f32_pass = CpuBert::from_tensors(&tensors, &config, Precision::F32).unwrap();
         let bf16_pass = CpuBert::from_tensors(&tensors, &config, Precision::Bf16).unwrap();
         assert_eq!(f32_pass.precision(), Precision::F32);
@@ -305,10 +307,10 @@ mod tests {
         // layer in f32, not just that one.
         let mut odd = config.clone();
         odd.intermediate_size = 48;
-        assert_eq!(
-            CpuBert::from_tensors(&tensors, &odd, Precision::Bf16).unwrap().precision(),
-            Precision::F32
-        );
+        let odd_pass = CpuBert::from_tensors(&tensors, &odd, Precision::Bf16).unwrap();
+        assert_eq!(odd_pass.precision(), Precision::F32);
+        let c = odd_pass.forward(&ids, &types, &mask).unwrap().to_vec3::<f32>().unwrap();
+        assert_eq!(c, a, "every layer in f32");
     }
 
     #[test]
