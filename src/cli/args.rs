@@ -74,7 +74,7 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
-    /// The CPU encoder's linear layers: bf16 inputs where the CPU has AVX-512 BF16, else f32 (bf16), or f32 always (f32).
+    /// Precision of the CPU encoder's linear layers: bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32) or f32.
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().precision, value_name = "P")]
     pub precision: coret::model::Precision,
 
