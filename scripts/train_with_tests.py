@@ -28,8 +28,11 @@ def main():
 
     def git(repo, *args):
         git_dir = f"{mirrors}/{repo.replace('/', '+')}/repo"
-        return subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True, text=True,
-                              errors="replace", check=True).stdout
+        run = subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True, text=True,
+                             errors="replace")
+        if run.returncode != 0:
+            sys.exit(f"{git_dir}: git {' '.join(args)} failed: {run.stderr.strip()}")
+        return run.stdout
 
     merged = {}
 
@@ -48,8 +51,12 @@ def main():
     counts = collections.Counter()
     opener = gzip.open if train.endswith(".gz") else open
     with opener(train, "rt") as lines, open(out, "w") as sink:
-        for line in lines:
-            inst = json.loads(line)
+        for number, line in enumerate(lines, 1):
+            try:
+                inst = json.loads(line)
+                inst["repo"], inst["problem_statement"], inst["instance_id"]
+            except (ValueError, KeyError, TypeError) as e:
+                sys.exit(f"{train}:{number}: not a train-prs instance ({e!r})")
             if inst["repo"] not in repos or len(inst["problem_statement"]) < min_chars:
                 continue
             counts["written"] += 1
