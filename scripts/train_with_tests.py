@@ -22,6 +22,8 @@ import sys
 
 
 def main():
+    if len(sys.argv) not in (6, 7):
+        sys.exit(__doc__)
     train, mirrors, repos, min_chars, out = sys.argv[1:6]
     max_chars = int(sys.argv[6]) if len(sys.argv) > 6 else 2000
     repos, min_chars = set(repos.split(",")), int(min_chars)
