@@ -428,6 +428,58 @@ mod tests {
         assert!(note.unwrap().contains("queries use the chunk tower"));
     }
 
+    #[test]
+    fn tied_tower_layers_make_a_new_chunk_tower_with_its_own_cache_and_are_refused_as_a_query_tower() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = encoder(&dir.path().join("m"));
+        let r = repo("");
+        let log = dir.path().join("v.log");
+        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        let plain = build(&enc, &r, &mut store);
+        let layer = |towers: &str| {
+            let t = crate::model::LayerTensor {
+                name: "encoder.layer.1.output.dense.bias".into(),
+                shape: vec![enc.dim()],
+                values: vec![0.3; enc.dim()],
+            };
+            let meta = [(crate::model::query_layers::META_TOWERS.to_string(), towers.to_string())].into();
+            crate::model::QueryLayers::from_tensors(vec![t], &enc.model_id(), meta).unwrap()
+        };
+        let both = layer(crate::model::query_layers::BOTH_TOWERS);
+        let layered = Arc::new(crate::model::with_tower_layers(&enc, &both, "both.safetensors").unwrap());
+        assert_ne!(layered.fingerprint(), enc.fingerprint(), "new chunk vectors get their own cache key");
+        assert!(layered.model_id().starts_with(&enc.model_id()) && layered.model_id().contains("layers-"));
+        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        let relaid = build(&layered, &r, &mut store);
+        assert_eq!(relaid.embedded, r.chunks.len(), "every chunk is embedded by the new tower");
+        let alpha = r.chunks.iter().position(|c| c.name == "alpha").unwrap();
+        assert_ne!(relaid.vector(alpha).unwrap(), plain.vector(alpha).unwrap());
+        assert_ne!(
+            relaid.embed_query("alpha").unwrap(),
+            plain.embed_query("alpha").unwrap(),
+            "tied: queries too"
+        );
+
+        // Each kind of layers file goes through its own flag, and names itself when refused.
+        let query_only = layer("query");
+        let err =
+            crate::model::with_tower_layers(&enc, &query_only, "q.safetensors").err().unwrap().to_string();
+        assert!(err.contains("q.safetensors") && err.contains("--query-model"), "{err}");
+        let file = dir.path().join("both.safetensors");
+        both.save(&file).unwrap();
+        let err = Towers::with_choice(enc.clone(), &crate::model::QueryTowerChoice::File(file))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("both.safetensors") && err.contains("--tower-layers"), "{err}");
+        let err =
+            crate::model::with_tower_layers(&layered, &both, "both.safetensors").err().unwrap().to_string();
+        assert!(
+            err.contains("layers trained from"),
+            "laid over the model they were trained from only: {err}"
+        );
+    }
+
     /// Keeps every embedding-work report.
     #[derive(Default)]
     struct RecordWork(std::sync::Mutex<Vec<EmbedWork>>);

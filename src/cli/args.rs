@@ -70,6 +70,10 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub max_len: usize,
 
+    /// Retrained top layers laid over --model for both towers (a file the hidden tied training writes); the chunk vectors change with them.
+    #[arg(help_heading = "Model", long, value_name = "FILE")]
+    pub tower_layers: Option<std::path::PathBuf>,
+
     /// Token budget of a query.
     #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
@@ -289,7 +293,7 @@ pub struct Args {
     #[arg(long, hide = true, default_value = "tied", value_name = "TOWER")]
     pub tower: String,
 
-    /// Train (query tower): the newest N instances of each repository.
+    /// Train: the newest N instances of each repository.
     #[arg(long, hide = true, value_name = "N")]
     pub per_repo: Option<usize>,
 
@@ -301,7 +305,7 @@ pub struct Args {
     #[arg(long, hide = true)]
     pub train_module_chunks: bool,
 
-    /// Train (query tower): only instances whose query has at least N characters (issues are long, merge messages short).
+    /// Train: only instances whose query has at least N characters (issues are long, merge messages short).
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
     pub min_query_chars: usize,
 
@@ -312,6 +316,14 @@ pub struct Args {
     /// Train (query tower): another prepared query set (query-set.bin) to train on as well, e.g. one prepared with other --train-repos and --per-repo; repeatable.
     #[arg(long, hide = true, value_name = "FILE")]
     pub add_set: Vec<PathBuf>,
+
+    /// Train (tied): how many of each instance's negatives are BM25's best-ranked non-gold chunks (hard); the rest are random.
+    #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
+    pub bm25_negatives: usize,
+
+    /// Train (tied): only the encoder's top N layers learn (0: every weight); both towers share them.
+    #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
+    pub train_layers: usize,
 
     /// Train (query tower): retrain the encoder's top N layers as the query tower instead of an adapter (0: the adapter).
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]

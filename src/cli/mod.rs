@@ -10,6 +10,7 @@ mod progress;
 mod query;
 mod train;
 mod train_query;
+mod train_select;
 mod tui;
 
 use args::Args;

@@ -2,8 +2,13 @@
 
 use super::args::Args;
 use super::Usage;
-use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, EncoderOptions, Towers};
+use candle_core::Device;
+use coret::model::{
+    resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder, EncoderOptions, QueryLayers,
+    Towers,
+};
 use coret::semantic::DenseOptions;
+use std::path::Path;
 use std::sync::Arc;
 
 pub struct LoadedModel {
@@ -23,11 +28,22 @@ pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, name) = select_device(choice)?;
     let dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
-    Ok(ChunkTower {
-        encoder: Arc::new(Encoder::load(&dir, &device, encoder_options(args))?),
-        device: name,
-        dir,
-    })
+    let encoder = load_encoder(&dir, &device, encoder_options(args), args.tower_layers.as_deref())?;
+    Ok(ChunkTower { encoder: Arc::new(encoder), device: name, dir })
+}
+
+/// The chunk tower's encoder: the model in `dir`, with `--tower-layers` laid over it.
+pub fn load_encoder(
+    dir: &Path,
+    device: &Device,
+    opts: EncoderOptions,
+    tower_layers: Option<&Path>,
+) -> coret::Result<Encoder> {
+    let encoder = Encoder::load(dir, device, opts)?;
+    match tower_layers {
+        None => Ok(encoder),
+        Some(path) => with_tower_layers(&encoder, &QueryLayers::load(path)?, &path.display().to_string()),
+    }
 }
 
 /// The chunk tower's options from the flags.

@@ -6,9 +6,13 @@ use std::path::Path;
 
 use super::args::Args;
 use super::progress::BarProgress;
+use super::train_select::{choose, refuse_held_out};
 use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, select, Instance};
-use coret::model::{resolve_model_dir, select_device, DeviceChoice, EncoderOptions};
+use coret::model::query_layers::{BOTH_TOWERS, META_TOWERS};
+use coret::model::{
+    model_id_of, resolve_model_dir, select_device, DeviceChoice, EncoderOptions, QueryLayers,
+};
 use coret::train::checkpoint;
 use coret::train::shard::{check_compatible, is_shard, tokenizer_digest};
 use coret::train::{
@@ -18,20 +22,24 @@ use coret::train::{
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
+/// Where tied training with `--train-layers` writes its layers (for `--tower-layers`).
+const TOWER_LAYERS_FILE: &str = "tower-layers.safetensors";
+
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let path = args.train.as_deref().ok_or_else(|| Usage("--train needs a file".into()))?;
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) = select_device(choice)?;
-    let (model, resume) = if args.resume {
+    let init = resolve_model_dir(args.init.as_deref().or(args.model.as_deref()), &super::model::log_line)?;
+    let (mut model, resume) = if args.resume {
         let output = args.output.as_deref().ok_or_else(|| Usage("--resume needs --output DIR".into()))?;
         let ck = checkpoint::load(output, &device)?;
         eprintln!("resuming from {} at update {}", ck.dir.display(), ck.state.step);
         (ck.model, Some(Resume { state: ck.state, optimizer: ck.optimizer }))
     } else {
-        let dir = resolve_model_dir(args.init.as_deref().or(args.model.as_deref()), &super::model::log_line)?;
-        eprintln!("initial model {}", dir.display());
-        (TrainModel::load(&dir, &device)?, None)
+        eprintln!("initial model {}", init.display());
+        (TrainModel::load(&init, &device)?, None)
     };
+    model.train_top_layers(args.train_layers)?;
     let progress = BarProgress::new();
     let (examples, header) = load_examples(args, path, &model, args.negatives, &progress)?;
     if let Some(out) = &args.prepare_shard {
@@ -72,6 +80,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         train(&model, &examples, val.as_ref(), &cfg, resume, &progress, &mut |e| print_event(&progress, e));
     progress.finish();
     let summary = summary?;
+    if model.trained_top_layers() > 0 {
+        let file = output.join(TOWER_LAYERS_FILE);
+        let metadata = [
+            (META_TOWERS.to_string(), BOTH_TOWERS.to_string()),
+            ("coret.trained_on".to_string(), path.display().to_string()),
+            ("coret.examples".to_string(), examples.len().to_string()),
+            ("coret.config".to_string(), format!("{cfg:?}")),
+        ]
+        .into();
+        let layers = QueryLayers::from_tensors(model.top_layer_tensors()?, &model_id_of(&init)?, metadata)?;
+        let digest = layers.save(&file)?;
+        eprintln!("tower layers (both towers, --tower-layers): {} sha256 {digest}", file.display());
+    }
     let first = summary.losses.first().copied().unwrap_or(f64::NAN);
     let last = summary.losses.last().copied().unwrap_or(f64::NAN);
     eprintln!(
@@ -115,7 +136,8 @@ fn load_examples(
     if bad.len() > 5 {
         eprintln!("skipped {} more bad or duplicate lines", bad.len() - 5);
     }
-    let all: Vec<Instance> = all.into_iter().filter(|i| keep_repo(&i.repo)).collect();
+    refuse_held_out(path, &all)?;
+    let all: Vec<Instance> = choose(args, all);
     let ids = args.instances.as_deref().map(parse_id_list);
     let mut chosen = select(all, ids.as_deref(), None).instances;
     if let Some(n) = args.limit {
@@ -129,6 +151,7 @@ fn load_examples(
         max_file_size: args.max_file_size,
         dense: dense.clone(),
         negatives,
+        bm25_negatives: args.bm25_negatives,
         max_len: args.max_len,
         query_max_len: args.query_max_len,
         seed: args.seed,
@@ -181,6 +204,8 @@ fn load_val(args: &Args, path: &Path, model: &TrainModel, progress: &BarProgress
     val_args.train_repos = None;
     val_args.instances = None;
     val_args.limit = None;
+    val_args.per_repo = None;
+    val_args.min_query_chars = 0;
     let (examples, _) = load_examples(&val_args, path, model, args.val_candidates, progress)?;
     Ok(ValSet::Candidates(examples))
 }

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use super::args::Args;
 use super::progress::BarProgress;
+use super::train_select::{choose, refuse_held_out};
 use super::Usage;
-use coret::eval::instances::{parse_id_list, read_instances, Instance};
+use coret::eval::instances::read_instances;
 use coret::model::Towers;
 use coret::progress::Progress;
 use coret::train::query_fit::{fit_adapter, EpochLog, QueryFitConfig};
@@ -16,26 +17,14 @@ use coret::train::query_layers_fit::fit_layers;
 use coret::train::query_set::{prepare_query_set, QuerySet, QuerySetOptions};
 use coret::Error;
 
-/// The SWE-bench repositories the dev set measures on: never trained on.
-const HELD_OUT: [&str; 12] = [
-    "sympy/sympy",
-    "pytest-dev/pytest",
-    "sphinx-doc/sphinx",
-    "psf/requests",
-    "pylint-dev/pylint",
-    "mwaskom/seaborn",
-    "pydata/xarray",
-    "pallets/flask",
-    "astropy/astropy",
-    "django/django",
-    "matplotlib/matplotlib",
-    "scikit-learn/scikit-learn",
-];
-
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let path = args.train.as_deref().ok_or_else(|| Usage("--train needs a file".into()))?;
     let output = args.output.clone().ok_or_else(|| Usage("--train needs --output DIR".into()))?;
     std::fs::create_dir_all(&output).map_err(|e| Error::io(&output, e))?;
+    if args.query_layers > 0 && args.tower_layers.is_some() {
+        // The layers are retrained from the model directory's weights, which lack the overlay.
+        return Err(Usage("--query-layers trains over --model itself; drop --tower-layers".into()).into());
+    }
     let model = super::model::load_chunk_tower(args)?;
     let towers = Towers::tied(model.encoder.clone());
     let progress = BarProgress::new();
@@ -151,14 +140,7 @@ fn load_set(
     for e in bad.iter().take(5) {
         eprintln!("skipped {e}");
     }
-    if let Some(r) = all.iter().find(|i| HELD_OUT.contains(&i.repo.as_str())) {
-        anyhow::bail!(Usage(format!(
-            "{}: instance {} is from {}, a repository the dev set measures on; never train or validate on it",
-            path.display(),
-            r.instance_id,
-            r.repo
-        )));
-    }
+    refuse_held_out(path, &all)?;
     let chosen = if validation { all } else { choose(args, all) };
     let repos_dir = args.repos.clone().ok_or_else(|| Usage("instances need --repos DIR".into()))?;
     let root = coret::cache::cache_root(args.cache_dir.as_deref())?;
@@ -189,26 +171,6 @@ fn load_set(
     set.save(cache)?;
     eprintln!("prepared set saved to {} (pass it to --train/--val to reuse)", cache.display());
     Ok(set)
-}
-
-/// The training instances: `--train-repos`, the newest `--per-repo` of each repository, of
-/// those the ones with `--min-query-chars`
-/// (consecutive commits share most chunks, so the frozen vectors cost little per instance).
-fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
-    let keep =
-        |repo: &str| args.train_repos.as_deref().is_none_or(|r| parse_id_list(r).iter().any(|x| x == repo));
-    let mut by_repo: std::collections::BTreeMap<String, Vec<Instance>> = Default::default();
-    let long_enough = |i: &Instance| i.problem_statement.chars().count() >= args.min_query_chars;
-    for inst in all.into_iter().filter(|i| keep(&i.repo)) {
-        by_repo.entry(inst.repo.clone()).or_default().push(inst);
-    }
-    let mut chosen = Vec::new();
-    for (_, mut list) in by_repo {
-        list.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.instance_id.cmp(&b.instance_id)));
-        list.truncate(args.per_repo.unwrap_or(usize::MAX));
-        chosen.extend(list.into_iter().filter(long_enough));
-    }
-    chosen
 }
 
 /// Moves a `fraction` of the examples (in a seeded shuffle) into a validation set.

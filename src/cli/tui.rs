@@ -5,7 +5,7 @@ use super::args::Args;
 use super::model::dense_options;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
-use coret::model::{resolve_model_dir, select_device, DeviceChoice, Encoder, QueryTowerChoice, Towers};
+use coret::model::{resolve_model_dir, select_device, DeviceChoice, QueryTowerChoice, Towers};
 use coret::searcher::Searcher;
 use coret::tui::{backend::IndexReporter, Session, Theme};
 use std::sync::Arc;
@@ -21,7 +21,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let (device, device_name) = select_device(choice)?;
     // Provisioning (first run only) prints to stderr, so it happens before the screen is taken.
     let model_dir = resolve_model_dir(args.model.as_deref(), &super::model::log_line);
-    let model_label = match &model_dir {
+    let mut model_label = match &model_dir {
         Ok(dir) => {
             dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
         }
@@ -29,6 +29,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     };
     // The status line names both towers: the chunk model and what embeds the issue.
     let query_model = args.query_model.clone();
+    let tower_layers = args.tower_layers.clone();
+    if let Some(path) = &tower_layers {
+        model_label = format!("{model_label} + {}", path.display());
+    }
     let model_label = match &query_model {
         QueryTowerChoice::Trained => format!("{model_label} + trained query tower"),
         QueryTowerChoice::Pretrained => format!("{model_label} (tied)"),
@@ -69,7 +73,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             Ok(d) => d,
             Err(e) => return reporter.failed(format!("dense index: {e}")),
         };
-        let towers = match Encoder::load(&dir, &device, enc_opts)
+        let towers = match super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref())
             .and_then(|e| Towers::with_choice(Arc::new(e), &query_model))
         {
             Ok((t, note)) => {

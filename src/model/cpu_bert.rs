@@ -161,6 +161,18 @@ impl CpuBert {
     /// row 1s for the tokens, then 0s for the padding, as `pad_batch` lays them out; any other
     /// mask is an error).
     pub fn forward(&self, ids: &Tensor, type_ids: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
+        self.forward_upto(ids, type_ids, mask, self.layers.len())
+    }
+
+    /// As [`CpuBert::forward`], through the first `upto` encoder layers only (training runs
+    /// the frozen lower layers here and the learning top ones differentiably).
+    pub fn forward_upto(
+        &self,
+        ids: &Tensor,
+        type_ids: &Tensor,
+        mask: &Tensor,
+        upto: usize,
+    ) -> candle_core::Result<Tensor> {
         let (b, len) = ids.dims2()?;
         let hidden = self.word.dim(1)?;
         let words = self.word.index_select(&ids.flatten_all()?, 0)?;
@@ -169,7 +181,7 @@ impl CpuBert {
         let x = ((words + types)? + positions)?;
         let mut x = candle_nn::ops::layer_norm(&x, &self.emb_norm.0, &self.emb_norm.1, self.eps)?;
         let attention = Attention::new(mask, self.heads)?;
-        for layer in &self.layers {
+        for layer in &self.layers[..upto.min(self.layers.len())] {
             x = self.layer(layer, &x, &attention)?;
         }
         x.reshape((b, len, hidden))

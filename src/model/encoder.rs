@@ -42,6 +42,24 @@ impl Default for EncoderOptions {
     }
 }
 
+/// A model directory's id: its name and the weights' sha256 prefix (vector caches key on it).
+fn model_id(dir: &Path, weights_sha256: &str) -> String {
+    let name = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "model".to_string());
+    format!("{name}-{}", &weights_sha256[..12])
+}
+
+/// The id [`Encoder::load`] gives the model in `dir`, without loading it (what a trained
+/// tower file names as its base).
+pub fn model_id_of(dir: &Path) -> Result<String> {
+    let weights_path = dir.join(WEIGHTS_FILE);
+    let bytes = std::fs::read(&weights_path).map_err(|e| Error::io(&weights_path, e))?;
+    Ok(model_id(dir, &sha256_bytes(&bytes)))
+}
+
 pub struct Encoder {
     bert: BertModel,
     /// The same weights for the CPU's faster forward pass (f32 checkpoints on the CPU).
@@ -78,12 +96,7 @@ impl Encoder {
         drop(bytes);
         let vb = VarBuilder::from_tensors(tensors.clone(), opts.dtype, device);
         let bert = BertModel::load(vb, &config).map_err(weights_err)?;
-        let name = dir
-            .canonicalize()
-            .ok()
-            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| "model".to_string());
-        let model_id = format!("{name}-{}", &digest[..12]);
+        let model_id = model_id(dir, &digest);
         let mut encoder = Self::from_parts(bert, tokenizer, config, device.clone(), opts, model_id)
             .map_err(|e| Error::context(dir.display().to_string(), e))?;
         encoder.cpu_bert = encoder.cpu_forward(&tensors);

@@ -13,6 +13,10 @@ use super::tower_file::{self, RawTensor, META_BASE, META_FORMAT};
 use crate::error::{Error, Result};
 
 pub const LAYERS_FORMAT: &str = "coret-query-layers-v1";
+/// Metadata naming which towers the layers replace: `query` (absent in older files) or `both`
+/// (tied training: the chunk tower too, so chunk vectors change with them).
+pub const META_TOWERS: &str = "coret.towers";
+pub const BOTH_TOWERS: &str = "both";
 const LAYER_PREFIX: &str = "encoder.layer.";
 
 /// One tensor of a retrained layer, values as stored (rounded to f16).
@@ -132,6 +136,11 @@ impl QueryLayers {
     }
     pub fn tensors(&self) -> &[LayerTensor] {
         &self.tensors
+    }
+    /// Whether the layers were trained tied, for both towers (`--tower-layers`), rather than
+    /// for the query tower alone (`--query-model`).
+    pub fn for_both_towers(&self) -> bool {
+        self.metadata.get(META_TOWERS).map(String::as_str) == Some(BOTH_TOWERS)
     }
 }
 

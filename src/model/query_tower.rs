@@ -101,6 +101,28 @@ impl TowerFile {
     }
 }
 
+/// `chunk` with tied, retrained top layers laid over it (`--tower-layers`): both towers use
+/// them, so the result has its own model id and with it its own vector cache. `origin` names
+/// the file in errors.
+pub fn with_tower_layers(chunk: &Encoder, layers: &QueryLayers, origin: &str) -> Result<Encoder> {
+    if !layers.for_both_towers() {
+        return Err(Error::context(
+            origin,
+            "these layers retrain the query tower only: pass the file as --query-model",
+        ));
+    }
+    if layers.base() != chunk.model_id() {
+        return Err(Error::context(
+            origin,
+            format!("layers trained from {}, the model is {}", layers.base(), chunk.model_id()),
+        ));
+    }
+    let overlay = layers.overlay(chunk.device()).map_err(|e| Error::context(origin, e))?;
+    chunk
+        .with_overlay(overlay, format!("{} + {}", chunk.model_id(), layers.name()))
+        .map_err(|e| Error::context(origin, e))
+}
+
 /// What embeds queries.
 #[derive(Clone)]
 pub enum QueryTower {
@@ -178,6 +200,11 @@ impl Towers {
                     )));
                 }
                 QueryTower::Adapter(Arc::new(a))
+            }
+            TowerFile::Layers(l) if l.for_both_towers() => {
+                return Err(Error::invalid(
+                    "these layers retrain both towers (tied): pass the file as --tower-layers",
+                ))
             }
             TowerFile::Layers(l) => {
                 let overlay = l.overlay(chunk.device()).map_err(|e| Error::context("query tower", e))?;

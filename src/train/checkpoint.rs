@@ -35,6 +35,9 @@ pub struct Plan {
     pub negatives: usize,
     pub lr: f64,
     pub temperature: f64,
+    /// Top encoder layers that learn (0: every weight); absent in older checkpoints.
+    #[serde(default)]
+    pub train_layers: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -29,6 +29,10 @@ pub struct PrepareOptions {
     pub dense: DenseOptions,
     /// Negatives sampled per instance.
     pub negatives: usize,
+    /// How many of them are hard: BM25's best-ranked non-gold chunks for the query (CoRNStack's
+    /// mined negatives; another chunk with a gold chunk's file and name is skipped as a likely
+    /// false negative). The rest are random. 0: all random.
+    pub bm25_negatives: usize,
     pub max_len: usize,
     pub query_max_len: usize,
     pub seed: u64,
@@ -113,16 +117,20 @@ fn example_of(
         return Ok(None);
     }
     let index = &snap.index;
-    let others: Vec<usize> = (0..index.chunks.len()).filter(|i| gold.binary_search(i).is_err()).collect();
+    let query_text = instance_query(inst, opts.use_hints);
+    let hard = hard_negatives(index, &gold, &query_text, opts.bm25_negatives.min(opts.negatives))?;
+    let others: Vec<usize> =
+        (0..index.chunks.len()).filter(|i| gold.binary_search(i).is_err() && !hard.contains(i)).collect();
     let mut rng = StdRng::seed_from_u64(opts.seed ^ blake3_u64(&inst.instance_id));
-    let picked = rand::seq::index::sample(&mut rng, others.len(), opts.negatives.min(others.len()));
-    let negatives: Vec<usize> = picked.into_iter().map(|k| others[k]).collect();
+    let random = (opts.negatives - hard.len()).min(others.len());
+    let picked = rand::seq::index::sample(&mut rng, others.len(), random);
+    let negatives: Vec<usize> = hard.iter().copied().chain(picked.into_iter().map(|k| others[k])).collect();
     let candidate = |&id: &usize| -> Result<Candidate> {
         let input = encoder_input(&index.chunks, &index.graph, &opts.dense, id);
         let t = tokenizer.input(&input, opts.max_len)?;
         Ok(Candidate { path: index.chunks[id].path.clone(), seq: Seq::from_tokenized(&t) })
     };
-    let query = tokenizer.query(&instance_query(inst, opts.use_hints), opts.query_max_len)?;
+    let query = tokenizer.query(&query_text, opts.query_max_len)?;
     Ok(Some(Example {
         instance_id: inst.instance_id.clone(),
         repo: inst.repo.clone(),
@@ -133,8 +141,75 @@ fn example_of(
     }))
 }
 
+/// Up to `n` of BM25's best-ranked chunks for `query` that are neither gold (`gold` sorted)
+/// nor share a gold chunk's file and name (an `@overload` stub, a redefinition).
+fn hard_negatives(
+    index: &crate::engine::RepoIndex,
+    gold: &[usize],
+    query: &str,
+    n: usize,
+) -> Result<Vec<usize>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let named = |c: usize| (index.chunks[c].path.as_str(), index.chunks[c].name.as_str());
+    let gold_names: std::collections::HashSet<(&str, &str)> = gold.iter().map(|&g| named(g)).collect();
+    let hits = index.search_bm25(query, 2 * n + gold.len())?;
+    Ok(hits
+        .into_iter()
+        .map(|h| h.chunk as usize)
+        .filter(|&c| gold.binary_search(&c).is_err() && !gold_names.contains(&named(c)))
+        .take(n)
+        .collect())
+}
+
 /// A stable 64-bit hash of a string (for per-instance seeds).
 pub fn blake3_u64(s: &str) -> u64 {
     let h = blake3::hash(s.as_bytes());
     u64::from_le_bytes(h.as_bytes()[..8].try_into().unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hard_negatives;
+    use crate::engine::{RepoIndex, SyntaxCache};
+
+    #[test]
+    fn hard_negatives_are_bm25s_best_non_gold_chunks_without_the_golds_namesakes() {
+        let texts: Vec<(String, String)> = [
+            ("a.py", "def save_file(path):\n    write_file(path)\n"),
+            ("b.py", "def save_file(path):\n    pass\n\ndef save_all(paths):\n    save_file(paths)\n"),
+            ("c.py", "def load_file(path):\n    read(path)\n"),
+            ("d.py", "def unrelated():\n    return 1\n"),
+        ]
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .to_vec();
+        let index = RepoIndex::from_texts("r".into(), &texts, &mut SyntaxCache::new()).unwrap();
+        let id = |path: &str, name: &str| {
+            index.chunks.iter().position(|c| c.path == path && c.name == name).unwrap()
+        };
+        let gold = vec![id("b.py", "save_file")];
+        let query = "save_file loses the file when saving";
+        let all = hard_negatives(&index, &gold, query, 10).unwrap();
+        assert!(!all.contains(&gold[0]), "never the gold chunk");
+        let bm25: Vec<usize> =
+            index.search_bm25(query, 10).unwrap().iter().map(|h| h.chunk as usize).collect();
+        let want: Vec<usize> = bm25.into_iter().filter(|&c| c != gold[0]).collect();
+        assert_eq!(all, want, "BM25's order, gold left out");
+        assert!(all.contains(&id("a.py", "save_file")), "another file's save_file is a fair negative");
+        assert_eq!(hard_negatives(&index, &gold, query, 1).unwrap(), all[..1]);
+        assert!(hard_negatives(&index, &gold, query, 0).unwrap().is_empty());
+
+        // A chunk with the gold's file and name (a redefinition) is a likely false negative.
+        let texts = vec![(
+            "e.py".to_string(),
+            "def save_file(path):\n    pass\n\ndef save_file(path):\n    write_file(path)\n".to_string(),
+        )];
+        let index = RepoIndex::from_texts("r".into(), &texts, &mut SyntaxCache::new()).unwrap();
+        let twins: Vec<usize> =
+            (0..index.chunks.len()).filter(|&c| index.chunks[c].name == "save_file").collect();
+        assert_eq!(twins.len(), 2);
+        let got = hard_negatives(&index, &twins[..1], query, 10).unwrap();
+        assert!(!got.contains(&twins[1]), "{got:?}");
+    }
 }

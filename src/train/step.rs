@@ -49,13 +49,15 @@ pub fn accumulate_grads(
         .iter()
         .flat_map(|it| std::iter::once(&it.query).chain(&it.positives).chain(&it.negatives))
         .collect();
-    let slices = length_sorted_slices(&seqs, slice.max(1));
-    if slices.len() <= 1 {
-        let emb = embed_slices(model, &seqs, &slices, false)?;
+    if seqs.len() <= slice.max(1) {
+        // One graph, but padded in groups of similar length: a 512-token query must not pad
+        // its chunks to 512 (4× the tokens, 16× the attention memory).
+        let emb = embed_slices(model, &seqs, &length_buckets(&seqs), false)?;
         let (total, losses) = batch_loss(&emb, items, tau, weight)?;
         add_grads(model, &total.backward().map_err(terr)?, grads)?;
         return Ok(losses);
     }
+    let slices = length_sorted_slices(&seqs, slice.max(1));
     let emb = Var::from_tensor(&embed_slices(model, &seqs, &slices, true)?).map_err(terr)?;
     let (total, losses) = batch_loss(emb.as_tensor(), items, tau, weight)?;
     let emb_grad =
@@ -82,6 +84,21 @@ fn length_sorted_slices(seqs: &[&TokenizedInput], slice: usize) -> Vec<Vec<usize
     let mut order: Vec<usize> = (0..seqs.len()).collect();
     order.sort_by_key(|&i| (seqs[i].len(), i));
     order.chunks(slice).map(<[usize]>::to_vec).collect()
+}
+
+/// Row indices of `seqs`, shortest first, in groups whose longest member is at most twice
+/// their shortest (or 64 tokens), so padding at most doubles a group's work.
+pub(super) fn length_buckets(seqs: &[&TokenizedInput]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..seqs.len()).collect();
+    order.sort_by_key(|&i| (seqs[i].len(), i));
+    let mut buckets: Vec<Vec<usize>> = Vec::new();
+    for i in order {
+        match buckets.last_mut() {
+            Some(b) if seqs[i].len() <= (2 * seqs[b[0]].len()).max(64) => b.push(i),
+            _ => buckets.push(vec![i]),
+        }
+    }
+    buckets
 }
 
 /// Embeddings [S, H] of all `seqs` in their order; `detach` drops each slice's graph.

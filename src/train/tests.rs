@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use candle_core::{Device, Tensor};
 
-use super::step::{accumulate_grads, Item};
+use super::step::{accumulate_grads, length_buckets, Item};
 use super::*;
 use crate::model::{Encoder, EncoderInput, EncoderOptions, TokenizedInput, DOWN_TOKEN};
 use crate::progress::{NoProgress, Progress};
@@ -43,6 +43,7 @@ fn prepared(fx: &Fixture, model: &TrainModel, negatives: usize) -> Vec<Example> 
         max_file_size: 1 << 20,
         dense: DenseOptions::default(),
         negatives,
+        bm25_negatives: 0,
         max_len: 64,
         query_max_len: 32,
         seed: 1,
@@ -109,6 +110,23 @@ fn every_parameter_gets_a_gradient_and_slicing_does_not_change_it() {
 }
 
 #[test]
+fn a_long_query_does_not_pad_its_chunks_to_its_length() {
+    let seq = |len: usize| TokenizedInput { ids: vec![1; len], type_ids: vec![0; len] };
+    let seqs: Vec<TokenizedInput> = [512, 40, 200, 90, 60, 256, 130, 10].into_iter().map(seq).collect();
+    let refs: Vec<&TokenizedInput> = seqs.iter().collect();
+    let buckets = length_buckets(&refs);
+    let mut all: Vec<usize> = buckets.iter().flatten().copied().collect();
+    all.sort();
+    assert_eq!(all, (0..seqs.len()).collect::<Vec<_>>(), "every sequence once");
+    for b in &buckets {
+        let (lo, hi) = (refs[b[0]].len(), refs[*b.last().unwrap()].len());
+        assert!(hi <= (2 * lo).max(64), "bucket {lo}..{hi} pads too much");
+    }
+    let query = buckets.iter().find(|b| b.contains(&0)).unwrap();
+    assert!(query.iter().all(|&i| refs[i].len() > 256), "the 512-token query is padded alone");
+}
+
+#[test]
 fn a_few_updates_lower_the_loss_on_a_fixed_batch() {
     let fx = fixture();
     let model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
@@ -123,6 +141,73 @@ fn a_few_updates_lower_the_loss_on_a_fixed_batch() {
         opt.step(&grads, 1e-3).unwrap();
     }
     assert!(losses[5] < losses[0] * 0.7, "loss did not fall: {losses:?}");
+}
+
+#[test]
+fn frozen_lower_layers_on_the_cpu_pass_give_the_same_embeddings() {
+    let fx = fixture();
+    let mut model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
+    let inputs = [input("def save(self)", &[]), input("saving a file twice loses the first copy", &[])];
+    let toks: Vec<TokenizedInput> = inputs.iter().map(|i| model.tokenizer.input(i, 64).unwrap()).collect();
+    let refs: Vec<&TokenizedInput> = toks.iter().collect();
+    let all_differentiable = rows(&model.embed(&refs).unwrap());
+    model.train_top_layers(1).unwrap();
+    assert!(model.frozen_on_cpu_pass(), "the fixture model qualifies for the CPU pass");
+    assert_close(&rows(&model.embed(&refs).unwrap()), &all_differentiable, 1e-5);
+}
+
+#[test]
+fn with_top_layers_only_those_learn_and_they_load_as_tower_layers_giving_the_same_embeddings() {
+    let fx = fixture();
+    let mut model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
+    let n = model.bert.num_layers();
+    assert!(model.train_top_layers(n + 1).is_err());
+    model.train_top_layers(1).unwrap();
+    assert_eq!(model.trained_top_layers(), 1);
+    let top = format!("encoder.layer.{}.", n - 1);
+    // Copies: `tensors()` shares storage with the variables the optimizer updates in place.
+    let before: HashMap<String, Tensor> =
+        model.tensors().into_iter().map(|(k, t)| (k, t.copy().unwrap())).collect();
+    let items = fixed_items(&model);
+    let vars = model.varmap.data().lock().unwrap().clone();
+    let mut opt = optim::AdamW::new(vars, optim::AdamWParams::default()).unwrap();
+    let mut losses = Vec::new();
+    for _ in 0..6 {
+        let mut grads = HashMap::new();
+        let l = accumulate_grads(&model, &items, 0.05, 0.5, 64, &mut grads).unwrap();
+        assert!(!grads.is_empty() && grads.keys().all(|k| k.starts_with(&top)), "{:?}", grads.keys());
+        losses.push(l.iter().sum::<f32>() / 2.0);
+        opt.step(&grads, 1e-3).unwrap();
+    }
+    assert!(losses[5] < losses[0], "loss did not fall: {losses:?}");
+    for (name, t) in model.tensors() {
+        let same =
+            (&t - &before[&name]).unwrap().abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap()
+                == 0.0;
+        assert_eq!(same, !name.starts_with(&top), "{name}: only the top layer changes");
+    }
+
+    // What ships is those layers (f16) laid over the pretrained model for both towers.
+    let tensors = model.top_layer_tensors().unwrap();
+    assert!(tensors.iter().all(|t| t.name.starts_with(&top)));
+    let meta = [(
+        crate::model::query_layers::META_TOWERS.to_string(),
+        crate::model::query_layers::BOTH_TOWERS.to_string(),
+    )]
+    .into();
+    let layers = crate::model::QueryLayers::from_tensors(
+        tensors,
+        &crate::model::model_id_of(&fx.model).unwrap(),
+        meta,
+    )
+    .unwrap();
+    let pretrained = Encoder::load(&fx.model, &Device::Cpu, opts()).unwrap();
+    let tower = crate::model::with_tower_layers(&pretrained, &layers, "layers").unwrap();
+    let inputs = [input("def save(self)", &[]), input("issue text", &[])];
+    let want = tower.embed_inputs(&inputs, &NoProgress).unwrap();
+    let ours: Vec<TokenizedInput> = inputs.iter().map(|i| model.tokenizer.input(i, 64).unwrap()).collect();
+    let refs: Vec<&TokenizedInput> = ours.iter().collect();
+    assert_close(&rows(&model.embed(&refs).unwrap()), &want, 2e-3);
 }
 
 #[test]
@@ -164,6 +249,7 @@ fn prepare_uses_the_eval_gold_and_reports_skips() {
         max_file_size: 1 << 20,
         dense: DenseOptions::default(),
         negatives: 4,
+        bm25_negatives: 0,
         max_len: 64,
         query_max_len: 32,
         seed: 1,

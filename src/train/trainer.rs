@@ -87,7 +87,7 @@ pub fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
     order
 }
 
-fn plan_of(examples: &[Example], cfg: &TrainConfig) -> Plan {
+fn plan_of(examples: &[Example], cfg: &TrainConfig, model: &TrainModel) -> Plan {
     let per_step = (cfg.batch * cfg.accum).max(1);
     let steps_per_epoch = examples.len().div_ceil(per_step);
     let full = steps_per_epoch * cfg.epochs.max(1);
@@ -109,6 +109,7 @@ fn plan_of(examples: &[Example], cfg: &TrainConfig) -> Plan {
         negatives: cfg.negatives,
         lr: cfg.lr,
         temperature: cfg.temperature,
+        train_layers: model.trained_top_layers(),
     }
 }
 
@@ -186,7 +187,7 @@ pub fn train(
     }
     let started = Instant::now();
     std::fs::create_dir_all(&cfg.output).map_err(|e| Error::io(&cfg.output, e))?;
-    let plan = plan_of(examples, cfg);
+    let plan = plan_of(examples, cfg, model);
     let vars = model.varmap.data().lock().unwrap_or_else(|p| p.into_inner()).clone();
     let params = AdamWParams { weight_decay: cfg.weight_decay, ..AdamWParams::default() };
     let mut opt = AdamW::new(vars, params).map_err(|e| Error::context("optimizer", e))?;

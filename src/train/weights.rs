@@ -19,9 +19,10 @@ use super::bert::TrainBert;
 use crate::cache::write_atomic;
 use crate::error::{Error, Result};
 use crate::model::config::{parse_bert_config, CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE};
+use crate::model::cpu_bert::CpuBert;
 use crate::model::pool::{l2_normalize, mean_pool, pad_batch};
 use crate::model::tokenize::{InputTokenizer, SEP_TOKEN};
-use crate::model::{Encoder, EncoderOptions, TokenizedInput, DOWN_TOKEN};
+use crate::model::{Encoder, EncoderOptions, LayerTensor, Precision, TokenizedInput, DOWN_TOKEN};
 
 pub const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
 
@@ -36,6 +37,12 @@ pub struct TrainModel {
     /// The tokenizer as saved (with its original padding and truncation settings).
     tokenizer_json: String,
     pub device: Device,
+    /// The first encoder layer that learns: the embeddings and the layers below it are frozen
+    /// (their output is detached, so backward stops there). 0: every weight learns.
+    frozen_below: usize,
+    /// The frozen embeddings and lower layers as the CPU's inference pass (no graph, fused
+    /// ops: several times cheaper than the differentiable layers); `None` on other devices.
+    lower: Option<CpuBert>,
 }
 
 fn tensor_err(context: &str) -> impl Fn(candle_core::Error) -> Error + '_ {
@@ -86,15 +93,77 @@ impl TrainModel {
             tokenizer: input_tokenizer,
             tokenizer_json,
             device: device.clone(),
+            frozen_below: 0,
+            lower: None,
         })
+    }
+
+    /// Lets only the top `top` encoder layers learn (0: every weight), so a trained tower is
+    /// those layers alone (small enough to ship) and backward runs through them only.
+    pub fn train_top_layers(&mut self, top: usize) -> Result<()> {
+        let n = self.bert.num_layers();
+        if top > n {
+            return Err(Error::invalid(format!("--train-layers {top}: the model has {n} layers")));
+        }
+        self.frozen_below = if top == 0 { 0 } else { n - top };
+        self.build_lower();
+        Ok(())
+    }
+
+    fn build_lower(&mut self) {
+        self.lower = (self.frozen_below > 0 && self.device.is_cpu())
+            .then(|| CpuBert::from_tensors(&self.tensors(), &self.config, Precision::F32))
+            .flatten();
+    }
+
+    /// Whether the frozen lower layers run through the CPU's inference pass.
+    pub fn frozen_on_cpu_pass(&self) -> bool {
+        self.lower.is_some()
+    }
+
+    /// How many top layers learn (0: every weight).
+    pub fn trained_top_layers(&self) -> usize {
+        if self.frozen_below == 0 {
+            0
+        } else {
+            self.bert.num_layers() - self.frozen_below
+        }
     }
 
     /// Pooled, unit-length embeddings [B, H] of one padded batch, differentiable.
     pub fn embed(&self, batch: &[&TokenizedInput]) -> Result<Tensor> {
         let err = tensor_err("training forward");
         let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(&err)?;
-        let hidden = self.bert.forward(&padded.ids, &padded.type_ids, &padded.mask).map_err(&err)?;
+        let hidden = if self.frozen_below == 0 {
+            self.bert.forward(&padded.ids, &padded.type_ids, &padded.mask)
+        } else if let Some(lower) = &self.lower {
+            lower.forward_upto(&padded.ids, &padded.type_ids, &padded.mask, self.frozen_below).and_then(
+                |low| self.bert.forward_layers(&low, &padded.mask, self.frozen_below..self.bert.num_layers()),
+            )
+        } else {
+            let bert = &self.bert;
+            bert.embed(&padded.ids, &padded.type_ids)
+                .and_then(|x| bert.forward_layers(&x, &padded.mask, 0..self.frozen_below))
+                .and_then(|low| {
+                    bert.forward_layers(&low.detach(), &padded.mask, self.frozen_below..bert.num_layers())
+                })
+        }
+        .map_err(&err)?;
         l2_normalize(&mean_pool(&hidden, &padded.mask).map_err(&err)?).map_err(&err)
+    }
+
+    /// The weights of the layers that learn (`train_top_layers`), as f32 values by name.
+    pub fn top_layer_tensors(&self) -> Result<Vec<LayerTensor>> {
+        let prefixes: Vec<String> =
+            (self.frozen_below..self.bert.num_layers()).map(|i| format!("encoder.layer.{i}.")).collect();
+        let mut out = Vec::new();
+        for (name, t) in self.tensors() {
+            if prefixes.iter().any(|p| name.starts_with(p)) {
+                let values = t.flatten_all().and_then(|f| f.to_vec1::<f32>()).map_err(tensor_err(&name))?;
+                out.push(LayerTensor { name, shape: t.dims().to_vec(), values });
+            }
+        }
+        Ok(out)
     }
 
     /// The current weights, detached, by tensor name.
@@ -104,8 +173,10 @@ impl TrainModel {
     }
 
     /// Overwrites the weights from `tensors` (e.g. a checkpoint); every variable must be there.
-    pub fn set_tensors(&self, tensors: &HashMap<String, Tensor>, source: &str) -> Result<()> {
-        fill_from(&self.varmap, tensors, source)
+    pub fn set_tensors(&mut self, tensors: &HashMap<String, Tensor>, source: &str) -> Result<()> {
+        fill_from(&self.varmap, tensors, source)?;
+        self.build_lower();
+        Ok(())
     }
 
     /// An inference encoder over a copy of the current weights (for validation).

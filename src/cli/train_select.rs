@@ -1,0 +1,55 @@
+//! Which instances either training mode (tied or query tower) learns from: one rule for both.
+
+use super::args::Args;
+use super::Usage;
+use coret::eval::instances::{parse_id_list, Instance};
+use std::path::Path;
+
+/// The SWE-bench repositories the dev set measures on: never trained on.
+const HELD_OUT: [&str; 12] = [
+    "sympy/sympy",
+    "pytest-dev/pytest",
+    "sphinx-doc/sphinx",
+    "psf/requests",
+    "pylint-dev/pylint",
+    "mwaskom/seaborn",
+    "pydata/xarray",
+    "pallets/flask",
+    "astropy/astropy",
+    "django/django",
+    "matplotlib/matplotlib",
+    "scikit-learn/scikit-learn",
+];
+
+/// Refuses a file holding an instance of a repository the dev set measures on.
+pub fn refuse_held_out(path: &Path, all: &[Instance]) -> anyhow::Result<()> {
+    if let Some(r) = all.iter().find(|i| HELD_OUT.contains(&i.repo.as_str())) {
+        anyhow::bail!(Usage(format!(
+            "{}: instance {} is from {}, a repository the dev set measures on; never train or validate on it",
+            path.display(),
+            r.instance_id,
+            r.repo
+        )));
+    }
+    Ok(())
+}
+
+/// The training instances: `--train-repos`, the newest `--per-repo` of each repository, of
+/// those the ones with `--min-query-chars`
+/// (consecutive commits share most chunks, so the frozen vectors cost little per instance).
+pub fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
+    let keep =
+        |repo: &str| args.train_repos.as_deref().is_none_or(|r| parse_id_list(r).iter().any(|x| x == repo));
+    let mut by_repo: std::collections::BTreeMap<String, Vec<Instance>> = Default::default();
+    let long_enough = |i: &Instance| i.problem_statement.chars().count() >= args.min_query_chars;
+    for inst in all.into_iter().filter(|i| keep(&i.repo)) {
+        by_repo.entry(inst.repo.clone()).or_default().push(inst);
+    }
+    let mut chosen = Vec::new();
+    for (_, mut list) in by_repo {
+        list.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.instance_id.cmp(&b.instance_id)));
+        list.truncate(args.per_repo.unwrap_or(usize::MAX));
+        chosen.extend(list.into_iter().filter(long_enough));
+    }
+    chosen
+}
