@@ -52,19 +52,31 @@ pub fn accumulate_grads(
     if seqs.len() <= slice.max(1) {
         // One graph, but padded in groups of similar length: a 512-token query must not pad
         // its chunks to 512 (4× the tokens, 16× the attention memory).
-        let emb = embed_slices(model, &seqs, &length_buckets(&seqs), false)?;
+        let buckets = length_buckets(&seqs);
+        let emb = place_rows(&buckets, seqs.len(), |k| {
+            model.embed(&buckets[k].iter().map(|&r| seqs[r]).collect::<Vec<_>>())
+        })?;
         let (total, losses) = batch_loss(&emb, items, tau, weight)?;
         add_grads(model, &total.backward().map_err(terr)?, grads)?;
         return Ok(losses);
     }
     let slices = length_sorted_slices(&seqs, slice.max(1));
-    let emb = Var::from_tensor(&embed_slices(model, &seqs, &slices, true)?).map_err(terr)?;
+    // Both passes below start from the frozen layers' output, so it is computed once.
+    let lowered = slices
+        .iter()
+        .map(|rows| model.lower(&rows.iter().map(|&r| seqs[r]).collect::<Vec<_>>()))
+        .collect::<Result<Vec<_>>>()?;
+    let embed_slice = |k: usize| match &lowered[k] {
+        Some(l) => model.embed_lowered(l),
+        None => model.embed(&slices[k].iter().map(|&r| seqs[r]).collect::<Vec<_>>()),
+    };
+    let emb = Var::from_tensor(&place_rows(&slices, seqs.len(), |k| Ok(embed_slice(k)?.detach()))?)
+        .map_err(terr)?;
     let (total, losses) = batch_loss(emb.as_tensor(), items, tau, weight)?;
     let emb_grad =
         total.backward().map_err(terr)?.remove(emb.as_tensor()).ok_or_else(|| terr(no_grad("embeddings")))?;
-    for rows in &slices {
-        let batch: Vec<&TokenizedInput> = rows.iter().map(|&r| seqs[r]).collect();
-        let part = model.embed(&batch)?;
+    for (k, rows) in slices.iter().enumerate() {
+        let part = embed_slice(k)?;
         let idx = Tensor::new(rows.iter().map(|&r| r as u32).collect::<Vec<_>>(), emb_grad.device())
             .map_err(terr)?;
         let g = emb_grad.index_select(&idx, 0).map_err(terr)?;
@@ -101,20 +113,14 @@ pub(super) fn length_buckets(seqs: &[&TokenizedInput]) -> Vec<Vec<usize>> {
     buckets
 }
 
-/// Embeddings [S, H] of all `seqs` in their order; `detach` drops each slice's graph.
-fn embed_slices(
-    model: &TrainModel,
-    seqs: &[&TokenizedInput],
-    slices: &[Vec<usize>],
-    detach: bool,
-) -> Result<Tensor> {
+/// Embeddings [S, H] of `n` sequences in their order, from `embed(k)`, the embeddings of the
+/// rows `slices[k]`.
+fn place_rows(slices: &[Vec<usize>], n: usize, embed: impl Fn(usize) -> Result<Tensor>) -> Result<Tensor> {
     let mut parts = Vec::with_capacity(slices.len());
-    let mut placed = vec![0u32; seqs.len()];
+    let mut placed = vec![0u32; n];
     let mut at = 0u32;
-    for rows in slices {
-        let batch: Vec<&TokenizedInput> = rows.iter().map(|&r| seqs[r]).collect();
-        let emb = model.embed(&batch)?;
-        parts.push(if detach { emb.detach() } else { emb });
+    for (k, rows) in slices.iter().enumerate() {
+        parts.push(embed(k)?);
         for &r in rows {
             placed[r] = at;
             at += 1;

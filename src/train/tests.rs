@@ -110,6 +110,26 @@ fn every_parameter_gets_a_gradient_and_slicing_does_not_change_it() {
 }
 
 #[test]
+fn with_frozen_lower_layers_slicing_does_not_change_the_gradient() {
+    let fx = fixture();
+    let mut model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
+    model.train_top_layers(1).unwrap();
+    let items = fixed_items(&model);
+    let mut direct = HashMap::new();
+    let l1 = accumulate_grads(&model, &items, 0.05, 0.5, 64, &mut direct).unwrap();
+    let mut sliced = HashMap::new();
+    let l2 = accumulate_grads(&model, &items, 0.05, 0.5, 3, &mut sliced).unwrap();
+    assert!(l1.iter().zip(&l2).all(|(a, b)| (a - b).abs() < 1e-5), "{l1:?} {l2:?}");
+    assert!(!direct.is_empty());
+    assert_eq!(direct.keys().collect::<std::collections::BTreeSet<_>>(), sliced.keys().collect());
+    for (name, g) in &direct {
+        let diff = (g - &sliced[name]).unwrap().abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap();
+        let scale = g.abs().unwrap().max_all().unwrap().to_scalar::<f32>().unwrap();
+        assert!(diff <= 1e-3 * scale.max(1e-3), "{name}: sliced gradient differs by {diff} (scale {scale})");
+    }
+}
+
+#[test]
 fn a_long_query_does_not_pad_its_chunks_to_its_length() {
     let seq = |len: usize| TokenizedInput { ids: vec![1; len], type_ids: vec![0; len] };
     let seqs: Vec<TokenizedInput> = [512, 40, 200, 90, 60, 256, 130, 10].into_iter().map(seq).collect();

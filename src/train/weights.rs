@@ -26,6 +26,12 @@ use crate::model::{Encoder, EncoderOptions, LayerTensor, Precision, TokenizedInp
 
 pub const WORD_EMBEDDINGS: &str = "embeddings.word_embeddings.weight";
 
+/// A padded batch's hidden states after the frozen layers, with its attention mask.
+pub struct Lowered {
+    hidden: Tensor,
+    mask: Tensor,
+}
+
 /// Trainable weights with the tokenizer and config they go with.
 pub struct TrainModel {
     pub varmap: VarMap,
@@ -132,24 +138,45 @@ impl TrainModel {
 
     /// Pooled, unit-length embeddings [B, H] of one padded batch, differentiable.
     pub fn embed(&self, batch: &[&TokenizedInput]) -> Result<Tensor> {
-        let err = tensor_err("training forward");
-        let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(&err)?;
-        let hidden = if self.frozen_below == 0 {
-            self.bert.forward(&padded.ids, &padded.type_ids, &padded.mask)
-        } else if let Some(lower) = &self.lower {
-            lower.forward_upto(&padded.ids, &padded.type_ids, &padded.mask, self.frozen_below).and_then(
-                |low| self.bert.forward_layers(&low, &padded.mask, self.frozen_below..self.bert.num_layers()),
-            )
-        } else {
-            let bert = &self.bert;
-            bert.embed(&padded.ids, &padded.type_ids)
-                .and_then(|x| bert.forward_layers(&x, &padded.mask, 0..self.frozen_below))
-                .and_then(|low| {
-                    bert.forward_layers(&low.detach(), &padded.mask, self.frozen_below..bert.num_layers())
-                })
+        match self.lower(batch)? {
+            Some(lowered) => self.embed_lowered(&lowered),
+            None => {
+                let err = tensor_err("training forward");
+                let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(&err)?;
+                let hidden = self.bert.forward(&padded.ids, &padded.type_ids, &padded.mask).map_err(&err)?;
+                l2_normalize(&mean_pool(&hidden, &padded.mask).map_err(&err)?).map_err(&err)
+            }
         }
-        .map_err(&err)?;
-        l2_normalize(&mean_pool(&hidden, &padded.mask).map_err(&err)?).map_err(&err)
+    }
+
+    /// A batch through the frozen embeddings and lower layers, which no gradient reaches, so a
+    /// step can run them once and the learning layers more than once (gradient caching).
+    /// `None` when every weight learns.
+    pub fn lower(&self, batch: &[&TokenizedInput]) -> Result<Option<Lowered>> {
+        if self.frozen_below == 0 {
+            return Ok(None);
+        }
+        let err = tensor_err("training forward (frozen layers)");
+        let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(&err)?;
+        let hidden = match &self.lower {
+            Some(cpu) => cpu.forward_upto(&padded.ids, &padded.type_ids, &padded.mask, self.frozen_below),
+            None => self
+                .bert
+                .embed(&padded.ids, &padded.type_ids)
+                .and_then(|x| self.bert.forward_layers(&x, &padded.mask, 0..self.frozen_below)),
+        }
+        .map_err(&err)?
+        .detach();
+        Ok(Some(Lowered { hidden, mask: padded.mask }))
+    }
+
+    /// Pooled, unit-length embeddings [B, H] of a lowered batch through the learning layers.
+    pub fn embed_lowered(&self, lowered: &Lowered) -> Result<Tensor> {
+        let err = tensor_err("training forward");
+        let n = self.bert.num_layers();
+        let hidden =
+            self.bert.forward_layers(&lowered.hidden, &lowered.mask, self.frozen_below..n).map_err(&err)?;
+        l2_normalize(&mean_pool(&hidden, &lowered.mask).map_err(&err)?).map_err(&err)
     }
 
     /// The weights of the layers that learn (`train_top_layers`), as f32 values by name.
