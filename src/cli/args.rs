@@ -70,6 +70,10 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub max_len: usize,
 
+    /// Encoder weights: trained (the project's CoRet adapters over the default model, where built in), pretrained, or an adapter file written by training.
+    #[arg(help_heading = "Model", long, default_value = "trained", value_name = "WEIGHTS")]
+    pub weights: coret::model::WeightsChoice,
+
     /// Retrained top layers laid over --model for both towers (a file the hidden tied training writes); the chunk vectors change with them.
     #[arg(help_heading = "Model", long, value_name = "FILE")]
     pub tower_layers: Option<std::path::PathBuf>,
@@ -297,7 +301,7 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "N")]
     pub per_repo: Option<usize>,
 
-    /// Train (query tower): keep an instance only if BM25 or the frozen dense ranking puts a gold chunk within the top N.
+    /// Train: keep an instance only if BM25 (or, for the query tower, the frozen dense ranking) puts a gold chunk within the top N (0: keep all).
     #[arg(long, hide = true, default_value_t = 100, value_name = "N")]
     pub consistency_top: usize,
 
@@ -324,6 +328,22 @@ pub struct Args {
     /// Train (tied): only the encoder's top N layers learn (0: every weight); both towers share them.
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
     pub train_layers: usize,
+
+    /// Train (tied): drop instances with more than N gold chunks (0: no limit).
+    #[arg(long, hide = true, default_value_t = 8, value_name = "N")]
+    pub max_gold: usize,
+
+    /// Train (tied): LoRA adapters of rank R on every linear layer of every encoder layer, the weights frozen (0: the weights themselves learn); written as OUTPUT/lora.safetensors for --weights.
+    #[arg(long, hide = true, default_value_t = 0, value_name = "R")]
+    pub lora_rank: usize,
+
+    /// Train (tied): LoRA scale numerator α (the adapter adds α/R·B·A) [default: 2R].
+    #[arg(long, hide = true, value_name = "X")]
+    pub lora_alpha: Option<f64>,
+
+    /// Train (tied): each instance meets only its own negatives, not a pool shared by the micro-batch's instances of one repository.
+    #[arg(long, hide = true)]
+    pub own_negatives: bool,
 
     /// Train (query tower): retrain the encoder's top N layers as the query tower instead of an adapter (0: the adapter).
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]

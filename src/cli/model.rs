@@ -4,8 +4,8 @@ use super::args::Args;
 use super::Usage;
 use candle_core::Device;
 use coret::model::{
-    resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder, EncoderOptions, QueryLayers,
-    Towers,
+    apply_weights, resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder,
+    EncoderOptions, QueryLayers, Towers, WeightsChoice,
 };
 use coret::semantic::DenseOptions;
 use std::path::Path;
@@ -28,21 +28,30 @@ pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, name) = select_device(choice)?;
     let dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
-    let encoder = load_encoder(&dir, &device, encoder_options(args), args.tower_layers.as_deref())?;
+    let encoder =
+        load_encoder(&dir, &device, encoder_options(args), args.tower_layers.as_deref(), &args.weights)?;
     Ok(ChunkTower { encoder: Arc::new(encoder), device: name, dir })
 }
 
-/// The chunk tower's encoder: the model in `dir`, with `--tower-layers` laid over it.
+/// The chunk tower's encoder: the model in `dir` with the `--weights` asked for, or with
+/// `--tower-layers` laid over it.
 pub fn load_encoder(
     dir: &Path,
     device: &Device,
     opts: EncoderOptions,
     tower_layers: Option<&Path>,
+    weights: &WeightsChoice,
 ) -> coret::Result<Encoder> {
     let encoder = Encoder::load(dir, device, opts)?;
     match tower_layers {
-        None => Ok(encoder),
         Some(path) => with_tower_layers(&encoder, &QueryLayers::load(path)?, &path.display().to_string()),
+        None => {
+            let (encoder, note) = apply_weights(encoder, weights)?;
+            if let Some(note) = note {
+                log_line(&note);
+            }
+            Ok(encoder)
+        }
     }
 }
 

@@ -24,6 +24,8 @@ use rand::SeedableRng;
 
 /// Where tied training with `--train-layers` writes its layers (for `--tower-layers`).
 const TOWER_LAYERS_FILE: &str = "tower-layers.safetensors";
+/// Where LoRA training writes its adapters (for `--weights`).
+pub const LORA_FILE: &str = "coret-lora.safetensors";
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let path = args.train.as_deref().ok_or_else(|| Usage("--train needs a file".into()))?;
@@ -40,6 +42,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         (TrainModel::load(&init, &device)?, None)
     };
     model.train_top_layers(args.train_layers)?;
+    if args.lora_rank > 0 && model.lora_rank() == 0 {
+        model.use_lora(args.lora_rank, args.lora_alpha.unwrap_or(2.0 * args.lora_rank as f64))?;
+    } else if args.lora_rank != model.lora_rank() {
+        anyhow::bail!(Usage(format!(
+            "--lora-rank {}: the checkpoint has rank {}",
+            args.lora_rank,
+            model.lora_rank()
+        )));
+    }
     let progress = BarProgress::new();
     let (examples, header) = load_examples(args, path, &model, args.negatives, &progress)?;
     if let Some(out) = &args.prepare_shard {
@@ -63,6 +74,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         weight_decay: args.weight_decay,
         clip_norm: args.clip_norm,
         batch: args.batch.max(1),
+        shared_pool: !args.own_negatives,
         accum: args.accum.max(1),
         temperature: args.temperature,
         grad_slice: args.grad_slice.max(1),
@@ -76,8 +88,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         },
     };
     eprintln!("training {} examples on {device_name}; log in {}", examples.len(), output.display());
-    let summary =
-        train(&model, &examples, val.as_ref(), &cfg, resume, &progress, &mut |e| print_event(&progress, e));
+    let base_id = model_id_of(&init)?;
+    // Each checkpoint of a LoRA run also leaves its adapters (under a MB) for a learning curve.
+    let mut on_event = |e: &LogEvent| {
+        print_event(&progress, e);
+        if let (LogEvent::Checkpoint { step, .. }, true) = (e, model.lora_rank() > 0) {
+            let file = output.join(format!("coret-lora-step{step}.safetensors"));
+            let meta = [("coret.updates".to_string(), step.to_string())].into();
+            if let Err(err) = model.lora_adapter(&base_id, meta).and_then(|a| a.save(&file)) {
+                progress.println(&format!("could not write {}: {err}", file.display()));
+            }
+        }
+    };
+    let summary = train(&model, &examples, val.as_ref(), &cfg, resume, &progress, &mut on_event);
     progress.finish();
     let summary = summary?;
     if model.trained_top_layers() > 0 {
@@ -92,6 +115,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let layers = QueryLayers::from_tensors(model.top_layer_tensors()?, &model_id_of(&init)?, metadata)?;
         let digest = layers.save(&file)?;
         eprintln!("tower layers (both towers, --tower-layers): {} sha256 {digest}", file.display());
+    }
+    if model.lora_rank() > 0 {
+        let file = output.join(LORA_FILE);
+        let command: Vec<String> = std::env::args().collect();
+        let repos: std::collections::BTreeSet<&str> = examples.iter().map(|e| e.repo.as_str()).collect();
+        let metadata = [
+            ("coret.command".to_string(), command.join(" ")),
+            ("coret.trained_on".to_string(), path.display().to_string()),
+            ("coret.examples".to_string(), examples.len().to_string()),
+            ("coret.repos".to_string(), repos.into_iter().collect::<Vec<_>>().join(",")),
+            ("coret.updates".to_string(), summary.steps.to_string()),
+        ]
+        .into();
+        let adapter = model.lora_adapter(&base_id, metadata)?;
+        let digest = adapter.save(&file)?;
+        eprintln!("LoRA adapters (both towers, --weights FILE): {} sha256 {digest}", file.display());
     }
     let first = summary.losses.first().copied().unwrap_or(f64::NAN);
     let last = summary.losses.last().copied().unwrap_or(f64::NAN);
@@ -156,17 +195,24 @@ fn load_examples(
         query_max_len: args.query_max_len,
         seed: args.seed,
         use_hints: args.use_hints,
+        consistency_top: args.consistency_top,
+        max_gold: args.max_gold,
     };
     let started = std::time::Instant::now();
     let (examples, report) = prepare_examples(&chosen, &model.tokenizer, &opts, progress)?;
     progress.finish();
     eprintln!(
-        "{}: {} instances -> {} examples in {:.0}s; skipped {} without gold, {} failed",
+        "{}: {} instances -> {} examples in {:.0}s; skipped {} without gold, {} with more than {} gold \
+         chunks, {} inconsistent (no gold in BM25's top {}), {} failed",
         path.display(),
         chosen.len(),
         examples.len(),
         started.elapsed().as_secs_f64(),
         report.no_gold.len(),
+        report.too_many_gold.len(),
+        opts.max_gold,
+        report.inconsistent.len(),
+        opts.consistency_top,
         report.failed.len(),
     );
     for (repo, n) in &report.missing_repos {
@@ -206,6 +252,8 @@ fn load_val(args: &Args, path: &Path, model: &TrainModel, progress: &BarProgress
     val_args.limit = None;
     val_args.per_repo = None;
     val_args.min_query_chars = 0;
+    val_args.consistency_top = 0;
+    val_args.max_gold = 0;
     let (examples, _) = load_examples(&val_args, path, model, args.val_candidates, progress)?;
     Ok(ValSet::Candidates(examples))
 }

@@ -30,6 +30,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     // The status line names both towers: the chunk model and what embeds the issue.
     let query_model = args.query_model.clone();
     let tower_layers = args.tower_layers.clone();
+    let weights = args.weights.clone();
     if let Some(path) = &tower_layers {
         model_label = format!("{model_label} + {}", path.display());
     }
@@ -73,15 +74,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             Ok(d) => d,
             Err(e) => return reporter.failed(format!("dense index: {e}")),
         };
-        let towers = match super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref())
-            .and_then(|e| Towers::with_choice(Arc::new(e), &query_model))
-        {
-            Ok((t, note)) => {
-                reporter.info(note.unwrap_or_else(|| format!("query tower {}", t.names().query)));
-                t
-            }
-            Err(e) => return reporter.failed(format!("dense index: {e}")),
-        };
+        let towers =
+            match super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref(), &weights)
+                .and_then(|e| Towers::with_choice(Arc::new(e), &query_model))
+            {
+                Ok((t, note)) => {
+                    reporter.info(note.unwrap_or_else(|| format!("query tower {}", t.names().query)));
+                    t
+                }
+                Err(e) => return reporter.failed(format!("dense index: {e}")),
+            };
         match bm25.with_dense(towers, dense_opts, &reporter) {
             Ok(full) => reporter.dense_ready(Arc::new(full)),
             Err(e) => reporter.failed(format!("dense index: {e}")),

@@ -197,6 +197,11 @@ impl Encoder {
     }
 
     /// Names the weights: directory name and a short sha256 of `model.safetensors`.
+    /// The f32 weights by name, where kept (adapters and layers are laid over them).
+    pub fn weights(&self) -> Option<&std::collections::HashMap<String, Tensor>> {
+        self.weights.as_ref()
+    }
+
     pub fn model_id(&self) -> String {
         self.model_id.clone()
     }

@@ -9,8 +9,10 @@
 //! Like candle's BERT it applies no dropout.
 
 use candle_core::{DType, Device, Module, Tensor, D};
-use candle_nn::{embedding, linear, Embedding, Linear, VarBuilder};
+use candle_nn::{embedding, Embedding, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
+
+use super::lora::{LoraSpec, Proj};
 
 /// Layer norm through differentiable ops (mean, variance, scale, shift).
 struct Norm {
@@ -40,28 +42,32 @@ fn softmax_last(x: &Tensor) -> candle_core::Result<Tensor> {
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attn_out: Linear,
+    query: Proj,
+    key: Proj,
+    value: Proj,
+    attn_out: Proj,
     attn_norm: Norm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Proj,
+    output: Proj,
     out_norm: Norm,
 }
 
 impl Layer {
-    fn load(vb: VarBuilder, c: &Config) -> candle_core::Result<Self> {
+    fn load(vb: VarBuilder, c: &Config, lora: Option<LoraSpec>) -> candle_core::Result<Self> {
         let (h, i) = (c.hidden_size, c.intermediate_size);
+        let proj = |input: usize, output: usize, vb: VarBuilder| {
+            let prefix = vb.prefix();
+            Proj::load(input, output, vb, lora, &prefix)
+        };
         let att = vb.pp("attention");
         Ok(Layer {
-            query: linear(h, h, att.pp("self").pp("query"))?,
-            key: linear(h, h, att.pp("self").pp("key"))?,
-            value: linear(h, h, att.pp("self").pp("value"))?,
-            attn_out: linear(h, h, att.pp("output").pp("dense"))?,
+            query: proj(h, h, att.pp("self").pp("query"))?,
+            key: proj(h, h, att.pp("self").pp("key"))?,
+            value: proj(h, h, att.pp("self").pp("value"))?,
+            attn_out: proj(h, h, att.pp("output").pp("dense"))?,
             attn_norm: Norm::load(h, c.layer_norm_eps, att.pp("output").pp("LayerNorm"))?,
-            intermediate: linear(h, i, vb.pp("intermediate").pp("dense"))?,
-            output: linear(i, h, vb.pp("output").pp("dense"))?,
+            intermediate: proj(h, i, vb.pp("intermediate").pp("dense"))?,
+            output: proj(i, h, vb.pp("output").pp("dense"))?,
             out_norm: Norm::load(h, c.layer_norm_eps, vb.pp("output").pp("LayerNorm"))?,
         })
     }
@@ -80,11 +86,12 @@ pub struct TrainBert {
 
 impl TrainBert {
     /// Builds the model from `vb`; with a `VarMap`-backed builder, missing variables are
-    /// created (randomly initialised) and existing ones are used as they are.
-    pub fn load(vb: VarBuilder, c: &Config) -> candle_core::Result<Self> {
+    /// created (randomly initialised) and existing ones are used as they are. With `lora`, every
+    /// encoder layer's linear layers are frozen with LoRA adapters beside them.
+    pub fn load(vb: VarBuilder, c: &Config, lora: Option<LoraSpec>) -> candle_core::Result<Self> {
         let emb = vb.pp("embeddings");
         let layers = (0..c.num_hidden_layers)
-            .map(|i| Layer::load(vb.pp("encoder").pp(format!("layer.{i}")), c))
+            .map(|i| Layer::load(vb.pp("encoder").pp(format!("layer.{i}")), c, lora))
             .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(TrainBert {
             word: embedding(c.vocab_size, c.hidden_size, emb.pp("word_embeddings"))?,

@@ -38,6 +38,12 @@ pub struct Plan {
     /// Top encoder layers that learn (0: every weight); absent in older checkpoints.
     #[serde(default)]
     pub train_layers: usize,
+    /// Micro-batches of one repository sharing one pool of negatives.
+    #[serde(default)]
+    pub shared_pool: bool,
+    /// LoRA adapters' rank (0: no adapters, the weights themselves learn).
+    #[serde(default)]
+    pub lora_rank: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@
 
 pub mod bert;
 pub mod checkpoint;
+pub mod lora;
 pub mod loss;
 pub mod optim;
 pub mod prepare;
@@ -27,5 +28,7 @@ pub use trainer::{train, LogEvent, Resume, TrainConfig, TrainSummary};
 pub use validate::{ValResult, ValSet};
 pub use weights::TrainModel;
 
+#[cfg(test)]
+mod lora_tests;
 #[cfg(test)]
 mod tests;

@@ -38,6 +38,12 @@ pub struct PrepareOptions {
     pub seed: u64,
     /// Append `hints_text` to the query (the paper uses the issue alone).
     pub use_hints: bool,
+    /// Consistency filter (CoRNStack, SweRank): keep an instance only if BM25 ranks one of its
+    /// gold chunks within the top N of its snapshot (0: keep all). A merge message that shares no
+    /// word with the code it changed teaches the encoder noise.
+    pub consistency_top: usize,
+    /// Drop instances with more gold chunks than this (sweeping refactors; 0: no limit).
+    pub max_gold: usize,
 }
 
 /// What happened to the instances that did not become examples.
@@ -46,6 +52,10 @@ pub struct PrepareReport {
     pub examples: usize,
     /// Instances whose patch touches no indexed chunk.
     pub no_gold: Vec<String>,
+    /// Instances with more gold chunks than `max_gold`.
+    pub too_many_gold: Vec<String>,
+    /// Instances no gold chunk of which BM25 ranks within `consistency_top`.
+    pub inconsistent: Vec<String>,
     /// Repositories not found under the repos directory, with their instance counts.
     pub missing_repos: BTreeMap<String, usize>,
     /// Instances whose snapshot or patch could not be read, with the reason.
@@ -54,7 +64,11 @@ pub struct PrepareReport {
 
 impl PrepareReport {
     pub fn skipped(&self) -> usize {
-        self.no_gold.len() + self.missing_repos.values().sum::<usize>() + self.failed.len()
+        self.no_gold.len()
+            + self.too_many_gold.len()
+            + self.inconsistent.len()
+            + self.missing_repos.values().sum::<usize>()
+            + self.failed.len()
     }
 }
 
@@ -87,10 +101,13 @@ pub fn prepare_examples(
             *report.missing_repos.entry(inst.repo.clone()).or_default() += 1;
             continue;
         };
+        let id = inst.instance_id.clone();
         match example_of(inst, git_dir, syntax, tokenizer, opts) {
-            Ok(Some(example)) => out.push((i, example)),
-            Ok(None) => report.no_gold.push(inst.instance_id.clone()),
-            Err(e) => report.failed.push((inst.instance_id.clone(), e.to_string())),
+            Ok(Outcome::Example(example)) => out.push((i, *example)),
+            Ok(Outcome::NoGold) => report.no_gold.push(id),
+            Ok(Outcome::TooManyGold) => report.too_many_gold.push(id),
+            Ok(Outcome::Inconsistent) => report.inconsistent.push(id),
+            Err(e) => report.failed.push((id, e.to_string())),
         }
     }
     progress.report(Phase::Parse, instances.len(), instances.len());
@@ -99,13 +116,20 @@ pub fn prepare_examples(
     Ok((out.into_iter().map(|(_, e)| e).collect(), report))
 }
 
+enum Outcome {
+    Example(Box<Example>),
+    NoGold,
+    TooManyGold,
+    Inconsistent,
+}
+
 fn example_of(
     inst: &Instance,
     git_dir: &std::path::Path,
     syntax: &mut SyntaxCache,
     tokenizer: &InputTokenizer,
     opts: &PrepareOptions,
-) -> Result<Option<Example>> {
+) -> Result<Outcome> {
     // The tied training's chunk input lists callees.
     let snapshot_opts =
         SnapshotOptions { max_file_size: opts.max_file_size, exclude_tests: false, link_calls: true };
@@ -114,10 +138,19 @@ fn example_of(
     gold.sort_unstable();
     gold.dedup();
     if gold.is_empty() {
-        return Ok(None);
+        return Ok(Outcome::NoGold);
+    }
+    if opts.max_gold > 0 && gold.len() > opts.max_gold {
+        return Ok(Outcome::TooManyGold);
     }
     let index = &snap.index;
     let query_text = instance_query(inst, opts.use_hints);
+    if opts.consistency_top > 0 {
+        let top = index.search_bm25(&query_text, opts.consistency_top)?;
+        if !top.iter().any(|h| gold.binary_search(&(h.chunk as usize)).is_ok()) {
+            return Ok(Outcome::Inconsistent);
+        }
+    }
     let hard = hard_negatives(index, &gold, &query_text, opts.bm25_negatives.min(opts.negatives))?;
     let others: Vec<usize> =
         (0..index.chunks.len()).filter(|i| gold.binary_search(i).is_err() && !hard.contains(i)).collect();
@@ -128,17 +161,18 @@ fn example_of(
     let candidate = |&id: &usize| -> Result<Candidate> {
         let input = encoder_input(&index.chunks, &index.graph, &opts.dense, id);
         let t = tokenizer.input(&input, opts.max_len)?;
-        Ok(Candidate { path: index.chunks[id].path.clone(), seq: Seq::from_tokenized(&t) })
+        let chunk = &index.chunks[id];
+        Ok(Candidate { path: chunk.path.clone(), name: chunk.name.clone(), seq: Seq::from_tokenized(&t) })
     };
     let query = tokenizer.query(&query_text, opts.query_max_len)?;
-    Ok(Some(Example {
+    Ok(Outcome::Example(Box::new(Example {
         instance_id: inst.instance_id.clone(),
         repo: inst.repo.clone(),
         query: Seq::from_tokenized(&query),
         positives: snap.gold_ids.iter().map(candidate).collect::<Result<_>>()?,
         negatives: negatives.par_iter().map(candidate).collect::<Result<_>>()?,
         snapshot_chunks: index.chunks.len(),
-    }))
+    })))
 }
 
 /// Up to `n` of BM25's best-ranked chunks for `query` that are neither gold (`gold` sorted)

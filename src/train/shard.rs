@@ -8,7 +8,7 @@
 //! repositories, parsing or tokenising. The price: a shard belongs to one tokenizer and
 //! one max length, both recorded in its header and checked on use.
 //!
-//! File: gzip of `CORETSHARD1\n` followed by the bincode (serde) of [`Shard`].
+//! File: gzip of `CORETSHARD2\n` followed by the bincode (serde) of [`Shard`].
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -19,7 +19,8 @@ use crate::error::{Error, Result};
 use crate::model::tokenize::InputTokenizer;
 use crate::model::TokenizedInput;
 
-const MAGIC: &[u8; 12] = b"CORETSHARD1\n";
+// 2: candidates carry their qualified name.
+const MAGIC: &[u8; 12] = b"CORETSHARD2\n";
 
 /// One tokenised sequence: ids, with segment 1 from `split` on (segment 0 before).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,11 +44,20 @@ impl Seq {
     }
 }
 
-/// A chunk as the encoder sees it, and its file (for file-level validation metrics).
+/// A chunk as the encoder sees it, its file (for file-level validation metrics) and its
+/// qualified name (with the path, its identity across the commits of one repository).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Candidate {
     pub path: String,
+    pub name: String,
     pub seq: Seq,
+}
+
+impl Candidate {
+    /// `path::name`: the same function in another commit's snapshot has the same key.
+    pub fn key(&self) -> String {
+        format!("{}::{}", self.path, self.name)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -188,7 +198,7 @@ mod tests {
     fn shard_round_trips_and_is_told_apart_from_instances() {
         let dir = tempfile::tempdir().unwrap();
         let seq = Seq { ids: vec![1, 2, 3], split: 2 };
-        let cand = Candidate { path: "a.py".into(), seq: seq.clone() };
+        let cand = Candidate { path: "a.py".into(), name: "f".into(), seq: seq.clone() };
         let shard = Shard {
             header: ShardHeader {
                 tokenizer: "abc".into(),

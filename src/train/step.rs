@@ -1,7 +1,12 @@
 //! Loss and gradients of a micro-batch of instances.
 //!
-//! All sequences of the micro-batch (each instance's query, gold chunks and negatives) are
-//! embedded in length-sorted slices of at most `slice` sequences. When everything fits in
+//! A micro-batch is a [`PoolBatch`]: the instances' queries and one pool of chunk sequences;
+//! each query scores its own gold rows of the pool against its negative rows. Built
+//! [`PoolBatch::shared`] from instances of one repository, every query meets every other
+//! instance's chunks as negatives (DESIGN.md "Training on a CPU"), at the cost of encoding each
+//! once; built [`PoolBatch::per_instance`], each query meets only its own negatives.
+//!
+//! All sequences of the micro-batch (the queries and the pool) are embedded in length-sorted slices of at most `slice` sequences. When everything fits in
 //! one slice the loss backpropagates directly. Otherwise memory would hold every slice's
 //! activations at once, so the gradient is computed in two passes (the "gradient cache"
 //! trick): embed all slices without keeping their graphs, take the loss's gradient with
@@ -9,7 +14,7 @@
 //! `Σ embedding · its gradient`. Both ways give the same gradient; the second costs one
 //! extra forward pass and keeps only one slice's activations.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use candle_core::{Tensor, Var};
 
@@ -23,11 +28,110 @@ pub struct Item {
     pub query: TokenizedInput,
     pub positives: Vec<TokenizedInput>,
     pub negatives: Vec<TokenizedInput>,
+    /// Each positive's identity (`path::qualified name`; empty: unknown). In a shared pool, a
+    /// chunk with a gold's identity (another commit's version of the same function, an
+    /// `@overload` stub, a redefinition) is a likely false negative for that query.
+    pub positive_keys: Vec<String>,
+    /// Each negative's identity, as `positive_keys`.
+    pub negative_keys: Vec<String>,
 }
 
-impl Item {
-    fn len(&self) -> usize {
-        1 + self.positives.len() + self.negatives.len()
+/// Queries, one pool of chunk sequences, and for each query the pool rows that are its gold
+/// chunks and those that are its negatives.
+#[derive(Debug)]
+pub struct PoolBatch {
+    pub queries: Vec<TokenizedInput>,
+    pub pool: Vec<TokenizedInput>,
+    pub golds: Vec<Vec<usize>>,
+    pub negatives: Vec<Vec<usize>>,
+}
+
+impl PoolBatch {
+    /// Each instance with its own chunks only: the per-instance CoRet loss.
+    pub fn per_instance(items: &[Item]) -> PoolBatch {
+        let mut b =
+            PoolBatch { queries: Vec::new(), pool: Vec::new(), golds: Vec::new(), negatives: Vec::new() };
+        for it in items {
+            b.queries.push(it.query.clone());
+            let at = b.pool.len();
+            b.pool.extend(it.positives.iter().chain(&it.negatives).cloned());
+            b.golds.push((at..at + it.positives.len()).collect());
+            b.negatives.push((at + it.positives.len()..b.pool.len()).collect());
+        }
+        b
+    }
+
+    /// One pool of every item's chunks (identical inputs once) that serves every query: a
+    /// query's negatives are all pool rows but its golds, inputs identical to a gold, and chunks
+    /// sharing a gold's identity. With one item and no such duplicates it is `per_instance`.
+    pub fn shared(items: &[Item]) -> PoolBatch {
+        let mut pool = Interned::default();
+        let golds: Vec<Vec<usize>> = items
+            .iter()
+            .map(|it| {
+                let mut g: Vec<usize> = it
+                    .positives
+                    .iter()
+                    .enumerate()
+                    .map(|(k, s)| pool.row(s, it.positive_keys.get(k)))
+                    .collect();
+                g.sort_unstable();
+                g.dedup();
+                g
+            })
+            .collect();
+        for it in items {
+            for (k, s) in it.negatives.iter().enumerate() {
+                pool.row(s, it.negative_keys.get(k));
+            }
+        }
+        let negatives = items
+            .iter()
+            .zip(&golds)
+            .map(|(it, g)| {
+                let gold_keys: HashSet<&str> =
+                    it.positive_keys.iter().filter(|k| !k.is_empty()).map(String::as_str).collect();
+                (0..pool.seqs.len())
+                    .filter(|r| {
+                        g.binary_search(r).is_err() && !pool.keys[*r].iter().any(|k| gold_keys.contains(k))
+                    })
+                    .collect()
+            })
+            .collect();
+        PoolBatch {
+            queries: items.iter().map(|it| it.query.clone()).collect(),
+            pool: pool.seqs.into_iter().cloned().collect(),
+            golds,
+            negatives,
+        }
+    }
+
+    /// Sequences in embedding order: the queries, then the pool.
+    fn sequences(&self) -> Vec<&TokenizedInput> {
+        self.queries.iter().chain(&self.pool).collect()
+    }
+}
+
+/// Pool rows by input: identical token ids are one row, carrying every identity seen for it.
+#[derive(Default)]
+struct Interned<'a> {
+    rows: HashMap<&'a [u32], usize>,
+    seqs: Vec<&'a TokenizedInput>,
+    keys: Vec<Vec<&'a str>>,
+}
+
+impl<'a> Interned<'a> {
+    fn row(&mut self, seq: &'a TokenizedInput, key: Option<&'a String>) -> usize {
+        let next = self.seqs.len();
+        let row = *self.rows.entry(seq.ids.as_slice()).or_insert(next);
+        if row == next {
+            self.seqs.push(seq);
+            self.keys.push(Vec::new());
+        }
+        if let Some(k) = key.filter(|k| !k.is_empty()) {
+            self.keys[row].push(k.as_str());
+        }
+        row
     }
 }
 
@@ -35,20 +139,17 @@ fn terr(e: candle_core::Error) -> Error {
     Error::context("training step", e)
 }
 
-/// Adds `weight ×` the gradient of `Σ_i loss_i` over `items` into `grads` (by parameter
-/// name) and returns each instance's loss.
+/// Adds `weight ×` the gradient of `Σ_i loss_i` over the queries of `batch` into `grads` (by
+/// parameter name) and returns each query's loss.
 pub fn accumulate_grads(
     model: &TrainModel,
-    items: &[Item],
+    batch: &PoolBatch,
     tau: f64,
     weight: f64,
     slice: usize,
     grads: &mut HashMap<String, Tensor>,
 ) -> Result<Vec<f32>> {
-    let seqs: Vec<&TokenizedInput> = items
-        .iter()
-        .flat_map(|it| std::iter::once(&it.query).chain(&it.positives).chain(&it.negatives))
-        .collect();
+    let seqs = batch.sequences();
     if seqs.len() <= slice.max(1) {
         // One graph, but padded in groups of similar length: a 512-token query must not pad
         // its chunks to 512 (4× the tokens, 16× the attention memory).
@@ -56,7 +157,7 @@ pub fn accumulate_grads(
         let emb = place_rows(&buckets, seqs.len(), |k| {
             model.embed(&buckets[k].iter().map(|&r| seqs[r]).collect::<Vec<_>>())
         })?;
-        let (total, losses) = batch_loss(&emb, items, tau, weight)?;
+        let (total, losses) = batch_loss(&emb, batch, tau, weight)?;
         add_grads(model, &total.backward().map_err(terr)?, grads)?;
         return Ok(losses);
     }
@@ -72,7 +173,7 @@ pub fn accumulate_grads(
     };
     let emb = Var::from_tensor(&place_rows(&slices, seqs.len(), |k| Ok(embed_slice(k)?.detach()))?)
         .map_err(terr)?;
-    let (total, losses) = batch_loss(emb.as_tensor(), items, tau, weight)?;
+    let (total, losses) = batch_loss(emb.as_tensor(), batch, tau, weight)?;
     let emb_grad =
         total.backward().map_err(terr)?.remove(emb.as_tensor()).ok_or_else(|| terr(no_grad("embeddings")))?;
     for (k, rows) in slices.iter().enumerate() {
@@ -131,20 +232,27 @@ fn place_rows(slices: &[Vec<usize>], n: usize, embed: impl Fn(usize) -> Result<T
     all.index_select(&idx, 0).map_err(terr)
 }
 
-/// `weight × Σ` of the instances' losses, and each loss, from embeddings laid out as
-/// `accumulate_grads` flattens the items.
-fn batch_loss(emb: &Tensor, items: &[Item], tau: f64, weight: f64) -> Result<(Tensor, Vec<f32>)> {
-    let mut at = 0;
-    let mut losses = Vec::with_capacity(items.len());
-    let mut terms = Vec::with_capacity(items.len());
-    for it in items {
-        let q = emb.narrow(0, at, 1).map_err(terr)?;
-        let p = emb.narrow(0, at + 1, it.positives.len()).map_err(terr)?;
-        let n = emb.narrow(0, at + 1 + it.positives.len(), it.negatives.len()).map_err(terr)?;
-        let loss = coret_loss(&q, &p, &n, tau).map_err(terr)?;
+/// `weight × Σ` of the queries' losses, and each loss, from embeddings laid out as
+/// [`PoolBatch::sequences`].
+fn batch_loss(emb: &Tensor, batch: &PoolBatch, tau: f64, weight: f64) -> Result<(Tensor, Vec<f32>)> {
+    let n_queries = batch.queries.len();
+    let rows = |list: &[usize]| -> Result<Tensor> {
+        let idx: Vec<u32> = list.iter().map(|&r| (n_queries + r) as u32).collect();
+        let idx = Tensor::new(idx, emb.device()).map_err(terr)?;
+        emb.index_select(&idx, 0).map_err(terr)
+    };
+    let mut losses = Vec::with_capacity(n_queries);
+    let mut terms = Vec::with_capacity(n_queries);
+    for (i, (golds, negatives)) in batch.golds.iter().zip(&batch.negatives).enumerate() {
+        let q = emb.narrow(0, i, 1).map_err(terr)?;
+        let n = if negatives.is_empty() {
+            Tensor::zeros((0, emb.dim(1).map_err(terr)?), emb.dtype(), emb.device()).map_err(terr)?
+        } else {
+            rows(negatives)?
+        };
+        let loss = coret_loss(&q, &rows(golds)?, &n, tau).map_err(terr)?;
         losses.push(loss.to_scalar::<f32>().map_err(terr)?);
         terms.push(loss);
-        at += it.len();
     }
     let total = Tensor::stack(&terms, 0).and_then(|t| t.sum_all()).and_then(|t| t * weight).map_err(terr)?;
     Ok((total, losses))

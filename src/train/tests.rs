@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use candle_core::{Device, Tensor};
 
-use super::step::{accumulate_grads, length_buckets, Item};
+use super::step::{accumulate_grads, length_buckets, Item, PoolBatch};
 use super::*;
 use crate::model::{Encoder, EncoderInput, EncoderOptions, TokenizedInput, DOWN_TOKEN};
 use crate::progress::{NoProgress, Progress};
@@ -12,7 +12,7 @@ use crate::semantic::DenseOptions;
 use crate::testkit::{fixture, Fixture};
 
 /// f32 products: training runs in f32, and these tests compare it with the encoder to 1e-4.
-fn opts() -> EncoderOptions {
+pub(super) fn opts() -> EncoderOptions {
     EncoderOptions {
         max_len: 64,
         batch_size: 8,
@@ -21,15 +21,15 @@ fn opts() -> EncoderOptions {
     }
 }
 
-fn input(chunk: &str, neighbours: &[&str]) -> EncoderInput {
+pub(super) fn input(chunk: &str, neighbours: &[&str]) -> EncoderInput {
     EncoderInput { chunk: chunk.into(), neighbours: neighbours.iter().map(|s| s.to_string()).collect() }
 }
 
-fn rows(t: &Tensor) -> Vec<Vec<f32>> {
+pub(super) fn rows(t: &Tensor) -> Vec<Vec<f32>> {
     t.to_vec2::<f32>().unwrap()
 }
 
-fn assert_close(a: &[Vec<f32>], b: &[Vec<f32>], tol: f32) {
+pub(super) fn assert_close(a: &[Vec<f32>], b: &[Vec<f32>], tol: f32) {
     assert_eq!(a.len(), b.len());
     for (x, y) in a.iter().zip(b) {
         let worst = x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0, f32::max);
@@ -37,7 +37,7 @@ fn assert_close(a: &[Vec<f32>], b: &[Vec<f32>], tol: f32) {
     }
 }
 
-fn prepared(fx: &Fixture, model: &TrainModel, negatives: usize) -> Vec<Example> {
+pub(super) fn prepared(fx: &Fixture, model: &TrainModel, negatives: usize) -> Vec<Example> {
     let opts = PrepareOptions {
         repos_dir: fx.repos.clone(),
         max_file_size: 1 << 20,
@@ -48,6 +48,8 @@ fn prepared(fx: &Fixture, model: &TrainModel, negatives: usize) -> Vec<Example> 
         query_max_len: 32,
         seed: 1,
         use_hints: false,
+        consistency_top: 0,
+        max_gold: 0,
     };
     prepare_examples(&fx.instances, &model.tokenizer, &opts, &NoProgress).unwrap().0
 }
@@ -68,18 +70,22 @@ fn training_forward_matches_the_encoder_and_down_starts_as_sep() {
     assert_close(&got, &want, 1e-4);
 }
 
-fn fixed_items(model: &TrainModel) -> Vec<Item> {
+pub(super) fn fixed_items(model: &TrainModel) -> Vec<Item> {
     let t = |s: &str, n: &[&str]| model.tokenizer.input(&input(s, n), 64).unwrap();
     vec![
         Item {
             query: t("clamp order wrong", &[]),
             positives: vec![t("def clamp(x, lo, hi): return max(lo, min(x, hi))", &["def max"])],
             negatives: vec![t("def mean(xs)", &[]), t("class model", &["def load"]), t("def first(xs)", &[])],
+            positive_keys: vec!["m.py::clamp".into()],
+            negative_keys: vec!["m.py::mean".into(), "m.py::model".into(), "m.py::first".into()],
         },
         Item {
             query: t("save config returns", &[]),
             positives: vec![t("def save_config(path, value)", &[]), t("def parse_value(text)", &[])],
             negatives: vec![t("def total(xs)", &[]), t("def load_config(path)", &["def parse_value"])],
+            positive_keys: vec!["c.py::save_config".into(), "c.py::parse_value".into()],
+            negative_keys: vec!["m.py::total".into(), "c.py::load_config".into()],
         },
     ]
 }
@@ -88,7 +94,7 @@ fn fixed_items(model: &TrainModel) -> Vec<Item> {
 fn every_parameter_gets_a_gradient_and_slicing_does_not_change_it() {
     let fx = fixture();
     let model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
-    let items = fixed_items(&model);
+    let items = PoolBatch::per_instance(&fixed_items(&model));
     let mut direct = HashMap::new();
     let l1 = accumulate_grads(&model, &items, 0.05, 0.5, 64, &mut direct).unwrap();
     let mut sliced = HashMap::new();
@@ -114,7 +120,7 @@ fn with_frozen_lower_layers_slicing_does_not_change_the_gradient() {
     let fx = fixture();
     let mut model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
     model.train_top_layers(1).unwrap();
-    let items = fixed_items(&model);
+    let items = PoolBatch::per_instance(&fixed_items(&model));
     let mut direct = HashMap::new();
     let l1 = accumulate_grads(&model, &items, 0.05, 0.5, 64, &mut direct).unwrap();
     let mut sliced = HashMap::new();
@@ -147,8 +153,8 @@ fn a_long_query_does_not_pad_its_chunks_to_its_length() {
 }
 
 /// Mean losses of six AdamW updates on the fixed batch; `check` sees each update's gradients.
-fn six_updates(model: &TrainModel, check: impl Fn(&HashMap<String, Tensor>)) -> Vec<f32> {
-    let items = fixed_items(model);
+pub(super) fn six_updates(model: &TrainModel, check: impl Fn(&HashMap<String, Tensor>)) -> Vec<f32> {
+    let items = PoolBatch::per_instance(&fixed_items(model));
     let vars = model.varmap.data().lock().unwrap().clone();
     let mut opt = optim::AdamW::new(vars, optim::AdamWParams::default()).unwrap();
     let mut losses = Vec::new();
@@ -234,7 +240,8 @@ fn saved_model_has_down_and_reloads_with_the_same_embeddings() {
     let fx = fixture();
     let model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
     let mut grads = HashMap::new();
-    accumulate_grads(&model, &fixed_items(&model), 0.05, 1.0, 64, &mut grads).unwrap();
+    accumulate_grads(&model, &PoolBatch::per_instance(&fixed_items(&model)), 0.05, 1.0, 64, &mut grads)
+        .unwrap();
     let vars = model.varmap.data().lock().unwrap().clone();
     optim::AdamW::new(vars, optim::AdamWParams::default()).unwrap().step(&grads, 1e-3).unwrap();
     let out = fx.tmp.path().join("out");
@@ -273,6 +280,8 @@ fn prepare_uses_the_eval_gold_and_reports_skips() {
         query_max_len: 32,
         seed: 1,
         use_hints: false,
+        consistency_top: 0,
+        max_gold: 0,
     };
     let (examples, report) = prepare_examples(&fx.instances, &model.tokenizer, &opts, &NoProgress).unwrap();
     assert_eq!(examples.len(), 6);
@@ -311,9 +320,9 @@ fn examples_recall1(examples: &[Example]) -> f64 {
 }
 
 /// Stops training after `after` updates, as Ctrl-C would.
-struct StopAfter {
-    steps: Arc<AtomicUsize>,
-    after: usize,
+pub(super) struct StopAfter {
+    pub(super) steps: Arc<AtomicUsize>,
+    pub(super) after: usize,
 }
 
 impl Progress for StopAfter {
@@ -323,7 +332,7 @@ impl Progress for StopAfter {
     }
 }
 
-fn config(output: std::path::PathBuf) -> TrainConfig {
+pub(super) fn config(output: std::path::PathBuf) -> TrainConfig {
     TrainConfig {
         output,
         epochs: 2,
@@ -334,6 +343,7 @@ fn config(output: std::path::PathBuf) -> TrainConfig {
         weight_decay: 0.01,
         clip_norm: 1.0,
         batch: 2,
+        shared_pool: false,
         accum: 1,
         temperature: 0.05,
         grad_slice: 16,

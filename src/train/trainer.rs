@@ -17,8 +17,8 @@ use serde::Serialize;
 use super::checkpoint::{self, plan_mismatch, CheckpointState, Plan};
 use super::optim::{clip_grad_norm, AdamW, AdamWParams, Schedule};
 use super::prepare::blake3_u64;
-use super::shard::Example;
-use super::step::{accumulate_grads, Item};
+use super::shard::{Candidate, Example};
+use super::step::{accumulate_grads, Item, PoolBatch};
 use super::validate::{validate, ValResult, ValSet};
 use super::weights::TrainModel;
 use crate::error::{Error, Result};
@@ -43,6 +43,9 @@ pub struct TrainConfig {
     pub clip_norm: f64,
     /// Instances per micro-batch (embedded together).
     pub batch: usize,
+    /// Micro-batches of one repository's instances sharing one pool of negatives (DESIGN.md
+    /// "Training on a CPU"); false: random micro-batches, each instance its own negatives.
+    pub shared_pool: bool,
     /// Micro-batches per update.
     pub accum: usize,
     pub temperature: f64,
@@ -87,9 +90,37 @@ pub fn epoch_order(n: usize, seed: u64, epoch: usize) -> Vec<usize> {
     order
 }
 
+/// The micro-batches of `epoch`, as example indices. Shared pools: each micro-batch is up to
+/// `batch` consecutive examples of one repository (the input lists each repository's newest
+/// first, so their snapshots are close and share most chunks), the micro-batches shuffled.
+/// Otherwise: the shuffled examples cut into micro-batches.
+pub fn epoch_batches(
+    examples: &[Example],
+    batch: usize,
+    shared_pool: bool,
+    seed: u64,
+    epoch: usize,
+) -> Vec<Vec<usize>> {
+    let batch = batch.max(1);
+    if !shared_pool {
+        return epoch_order(examples.len(), seed, epoch).chunks(batch).map(<[usize]>::to_vec).collect();
+    }
+    let mut by_repo: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, e) in examples.iter().enumerate() {
+        match by_repo.iter_mut().find(|(r, _)| *r == e.repo) {
+            Some((_, list)) => list.push(i),
+            None => by_repo.push((&e.repo, vec![i])),
+        }
+    }
+    let mut batches: Vec<Vec<usize>> =
+        by_repo.iter().flat_map(|(_, list)| list.chunks(batch).map(<[usize]>::to_vec)).collect();
+    let order = epoch_order(batches.len(), seed, epoch);
+    order.into_iter().map(|k| std::mem::take(&mut batches[k])).collect()
+}
+
 fn plan_of(examples: &[Example], cfg: &TrainConfig, model: &TrainModel) -> Plan {
-    let per_step = (cfg.batch * cfg.accum).max(1);
-    let steps_per_epoch = examples.len().div_ceil(per_step);
+    let micro = epoch_batches(examples, cfg.batch, cfg.shared_pool, cfg.seed, 0).len();
+    let steps_per_epoch = micro.div_ceil(cfg.accum.max(1));
     let full = steps_per_epoch * cfg.epochs.max(1);
     let total_steps = cfg.max_steps.map_or(full, |m| m.min(full)).max(1);
     let mut h = blake3::Hasher::new();
@@ -110,6 +141,8 @@ fn plan_of(examples: &[Example], cfg: &TrainConfig, model: &TrainModel) -> Plan 
         lr: cfg.lr,
         temperature: cfg.temperature,
         train_layers: model.trained_top_layers(),
+        shared_pool: cfg.shared_pool,
+        lora_rank: model.lora_rank(),
     }
 }
 
@@ -127,6 +160,8 @@ fn item_of(ex: &Example, idx: usize, plan: &Plan, epoch: usize) -> Item {
         query: ex.query.to_tokenized(),
         positives: ex.positives.iter().map(|c| c.seq.to_tokenized()).collect(),
         negatives: picked.iter().map(|&i| pool[i].seq.to_tokenized()).collect(),
+        positive_keys: ex.positives.iter().map(Candidate::key).collect(),
+        negative_keys: picked.iter().map(|&i| pool[i].key()).collect(),
     }
 }
 
@@ -200,8 +235,8 @@ pub fn train(
         step = r.state.step;
     }
     let schedule = Schedule { peak: plan.lr, warmup: plan.warmup, total: plan.total_steps };
-    let per_step = plan.batch * plan.accum;
-    let steps_per_epoch = examples.len().div_ceil(per_step);
+    let steps_per_epoch =
+        epoch_batches(examples, plan.batch, plan.shared_pool, plan.seed, 0).len().div_ceil(plan.accum);
     let path = cfg.output.join(LOG_FILE);
     let file = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| Error::io(&path, e))?;
     let mut rep = Reporter { file, path, on_event };
@@ -218,23 +253,26 @@ pub fn train(
     if step == 0 {
         run.validate(&mut rep, &mut summary, 0)?;
     }
-    let mut order = (usize::MAX, Vec::new());
+    let mut batches = (usize::MAX, Vec::new());
     while step < plan.total_steps {
         let epoch = step / steps_per_epoch;
-        if order.0 != epoch {
-            order = (epoch, epoch_order(examples.len(), plan.seed, epoch));
+        if batches.0 != epoch {
+            batches = (epoch, epoch_batches(examples, plan.batch, plan.shared_pool, plan.seed, epoch));
         }
-        let at = (step % steps_per_epoch) * per_step;
-        let chosen = &order.1[at..(at + per_step).min(examples.len())];
+        let at = (step % steps_per_epoch) * plan.accum;
+        let chosen = &batches.1[at..(at + plan.accum).min(batches.1.len())];
+        let instances: usize = chosen.iter().map(Vec::len).sum();
         let t = Instant::now();
         let mut grads = HashMap::new();
         let mut losses = Vec::new();
-        let weight = 1.0 / chosen.len() as f64;
-        for micro in chosen.chunks(plan.batch) {
+        let weight = 1.0 / instances.max(1) as f64;
+        for micro in chosen {
             let items: Vec<Item> = micro.iter().map(|&i| item_of(&examples[i], i, plan, epoch)).collect();
+            let batch =
+                if plan.shared_pool { PoolBatch::shared(&items) } else { PoolBatch::per_instance(&items) };
             losses.extend(accumulate_grads(
                 model,
-                &items,
+                &batch,
                 plan.temperature,
                 weight,
                 cfg.grad_slice,
@@ -249,7 +287,7 @@ pub fn train(
         let loss = losses.iter().map(|&l| l as f64).sum::<f64>() / losses.len().max(1) as f64;
         summary.losses.push(loss);
         let seconds = t.elapsed().as_secs_f64();
-        rep.emit(LogEvent::Step { step, epoch, loss, lr, grad_norm, instances: chosen.len(), seconds })?;
+        rep.emit(LogEvent::Step { step, epoch, loss, lr, grad_norm, instances, seconds })?;
         let last = step == plan.total_steps;
         let epoch_end = step % steps_per_epoch == 0;
         let val_due = match cfg.val_every {

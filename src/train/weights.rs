@@ -16,10 +16,12 @@ use serde_json::Value;
 use tokenizers::{AddedToken, Tokenizer};
 
 use super::bert::TrainBert;
+use super::lora::LoraSpec;
 use crate::cache::write_atomic;
 use crate::error::{Error, Result};
 use crate::model::config::{parse_bert_config, CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE};
 use crate::model::cpu_bert::CpuBert;
+use crate::model::lora::{merge, LoraAdapter, A_SUFFIX, B_SUFFIX};
 use crate::model::pool::{l2_normalize, mean_pool, pad_batch};
 use crate::model::tokenize::{InputTokenizer, SEP_TOKEN};
 use crate::model::{Encoder, EncoderOptions, LayerTensor, Precision, TokenizedInput, DOWN_TOKEN};
@@ -49,7 +51,19 @@ pub struct TrainModel {
     /// The frozen embeddings and lower layers as the CPU's inference pass (no graph, fused
     /// ops: several times cheaper than the differentiable layers); `None` on other devices.
     lower: Option<CpuBert>,
+    /// With LoRA adapters: the frozen weights (then `varmap` holds only the adapters).
+    lora: Option<LoraState>,
 }
+
+struct LoraState {
+    rank: usize,
+    alpha: f64,
+    base: HashMap<String, Tensor>,
+}
+
+/// Beside a LoRA model's weights in a saved directory: the adapters (f32) and their rank and α.
+const LORA_WEIGHTS_FILE: &str = "lora.safetensors";
+const LORA_SPEC_FILE: &str = "lora.json";
 
 fn tensor_err(context: &str) -> impl Fn(candle_core::Error) -> Error + '_ {
     move |e| Error::context(context.to_string(), e)
@@ -89,9 +103,9 @@ impl TrainModel {
         grow_word_embeddings(&mut tensors, old_vocab, config.vocab_size, &input_tokenizer, &wctx)?;
         let varmap = VarMap::new();
         let vb = VarBuilder::from_varmap(&varmap, DType::F32, device);
-        let bert = TrainBert::load(vb, &config).map_err(tensor_err(&wctx))?;
+        let bert = TrainBert::load(vb, &config, None).map_err(tensor_err(&wctx))?;
         fill_from(&varmap, &tensors, &wctx)?;
-        Ok(TrainModel {
+        let mut model = TrainModel {
             varmap,
             bert,
             config,
@@ -101,7 +115,77 @@ impl TrainModel {
             device: device.clone(),
             frozen_below: 0,
             lower: None,
-        })
+            lora: None,
+        };
+        let spec_path = dir.join(LORA_SPEC_FILE);
+        if spec_path.is_file() {
+            // A LoRA model saved by `save`: its adapters go back on.
+            let text = std::fs::read_to_string(&spec_path).map_err(|e| Error::io(&spec_path, e))?;
+            let spec: Value = serde_json::from_str(&text)
+                .map_err(|e| Error::context(spec_path.display().to_string(), e))?;
+            let rank = spec["rank"].as_u64().unwrap_or(0) as usize;
+            let alpha = spec["alpha"].as_f64().unwrap_or(0.0);
+            model.use_lora(rank, alpha)?;
+            let path = dir.join(LORA_WEIGHTS_FILE);
+            let ctx = path.display().to_string();
+            let adapters = candle_core::safetensors::load(&path, device).map_err(tensor_err(&ctx))?;
+            fill_from(&model.varmap, &adapters, &ctx)?;
+        }
+        Ok(model)
+    }
+
+    /// Freezes every weight and puts LoRA adapters of rank `rank` (scale `alpha / rank`) beside
+    /// each linear layer of each encoder layer: from here on only the adapters learn, and the
+    /// model embeds exactly as before until they do (B starts at zero).
+    pub fn use_lora(&mut self, rank: usize, alpha: f64) -> Result<()> {
+        if rank == 0 {
+            return Err(Error::invalid("--lora-rank must be at least 1"));
+        }
+        if self.frozen_below > 0 {
+            return Err(Error::invalid("LoRA adapts every layer: it does not combine with --train-layers"));
+        }
+        let base = self.model_tensors()?;
+        let adapters = VarMap::new();
+        let vb = VarBuilder::from_tensors(base.clone(), DType::F32, &self.device);
+        let spec = LoraSpec { rank, alpha, vars: &adapters };
+        self.bert = TrainBert::load(vb, &self.config, Some(spec)).map_err(tensor_err("LoRA adapters"))?;
+        self.varmap = adapters;
+        self.lora = Some(LoraState { rank, alpha, base });
+        Ok(())
+    }
+
+    /// The adapters' rank (0: no adapters, the weights themselves learn).
+    pub fn lora_rank(&self) -> usize {
+        self.lora.as_ref().map_or(0, |l| l.rank)
+    }
+
+    /// The adapters as a shippable file's contents, trained from the model `base_id`.
+    pub fn lora_adapter(&self, base_id: &str, metadata: HashMap<String, String>) -> Result<LoraAdapter> {
+        let lora = self.lora.as_ref().ok_or_else(|| Error::invalid("the model has no LoRA adapters"))?;
+        let mut out = Vec::new();
+        for (name, t) in self.tensors() {
+            let values = t.flatten_all().and_then(|f| f.to_vec1::<f32>()).map_err(tensor_err(&name))?;
+            out.push(LayerTensor { name, shape: t.dims().to_vec(), values });
+        }
+        LoraAdapter::from_tensors(out, base_id, lora.rank, lora.alpha, metadata)
+    }
+
+    /// Every weight of the model as it now embeds (LoRA adapters merged in), by name.
+    pub fn model_tensors(&self) -> Result<HashMap<String, Tensor>> {
+        let Some(lora) = &self.lora else { return Ok(self.tensors()) };
+        let adapters = self.tensors();
+        let mut all = lora.base.clone();
+        for (name, a) in &adapters {
+            let Some(linear) = name.strip_suffix(A_SUFFIX) else { continue };
+            let weight = format!("{linear}.weight");
+            let (Some(w), Some(b)) = (lora.base.get(&weight), adapters.get(&format!("{linear}{B_SUFFIX}")))
+            else {
+                return Err(Error::invalid(format!("LoRA adapter {linear}: missing weight or B")));
+            };
+            let merged = merge(w, a, b, lora.alpha / lora.rank as f64).map_err(tensor_err(&weight))?;
+            all.insert(weight, merged);
+        }
+        Ok(all)
     }
 
     /// Lets only the top `top` encoder layers learn (0: every weight), so a trained tower is
@@ -118,8 +202,9 @@ impl TrainModel {
 
     fn build_lower(&mut self) {
         self.lower = (self.frozen_below > 0 && self.device.is_cpu())
-            .then(|| CpuBert::from_tensors(&self.tensors(), &self.config, Precision::F32))
-            .flatten();
+            .then(|| self.model_tensors().ok())
+            .flatten()
+            .and_then(|t| CpuBert::from_tensors(&t, &self.config, Precision::F32));
     }
 
     /// Whether the frozen lower layers run through the CPU's inference pass.
@@ -193,13 +278,13 @@ impl TrainModel {
         Ok(out)
     }
 
-    /// The current weights, detached, by tensor name.
+    /// The weights that learn (with LoRA: the adapters), detached, by tensor name.
     pub fn tensors(&self) -> HashMap<String, Tensor> {
         let data = self.varmap.data().lock().unwrap_or_else(|p| p.into_inner());
         data.iter().map(|(k, v)| (k.clone(), v.as_tensor().detach())).collect()
     }
 
-    /// Overwrites the weights from `tensors` (e.g. a checkpoint); every variable must be there.
+    /// Overwrites the weights that learn from `tensors` (e.g. a checkpoint); every one must be there.
     pub fn set_tensors(&mut self, tensors: &HashMap<String, Tensor>, source: &str) -> Result<()> {
         fill_from(&self.varmap, tensors, source)?;
         self.build_lower();
@@ -208,7 +293,7 @@ impl TrainModel {
 
     /// An inference encoder over a copy of the current weights (for validation).
     pub fn to_encoder(&self, opts: EncoderOptions, model_id: String) -> Result<Encoder> {
-        let vb = VarBuilder::from_tensors(self.tensors(), DType::F32, &self.device);
+        let vb = VarBuilder::from_tensors(self.model_tensors()?, DType::F32, &self.device);
         let bert = BertModel::load(vb, &self.config).map_err(tensor_err("validation encoder"))?;
         let tokenizer = Tokenizer::from_bytes(self.tokenizer_json.as_bytes())
             .map_err(|e| Error::context("training tokenizer", e))?;
@@ -216,14 +301,20 @@ impl TrainModel {
     }
 
     /// Writes `config.json`, `tokenizer.json` and `model.safetensors` into `dir`, each
-    /// atomically (weights last, so a directory with new weights has their config).
+    /// atomically (weights last, so a directory with new weights has their config). A LoRA
+    /// model writes its frozen weights there and its adapters beside them (`lora.json`,
+    /// `lora.safetensors`), so `load` resumes it as it was.
     pub fn save(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let config = serde_json::to_string_pretty(&self.config_json)
             .map_err(|e| Error::context(dir.display().to_string(), e))?;
         write_atomic(&dir.join(CONFIG_FILE), config.as_bytes())?;
         write_atomic(&dir.join(TOKENIZER_FILE), self.tokenizer_json.as_bytes())?;
-        save_tensors(&self.tensors(), &dir.join(WEIGHTS_FILE))
+        let Some(lora) = &self.lora else { return save_tensors(&self.tensors(), &dir.join(WEIGHTS_FILE)) };
+        save_tensors(&lora.base, &dir.join(WEIGHTS_FILE))?;
+        save_tensors(&self.tensors(), &dir.join(LORA_WEIGHTS_FILE))?;
+        let spec = serde_json::json!({"rank": lora.rank, "alpha": lora.alpha}).to_string();
+        write_atomic(&dir.join(LORA_SPEC_FILE), spec.as_bytes())
     }
 }
 
