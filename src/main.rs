@@ -4,5 +4,12 @@
 mod cli;
 
 fn main() {
+    // A reader that closes the pipe (`coret-tui … | head`) ends the program as it ends `cat`:
+    // quietly, by SIGPIPE (exit 141), not with a "failed printing to stdout" panic.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     std::process::exit(cli::run());
 }

@@ -9,7 +9,9 @@ use std::path::PathBuf;
     name = "coret-tui",
     version,
     about = "Find the Python functions, classes and methods an issue is about: CoRet dense retrieval and BM25, side by side.",
-    after_help = "Without --query, opens the interactive TUI on PATH."
+    after_help = "Without --query, opens the interactive TUI on PATH.",
+    // `--top -1` is a bad value of --top (named in the error), not an unknown flag `-1`.
+    allow_negative_numbers = true
 )]
 pub struct Args {
     /// Repository to index (a directory with Python sources).
@@ -33,16 +35,10 @@ pub struct Args {
     pub json: bool,
 
     /// Cache directory (default: the platform cache directory).
-    #[arg(
-        help_heading = "Index",
-        long,
-        env = "CORET_CACHE_DIR",
-        value_name = "DIR",
-        conflicts_with = "no_cache"
-    )]
+    #[arg(help_heading = "Index", long, env = "CORET_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
-    /// Index in memory only; neither read nor write the cache.
+    /// Index in memory only; neither read nor write the cache (wins over --cache-dir and CORET_CACHE_DIR).
     #[arg(long, help_heading = "Index")]
     pub no_cache: bool,
 

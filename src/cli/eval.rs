@@ -18,8 +18,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let ids = args.instances.as_deref().map(parse_id_list);
     let selection = select(all, ids.as_deref(), args.limit);
-    for id in &selection.unknown_ids {
-        eprintln!("note: instance {id} is not in {}", path.display());
+    if let Some(id) = selection.unknown_ids.first() {
+        anyhow::bail!(Usage(format!(
+            "--instances: {id} is not in {}{}",
+            path.display(),
+            match selection.unknown_ids.len() {
+                1 => String::new(),
+                n => format!(" (nor are {} more)", n - 1),
+            }
+        )));
+    }
+    if selection.instances.is_empty() {
+        anyhow::bail!(Usage(format!(
+            "{}: no instance to evaluate ({} malformed or duplicate lines)",
+            path.display(),
+            bad_lines.len()
+        )));
     }
     let retrievers = args.retrievers_or(&Retriever::ALL);
     let mut ks = args.k.clone();
@@ -110,6 +124,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if summary.n_instances > 0 && summary.n_failed == summary.n_instances {
         let first = summary.failed.first().map_or(String::new(), |(id, e)| format!(" (first: {id}: {e})"));
         anyhow::bail!("every instance failed{first}");
+    }
+    // An eval that scored nothing measured nothing: a failure, whatever the reason.
+    if summary.n_with_gold == 0 {
+        anyhow::bail!(
+            "no instance was scored: {} without gold, {} failed",
+            summary.n_without_gold,
+            summary.n_failed
+        );
     }
     Ok(())
 }

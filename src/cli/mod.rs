@@ -58,6 +58,17 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
     if args.query.is_some() {
         return query::run(&args);
     }
+    if args.json {
+        return Err(Usage("--json prints a headless query's results: add --query TEXT".into()).into());
+    }
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout())
+        || !std::io::IsTerminal::is_terminal(&std::io::stdin())
+    {
+        return Err(Usage(
+            "the TUI needs a terminal on stdin and stdout; for scripts use --query TEXT [--json]".into(),
+        )
+        .into());
+    }
     tui::run(&args)
 }
 

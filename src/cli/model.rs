@@ -25,12 +25,49 @@ pub struct ChunkTower {
 }
 
 pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
+    check_model_flags(args, true)?;
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
-    let (device, name) = select_device(choice)?;
+    let (device, name) =
+        select_device(choice).map_err(|e| Usage(format!("--device {}: {e}", args.device)))?;
     let dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
+    let max_pos = coret::model::config::load_bert_config(&dir)?.max_position_embeddings;
+    for (flag, n) in [("--max-len", args.max_len), ("--query-max-len", args.query_max_len)] {
+        if n > max_pos {
+            anyhow::bail!(Usage(format!("{flag} {n}: the model reads at most {max_pos} tokens")));
+        }
+    }
     let encoder =
         load_encoder(&dir, &device, encoder_options(args), args.tower_layers.as_deref(), &args.weights)?;
     Ok(ChunkTower { encoder: Arc::new(encoder), device: name, dir })
+}
+
+/// Files the model flags name must exist: a usage error naming the flag, before any loading.
+/// `with_model`: `--model` too (the TUI instead runs BM25 alone and says why).
+pub fn check_model_flags(args: &Args, with_model: bool) -> anyhow::Result<()> {
+    let mut files: Vec<(&str, &Path)> = Vec::new();
+    if let Some(m) = args.model.as_ref().filter(|_| with_model) {
+        files.push(("--model", m));
+    }
+    if let Some(t) = &args.tower_layers {
+        files.push(("--tower-layers", t));
+    }
+    if let WeightsChoice::File(f) = &args.weights {
+        files.push(("--weights", f));
+    }
+    if let coret::model::QueryTowerChoice::File(f) = &args.query_model {
+        files.push(("--query-model", f));
+    }
+    for (flag, path) in files {
+        if !path.exists() {
+            anyhow::bail!(Usage(format!("{flag} {}: no such file or directory", path.display())));
+        }
+    }
+    if args.tower_layers.is_some() && args.weights != WeightsChoice::Trained {
+        anyhow::bail!(Usage(
+            "--tower-layers and --weights both replace the encoder's weights: give one".into()
+        ));
+    }
+    Ok(())
 }
 
 /// The chunk tower's encoder: the model in `dir` with the `--weights` asked for, or with

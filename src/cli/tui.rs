@@ -11,14 +11,16 @@ use coret::tui::{backend::IndexReporter, Session, Theme};
 use std::sync::Arc;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let theme = Theme::load(&args.theme)?;
+    let theme = Theme::load(&args.theme).map_err(|e| Usage(format!("--theme: {e:#}")))?;
     let repo =
         std::fs::canonicalize(&args.path).map_err(|e| Usage(format!("{}: {e}", args.path.display())))?;
     if !repo.is_dir() {
         anyhow::bail!(Usage(format!("{}: not a directory", repo.display())));
     }
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
-    let (device, device_name) = select_device(choice)?;
+    let (device, device_name) =
+        select_device(choice).map_err(|e| Usage(format!("--device {}: {e}", args.device)))?;
+    super::model::check_model_flags(args, false)?;
     // Provisioning (first run only) prints to stderr, so it happens before the screen is taken.
     let model_dir = resolve_model_dir(args.model.as_deref(), &super::model::log_line);
     let mut model_label = match &model_dir {

@@ -119,3 +119,76 @@ fn an_incremental_update_ranks_exactly_as_a_clean_build() {
     // And the warm run after the update still agrees.
     assert_eq!(rankings(&open(repo.path(), cache.path())), rankings(&clean));
 }
+
+/// Files whose chunks are long and of many lengths: their one-byte field norms are lossy, which is
+/// what made tantivy's merged statistics drift from a clean build's.
+fn write_long_repo(root: &Path, files: usize) {
+    for i in 0..files {
+        let body: String = (0..(5 + 7 * i))
+            .map(|k| format!("    total_{k} = cart.price_{k} * discount + header_value_{}\n", (k * i) % 13))
+            .collect();
+        let text = format!(
+            "def parse_header_{i}(value, cart, discount):\n{body}    return value\n\n\n\
+             class Page{i}:\n    def render(self, template):\n{body}        return template\n"
+        );
+        std::fs::write(root.join(format!("mod_{i}.py")), text).unwrap();
+    }
+}
+
+fn assert_same_rankings(a: &RepoIndex, b: &RepoIndex, what: &str) {
+    for (q, (x, y)) in QUERIES.iter().zip(rankings(a).iter().zip(&rankings(b))) {
+        let names = |r: &[(String, u32, f32)]| r.iter().map(|(p, o, _)| (p.clone(), *o)).collect::<Vec<_>>();
+        assert_eq!(names(x), names(y), "{what}: `{q}` ranks other chunks");
+        for ((_, _, s), (_, _, t)) in x.iter().zip(y) {
+            assert!((s - t).abs() < 1e-3, "{what}: `{q}` scores {s} vs {t}");
+        }
+    }
+}
+
+#[test]
+fn edits_deletes_and_renames_of_long_chunks_score_exactly_as_a_clean_build() {
+    let repo = tempfile::tempdir().unwrap();
+    write_long_repo(repo.path(), 24);
+    let cache = tempfile::tempdir().unwrap();
+    open(repo.path(), cache.path());
+    let edited = repo.path().join("mod_5.py");
+    let text =
+        std::fs::read_to_string(&edited).unwrap().replace("return template", "return template.strip()");
+    std::fs::write(&edited, &text).unwrap();
+    assert!(std::fs::read_to_string(&edited).unwrap().contains("template.strip()"), "edit on disk");
+    std::fs::remove_file(repo.path().join("mod_9.py")).unwrap();
+    assert!(!repo.path().join("mod_9.py").exists());
+    std::fs::rename(repo.path().join("mod_11.py"), repo.path().join("renamed.py")).unwrap();
+    assert!(repo.path().join("renamed.py").exists());
+    for round in 0..3 {
+        // Successive edits must not accumulate an error either.
+        let text = std::fs::read_to_string(&edited).unwrap()
+            + &format!("\n\ndef extra_{round}(cart):\n    return cart\n");
+        std::fs::write(&edited, text).unwrap();
+        let updated = open(repo.path(), cache.path());
+        assert_eq!(updated.stats.cache, CacheState::Updated);
+        let fresh = tempfile::tempdir().unwrap();
+        let clean = open(repo.path(), fresh.path());
+        assert_same_rankings(&updated, &clean, &format!("round {round}"));
+        assert_same_rankings(&open(repo.path(), cache.path()), &clean, &format!("warm, round {round}"));
+    }
+}
+
+#[test]
+fn an_edit_that_keeps_size_and_mtime_is_still_seen() {
+    let repo = tempfile::tempdir().unwrap();
+    let file = repo.path().join("files.py");
+    std::fs::write(&file, "def send_file(path):\n    return path\n").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let first = open(repo.path(), cache.path());
+    assert_eq!(first.chunks[0].name, "send_file");
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    // Same size, same mtime (as `touch -r`, `cp -p` or `rsync -t` leave it).
+    std::fs::write(&file, "def zend_fyle(path):\n    return path\n").unwrap();
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
+    let again = open(repo.path(), cache.path());
+    assert_eq!(again.chunks[0].name, "zend_fyle", "the cache did not notice the edit");
+    let hits = again.search_bm25("zend_fyle", 5).unwrap();
+    assert_eq!(hits.first().map(|h| h.chunk), Some(0));
+}

@@ -5,6 +5,7 @@ use super::check_cancel;
 use crate::cache::{self, CacheMiss};
 use crate::chunk::{chunk_file, FileSyntax};
 use crate::error::Result;
+use crate::index::bm25::token_counts;
 use crate::progress::{Phase, Progress};
 use crate::repo::source::{decode_source, SkipCounts, SkipReason};
 use crate::repo::walk::FoundFile;
@@ -15,16 +16,39 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bump when the manifest layout or chunking output changes: older caches are rebuilt.
-pub(super) const MANIFEST_VERSION: u32 = 2;
+// 3: files carry their ctime and inode.
+pub(super) const MANIFEST_VERSION: u32 = 3;
 pub(super) const MANIFEST_FILE: &str = "manifest.bin";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct CachedFile {
     pub(super) path: String,
-    pub(super) size: u64,
-    pub(super) mtime_ns: u64,
+    pub(super) stamp: Stamp,
     pub(super) hash: [u8; 32],
     pub(super) syntax: FileSyntax,
+    /// The BM25 fields' token counts of the file's chunks (`bm25::token_counts`): summed, they
+    /// are the exact statistics an incrementally updated index scores with.
+    pub(super) tokens: [u64; 3],
+}
+
+/// What tells an unchanged file without reading it: size, mtime, ctime and inode (as git's index
+/// does). A zero mtime (no clock) never counts as unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Stamp {
+    pub(super) size: u64,
+    pub(super) mtime_ns: u64,
+    pub(super) ctime_ns: u64,
+    pub(super) ino: u64,
+}
+
+impl Stamp {
+    pub(super) fn of(f: &FoundFile) -> Stamp {
+        Stamp { size: f.size, mtime_ns: f.mtime_ns as u64, ctime_ns: f.ctime_ns, ino: f.ino }
+    }
+
+    fn trusted_equal(&self, other: &Stamp) -> bool {
+        self == other && self.mtime_ns != 0
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -36,15 +60,15 @@ pub(super) struct Manifest {
 /// What is kept of the previous manifest once its files are handed over for reuse.
 pub(super) struct OldManifest {
     pub(super) id: String,
-    /// (path, content hash, size, mtime) in path order.
-    pub(super) files: Vec<(String, [u8; 32], u64, u64)>,
+    /// (path, content hash, stamp) in path order.
+    pub(super) files: Vec<(String, [u8; 32], Stamp)>,
 }
 
 impl OldManifest {
     pub(super) fn of(m: &Manifest) -> Self {
         OldManifest {
             id: m.id.clone(),
-            files: m.files.iter().map(|f| (f.path.clone(), f.hash, f.size, f.mtime_ns)).collect(),
+            files: m.files.iter().map(|f| (f.path.clone(), f.hash, f.stamp)).collect(),
         }
     }
 }
@@ -65,7 +89,7 @@ pub(super) fn load_manifest(dir: &Path, notes: &mut Vec<String>) -> Option<Manif
 /// A file read and chunked, or why not (the reason and a line naming the file).
 type ReadResult = Result<CachedFile, (SkipReason, String)>;
 
-/// Reuses cached syntax for files whose size and mtime (or, failing that, content hash) are
+/// Reuses cached syntax for files whose [`Stamp`] (or, failing that, content hash) is
 /// unchanged; reads and chunks the rest in parallel. Returns the files, sorted by path, and how
 /// many were parsed.
 pub(super) fn read_and_parse(
@@ -81,10 +105,7 @@ pub(super) fn read_and_parse(
     let mut files = Vec::with_capacity(found.len());
     let mut pending = Vec::new();
     for f in found {
-        let mtime_ns = f.mtime_ns as u64;
-        let unchanged = old_by_path
-            .get(&f.path)
-            .is_some_and(|c| c.size == f.size && c.mtime_ns == mtime_ns && mtime_ns != 0);
+        let unchanged = old_by_path.get(&f.path).is_some_and(|c| c.stamp.trusted_equal(&Stamp::of(f)));
         match old_by_path.remove(&f.path) {
             Some(c) if unchanged => files.push(c),
             Some(c) => pending.push((f, Some(c))),
@@ -110,15 +131,16 @@ pub(super) fn read_and_parse(
                     return (Err((SkipReason::Unreadable, format!("{}: unreadable: {e}", f.path))), false)
                 }
             };
-            let mtime_ns = f.mtime_ns as u64;
+            let stamp = Stamp::of(f);
             let hash = *blake3::hash(&bytes).as_bytes();
             if let Some(c) = cached.filter(|c| c.hash == hash) {
-                return (Ok(CachedFile { size: f.size, mtime_ns, ..c }), false);
+                return (Ok(CachedFile { stamp, ..c }), false);
             }
             match decode_source(bytes, max_file_size) {
                 Ok(text) => {
                     let syntax = chunk_file(&f.path, &text);
-                    (Ok(CachedFile { path: f.path.clone(), size: f.size, mtime_ns, hash, syntax }), true)
+                    let tokens = token_counts(&syntax.chunks);
+                    (Ok(CachedFile { path: f.path.clone(), stamp, hash, syntax, tokens }), true)
                 }
                 Err(r) => (Err((r, format!("{}: skipped, {r}", f.path))), false),
             }
@@ -152,8 +174,13 @@ pub(super) fn manifest_id(files: &[CachedFile]) -> String {
     h.finalize().to_hex()[..32].to_string()
 }
 
+/// The BM25 fields' token totals over `files`.
+pub(super) fn token_totals(files: &[CachedFile]) -> [u64; 3] {
+    files.iter().fold([0; 3], |t, f| [t[0] + f.tokens[0], t[1] + f.tokens[1], t[2] + f.tokens[2]])
+}
+
 pub(super) fn same_files(a: &OldManifest, b: &Manifest) -> bool {
     a.id == b.id
         && a.files.len() == b.files.len()
-        && a.files.iter().zip(&b.files).all(|(x, y)| x.2 == y.size && x.3 == y.mtime_ns)
+        && a.files.iter().zip(&b.files).all(|(x, y)| x.2 == y.stamp)
 }

@@ -20,8 +20,8 @@ use crate::repo::walk::walk_python;
 use crate::search::Hit;
 use bm25_sync::{build_bm25_in_memory, sync_bm25_on_disk};
 use manifest::{
-    load_manifest, manifest_id, read_and_parse, same_files, CachedFile, Manifest, OldManifest, MANIFEST_FILE,
-    MANIFEST_VERSION,
+    load_manifest, manifest_id, read_and_parse, same_files, token_totals, CachedFile, Manifest, OldManifest,
+    MANIFEST_FILE, MANIFEST_VERSION,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -160,10 +160,11 @@ impl RepoIndex {
 
         let n_chunks: usize = manifest.files.iter().map(|f| f.syntax.chunks.len()).sum();
         progress.report(Phase::Bm25, 0, n_chunks);
-        let (bm25, cache_state) = match entry.as_deref() {
+        let (mut bm25, cache_state) = match entry.as_deref() {
             None => (build_bm25_in_memory(&manifest.files)?, CacheState::Off),
             Some(dir) => sync_bm25_on_disk(dir, old.as_ref(), &manifest, &mut notes)?,
         };
+        bm25.set_token_totals(token_totals(&manifest.files));
         progress.report(Phase::Bm25, n_chunks, n_chunks);
         check_cancel(progress)?;
         if let Some(dir) = entry.as_deref() {
@@ -222,8 +223,8 @@ impl RepoIndex {
             .filter_map(|k| syntax_cache.get(k))
             .map(|syntax| CachedFile {
                 path: syntax.path.clone(),
-                size: 0,
-                mtime_ns: 0,
+                stamp: Default::default(),
+                tokens: [0; 3],
                 hash: [0; 32],
                 syntax: syntax.clone(),
             })

@@ -51,6 +51,55 @@ pub struct Bm25Index {
     index: Index,
     reader: IndexReader,
     fields: Fields,
+    /// Exact token totals of the text, name and path fields, where the caller keeps them.
+    totals: Option<[u64; 3]>,
+}
+
+/// BM25's statistics from the searcher, but the fields' token totals exact. tantivy estimates a
+/// merged segment's totals from the lossy one-byte field norms when the merge drops deleted
+/// documents, so after an edit the average lengths (and every score) drifted from a clean
+/// build's by up to ~2%; with the totals counted by us the two score alike.
+struct ExactTotals<'a> {
+    searcher: &'a tantivy::Searcher,
+    fields: Fields,
+    totals: [u64; 3],
+}
+
+impl tantivy::query::Bm25StatisticsProvider for ExactTotals<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        let f = self.fields;
+        match [f.text, f.name, f.path].iter().position(|&x| x == field) {
+            Some(i) => Ok(self.totals[i]),
+            None => self.searcher.total_num_tokens(field),
+        }
+    }
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        self.searcher.total_num_docs()
+    }
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        self.searcher.doc_freq(term)
+    }
+}
+
+/// The tokens `chunks` put into the text, name and path fields (as the index counts them).
+pub fn token_counts<'a>(chunks: impl IntoIterator<Item = &'a Chunk>) -> [u64; 3] {
+    use tantivy::tokenizer::{TokenStream, Tokenizer};
+    let count = |text: &str| {
+        let mut tokenizer = CodeTokenizer;
+        let mut stream = tokenizer.token_stream(text);
+        let mut n = 0u64;
+        while stream.advance() {
+            n += 1;
+        }
+        n
+    };
+    let mut totals = [0u64; 3];
+    for c in chunks {
+        totals[0] += count(&c.text);
+        totals[1] += count(&c.name);
+        totals[2] += count(&c.path);
+    }
+    totals
 }
 
 /// A BM25 hit before it is mapped to a global chunk id.
@@ -104,7 +153,13 @@ impl Bm25Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| tantivy_err("reader", e))?;
-        Ok(Bm25Index { index, reader, fields })
+        Ok(Bm25Index { index, reader, fields, totals: None })
+    }
+
+    /// Scores with these token totals of the text, name and path fields (see [`token_counts`])
+    /// instead of tantivy's, which are estimates after deletions.
+    pub fn set_token_totals(&mut self, totals: [u64; 3]) {
+        self.totals = Some(totals);
     }
 
     /// The opaque tag stored with the last commit (the cache stores the manifest id here, to
@@ -174,7 +229,15 @@ impl Bm25Index {
         // Equal scores would otherwise come in document order, which depends on segment
         // layout (writer threads, merges): rank a little deeper and break ties by path and ordinal.
         let limit = k.max(1) + TIE_SLACK;
-        let top = searcher.search(&q, &TopDocs::with_limit(limit)).map_err(|e| tantivy_err("search", e))?;
+        let collector = TopDocs::with_limit(limit);
+        let top = match self.totals {
+            Some(totals) => {
+                let stats = ExactTotals { searcher: &searcher, fields: self.fields, totals };
+                searcher.search_with_statistics_provider(&q, &collector, &stats)
+            }
+            None => searcher.search(&q, &collector),
+        }
+        .map_err(|e| tantivy_err("search", e))?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| tantivy_err("read", e))?;

@@ -9,6 +9,10 @@ pub enum SkipReason {
     TooLarge,
     NotUtf8,
     Unreadable,
+    /// A symlink that resolves outside the repository.
+    OutsideRoot,
+    /// A FIFO, socket or device.
+    NotRegular,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -18,6 +22,8 @@ impl std::fmt::Display for SkipReason {
             SkipReason::TooLarge => "too large",
             SkipReason::NotUtf8 => "not UTF-8",
             SkipReason::Unreadable => "unreadable",
+            SkipReason::OutsideRoot => "outside the repository",
+            SkipReason::NotRegular => "not a regular file",
         })
     }
 }
@@ -29,6 +35,10 @@ pub struct SkipCounts {
     pub too_large: usize,
     pub not_utf8: usize,
     pub unreadable: usize,
+    #[serde(default)]
+    pub outside_root: usize,
+    #[serde(default)]
+    pub not_regular: usize,
 }
 
 impl SkipCounts {
@@ -38,11 +48,13 @@ impl SkipCounts {
             SkipReason::TooLarge => self.too_large += 1,
             SkipReason::NotUtf8 => self.not_utf8 += 1,
             SkipReason::Unreadable => self.unreadable += 1,
+            SkipReason::OutsideRoot => self.outside_root += 1,
+            SkipReason::NotRegular => self.not_regular += 1,
         }
     }
 
     pub fn total(&self) -> usize {
-        self.binary + self.too_large + self.not_utf8 + self.unreadable
+        self.binary + self.too_large + self.not_utf8 + self.unreadable + self.outside_root + self.not_regular
     }
 }
 

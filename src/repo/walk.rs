@@ -13,6 +13,11 @@ pub struct FoundFile {
     pub size: u64,
     /// Modification time in nanoseconds since the epoch; 0 when the platform has none.
     pub mtime_ns: u128,
+    /// Inode-change time (ns) and inode number, 0 where the platform has none. With size and
+    /// mtime they tell an unchanged file as git does: `touch -r`, `cp -p`, `rsync -t` and
+    /// `tar x` restore the mtime, but not the ctime or the inode.
+    pub ctime_ns: u64,
+    pub ino: u64,
 }
 
 #[derive(Debug, Default)]
@@ -29,6 +34,9 @@ pub struct WalkResult {
 /// Symlinks are followed; loops and unreadable entries are counted, never fatal.
 pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
     let mut result = WalkResult::default();
+    let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    // (path relative to the real root, the file as the walk found it)
+    let mut found: Vec<(String, FoundFile)> = Vec::new();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(true)
         .git_ignore(true)
@@ -48,6 +56,12 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
             }
         };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
+            // A FIFO, socket or device named like a source: counted, never opened (a FIFO blocks).
+            let special = entry.file_type().is_some_and(|t| !t.is_dir() && !t.is_symlink());
+            if special && entry.path().extension().is_some_and(|e| e == "py") {
+                result.skipped.add(SkipReason::NotRegular);
+                result.notes.push(format!("{}: not a regular file", entry.path().display()));
+            }
             continue;
         }
         let Some(rel) = relative_path(root, entry.path()) else {
@@ -75,19 +89,59 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
             result.notes.push(format!("{rel}: {} bytes, over the {max_file_size}-byte limit", meta.len()));
             continue;
         }
+        let real = match std::fs::canonicalize(entry.path()) {
+            Ok(r) => r,
+            Err(err) => {
+                result.skipped.add(SkipReason::Unreadable);
+                result.notes.push(format!("{rel}: {err}"));
+                continue;
+            }
+        };
+        // A symlink may lead out of the repository (`up -> ..`): never index what is not in it.
+        let Some(real_rel) = relative_path(&root_real, &real) else {
+            result.skipped.add(SkipReason::OutsideRoot);
+            result.notes.push(format!("{rel}: resolves to {}, outside the repository", real.display()));
+            continue;
+        };
         let mtime_ns =
             meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
-        result.files.push(FoundFile {
-            path: rel,
-            abs: entry.path().to_path_buf(),
-            size: meta.len(),
-            mtime_ns,
-        });
+        let (ctime_ns, ino) = change_stamp(&meta);
+        found.push((
+            real_rel.clone(),
+            FoundFile {
+                path: rel,
+                abs: entry.path().to_path_buf(),
+                size: meta.len(),
+                mtime_ns,
+                ctime_ns,
+                ino,
+            },
+        ));
     }
+    // With symlinks followed, one file can be reached by several paths (`up -> ..` reaches the
+    // whole repository again): index it once, under its own path where the walk reached it so.
+    found.sort_by(|(ra, a), (rb, b)| {
+        ra.cmp(rb).then((a.path != *ra).cmp(&(b.path != *rb))).then(a.path.cmp(&b.path))
+    });
+    found.dedup_by(|(ra, _), (rb, _)| ra == rb);
+    result.files = found.into_iter().map(|(_, f)| f).collect();
     result.files.sort_by(|a, b| a.path.cmp(&b.path));
-    // With symlinks followed, one file can be reached twice; index it once.
     result.files.dedup_by(|a, b| a.path == b.path);
     result
+}
+
+#[cfg(unix)]
+fn change_stamp(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let ctime = (meta.ctime().max(0) as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.ctime_nsec().max(0) as u64);
+    (ctime, meta.ino())
+}
+
+#[cfg(not(unix))]
+fn change_stamp(_: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
 }
 
 /// `root`-relative path with `/` separators, or None for non-UTF-8 names.
@@ -113,5 +167,27 @@ mod tests {
         assert_eq!(walk.files.len(), 1);
         assert_eq!(walk.skipped.not_utf8, 1);
         assert!(walk.notes.iter().any(|n| n.contains("not UTF-8")), "{:?}", walk.notes);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod symlink_tests {
+    use super::*;
+
+    #[test]
+    fn a_symlink_out_of_the_repository_is_not_followed_out_and_each_file_is_indexed_once() {
+        let outer = tempfile::tempdir().unwrap();
+        std::fs::write(outer.path().join("outside.py"), "def secret():\n    pass\n").unwrap();
+        let root = outer.path().join("repo");
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/a.py"), "def a():\n    pass\n").unwrap();
+        std::os::unix::fs::symlink("..", root.join("up")).unwrap();
+        std::os::unix::fs::symlink(outer.path().join("outside.py"), root.join("linked.py")).unwrap();
+        std::os::unix::fs::symlink("pkg/a.py", root.join("alias.py")).unwrap();
+        let walk = walk_python(&root, 1 << 20);
+        let paths: Vec<&str> = walk.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["pkg/a.py"], "{:?}", walk.notes);
+        assert!(walk.skipped.outside_root >= 2, "{:?} {:?}", walk.skipped, walk.notes);
+        assert!(walk.notes.iter().any(|n| n.contains("outside the repository")), "{:?}", walk.notes);
     }
 }
