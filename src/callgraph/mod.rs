@@ -9,7 +9,6 @@
 //! names bound to modules outside the repository, ambiguous names and self-calls give no edge,
 //! and neither do built-in type methods (`x.append()`, `d.items()`) on unresolved receivers.
 
-mod builtins;
 mod modules;
 mod resolve;
 

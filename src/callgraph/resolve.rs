@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use super::builtins::is_builtin_method;
 use super::modules::{resolve_relative, ModuleIndex};
 use crate::chunk::{CallSite, ChunkKind, FileSyntax, Import, Imported, Receiver};
 
@@ -210,10 +209,11 @@ impl<'a> Repo<'a> {
         };
         match entity {
             Entity::Def(id) | Entity::Class(id) => Some(id),
-            // Built-in type methods on receivers we could not resolve are list/dict/str calls.
-            Entity::Unknown if site.receiver != Receiver::None && is_builtin_method(name) => None,
-            Entity::Unknown => self.unique.get(name).copied().flatten(),
-            Entity::Module(_) | Entity::External => None,
+            // Only a plain call `f()` falls back to a repository-unique name. A call through a
+            // receiver whose type is unknown (`x.run()`, `items[0].run()`, `self.run()` on an
+            // external base class) is dropped: the bare method name would invent an edge.
+            Entity::Unknown if site.receiver == Receiver::None => self.unique.get(name).copied().flatten(),
+            Entity::Unknown | Entity::Module(_) | Entity::External => None,
         }
     }
 

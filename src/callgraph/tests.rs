@@ -162,25 +162,24 @@ fn class_attribute_access_resolves_methods() {
 }
 
 #[test]
-fn repository_unique_names_are_the_fallback() {
-    let repo = Repo::new(&[
-        ("a.py", "class Engine:\n    def frobnicate(self):\n        pass\n"),
-        ("b.py", "def drive(engine):\n    engine.frobnicate()\n    make().frobnicate()\n"),
-    ]);
-    assert_eq!(repo.callees("b.py::drive"), ["a.py::Engine.frobnicate"]);
+fn a_plain_call_falls_back_to_a_repository_unique_name() {
+    let repo =
+        Repo::new(&[("a.py", "def frobnicate():\n    pass\n"), ("b.py", "def drive():\n    frobnicate()\n")]);
+    assert_eq!(repo.callees("b.py::drive"), ["a.py::frobnicate"]);
 }
 
 #[test]
-fn builtin_type_methods_on_unknown_receivers_are_not_guessed() {
+fn calls_through_unknown_receivers_are_dropped_not_resolved_by_the_bare_name() {
+    // flask's `Flask.run` gained `greenlets[0].run()` and a Celery task's `self.run()` as callers.
     let repo = Repo::new(&[
-        ("a.py", "class OrderedSet:\n    def pop(self):\n        pass\n"),
-        (
-            "b.py",
-            "from a import OrderedSet\n\ndef f(xs):\n    xs.pop()\n\ndef g(s):\n    OrderedSet.pop(s)\n",
-        ),
+        ("app.py", "class Flask:\n    def run(self):\n        pass\n\n    def pop(self):\n        pass\n"),
+        ("tasks.py", "from celery import Task\n\nclass ContextTask(Task):\n    def __call__(self):\n        return self.run()\n"),
+        ("t.py", "def test(greenlets, x, xs):\n    greenlets[0].run()\n    x.run()\n    make().run()\n    xs.pop()\n"),
+        ("u.py", "from app import Flask\n\ndef g(app):\n    Flask.run(app)\n"),
     ]);
-    assert!(repo.callees("b.py::f").is_empty());
-    assert_eq!(repo.callees("b.py::g"), ["a.py::OrderedSet.pop"], "a resolved receiver still links");
+    assert!(repo.callees("tasks.py::ContextTask.__call__").is_empty());
+    assert!(repo.callees("t.py::test").is_empty());
+    assert_eq!(repo.callees("u.py::g"), ["app.py::Flask.run"], "a resolved receiver still links");
 }
 
 #[test]

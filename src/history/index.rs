@@ -127,6 +127,9 @@ pub struct HistoryView {
     mask: Option<Arc<Vec<bool>>>,
     n: usize,
     avg_len: f32,
+    /// The indexed directory's path inside the repository (`src/`; empty at the top level):
+    /// history paths are relative to the top, the index's to the directory.
+    prefix: String,
 }
 
 impl HistoryView {
@@ -140,7 +143,15 @@ impl HistoryView {
             }
         }
         let avg_len = if n == 0 { 1.0 } else { (total as f32 / n as f32).max(1.0) };
-        HistoryView { index, mask: mask.map(Arc::new), n, avg_len }
+        HistoryView { index, mask: mask.map(Arc::new), n, avg_len, prefix: String::new() }
+    }
+
+    /// This view for an index of the repository's subdirectory `dir` (`/`-separated, relative
+    /// to the top level): files outside it drop out, and the rest are named relative to it.
+    pub fn within(mut self, dir: &str) -> Self {
+        let dir = dir.trim_matches('/');
+        self.prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+        self
     }
 
     /// Commits this view searches.
@@ -192,8 +203,10 @@ impl HistoryView {
                 *s = if params.sum { *s + score } else { s.max(score) };
             }
         }
-        let mut ranked: Vec<(&str, f32)> =
-            files.into_iter().map(|(f, s)| (ix.paths[f as usize].as_str(), s)).collect();
+        let mut ranked: Vec<(&str, f32)> = files
+            .into_iter()
+            .filter_map(|(f, s)| ix.paths[f as usize].strip_prefix(self.prefix.as_str()).map(|p| (p, s)))
+            .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
         ranked
     }

@@ -20,21 +20,32 @@ pub use index::{HistoryIndex, HistoryParams, HistoryView};
 mod tests;
 
 /// The history of the checkout at `root` (its `HEAD`), cached in `cache_entry/history.bin`:
-/// for the TUI and `--query`. A directory that is not a git repository's top level, or one
-/// without commits, has none; the notes say why, and errors reading git become a note too, so
+/// for the TUI and `--query`; `root` may be a subdirectory of the clone. A directory outside any
+/// git repository, or one without commits, has none; the notes say why, and errors reading git become a note too, so
 /// the other retrievers go on.
 pub fn checkout_history(
     root: &std::path::Path,
     cache_entry: Option<&std::path::Path>,
 ) -> (Option<HistoryView>, Vec<String>) {
     let mut notes = Vec::new();
-    let Some(git_dir) = crate::repo::git::git_dir_of(root) else {
-        notes.push(format!("{}: not the top of a git repository, so no history to search", root.display()));
+    // `coret-tui .` inside `flask/src` searches the clone's history, within `src/`.
+    let found = root.ancestors().find_map(|top| crate::repo::git::git_dir_of(top).map(|g| (top, g)));
+    let Some((top, git_dir)) = found else {
+        notes.push(format!("{}: not inside a git repository, so no history to search", root.display()));
         return (None, notes);
     };
+    let within: Vec<String> = root
+        .strip_prefix(top)
+        .unwrap_or(std::path::Path::new(""))
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
     let cache = cache_entry.map(|e| e.join("history.bin"));
     match load_history(&git_dir, "HEAD", cache.as_deref(), &mut |n| notes.push(n)) {
-        Ok(Some((index, _))) => (Some(HistoryView::new(std::sync::Arc::new(index), None)), notes),
+        Ok(Some((index, _))) => {
+            let view = HistoryView::new(std::sync::Arc::new(index), None).within(&within.join("/"));
+            (Some(view), notes)
+        }
         Ok(None) => (None, notes),
         Err(e) => {
             notes.push(format!("history: {e}"));

@@ -75,13 +75,26 @@ fn no_git_and_an_empty_history_give_a_note_not_an_error() {
     let plain = tempfile::tempdir().unwrap();
     let (view, notes) = checkout_history(plain.path(), None);
     assert!(view.is_none());
-    assert!(notes.iter().any(|n| n.contains("not the top of a git repository")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("not inside a git repository")), "{notes:?}");
 
     let empty = tempfile::tempdir().unwrap();
     git(empty.path(), &["init", "-q"]);
     let (view, notes) = checkout_history(empty.path(), None);
     assert!(view.is_none());
     assert!(notes.iter().any(|n| n.contains("no commit HEAD")), "{notes:?}");
+}
+
+#[test]
+fn a_subdirectory_of_a_clone_searches_its_history_within_the_subdirectory() {
+    let tmp = tempfile::tempdir().unwrap();
+    repo(tmp.path());
+    commit(tmp.path(), "docs/port.py", "X = 1\n", "Fix the port crash in the docs example");
+    let (view, notes) = checkout_history(&tmp.path().join("net"), None);
+    let view = view.unwrap_or_else(|| panic!("no history from a subdirectory: {notes:?}"));
+    let files = view.score_files("port crash in the URL parser", HistoryParams::default());
+    let names: Vec<&str> = files.iter().map(|f| f.0).collect();
+    assert!(names.contains(&"port.py") && names.contains(&"url.py"), "named from net/: {names:?}");
+    assert!(!names.iter().any(|n| n.contains("docs") || n.contains('/')), "outside net/: {names:?}");
 }
 
 #[test]
