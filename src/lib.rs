@@ -14,6 +14,7 @@ pub mod error;
 pub mod eval;
 pub mod history;
 pub mod index;
+pub mod mcp;
 pub mod model;
 pub mod progress;
 pub mod repo;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
     name = "coret-tui",
     version,
     about = "Find the Python functions, classes and methods an issue is about: CoRet dense retrieval and BM25, side by side.",
-    after_help = "Without --query, opens the interactive TUI on PATH.",
+    after_help = "Without --query or --mcp, opens the interactive TUI on PATH.",
     // `--top -1` is a bad value of --top (named in the error), not an unknown flag `-1`.
     allow_negative_numbers = true
 )]
@@ -33,6 +33,14 @@ pub struct Args {
     /// Print one JSON object on stdout instead of a readable list.
     #[arg(long, help_heading = "Query")]
     pub json: bool,
+
+    /// With --json: add each hit's first N lines of code (`code`, and `code_lines`, the chunk's line count).
+    #[arg(help_heading = "Query", long, default_value_t = 0, value_name = "N", requires = "json")]
+    pub snippets: usize,
+
+    /// Serve PATH to coding agents over the Model Context Protocol on stdin/stdout (tools: locate, neighbours, read); --retriever bm25 leaves the model unloaded.
+    #[arg(long, help_heading = "Query", conflicts_with_all = ["query", "eval", "train", "bench", "json"])]
+    pub mcp: bool,
 
     /// Cache directory (default: the platform cache directory).
     #[arg(help_heading = "Index", long, env = "CORET_CACHE_DIR", value_name = "DIR")]

@@ -5,6 +5,7 @@ mod bench;
 mod bench_dense;
 
 mod eval;
+mod mcp;
 mod model;
 mod progress;
 mod query;
@@ -57,6 +58,9 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
     }
     if args.query.is_some() {
         return query::run(&args);
+    }
+    if args.mcp {
+        return mcp::run(&args);
     }
     if args.json {
         return Err(Usage("--json prints a headless query's results: add --query TEXT".into()).into());

@@ -1,9 +1,10 @@
-//! Headless query: `coret-tui PATH --query TEXT [--retriever ...] [--top N] [--json]`.
+//! Headless query: `coret-tui PATH --query TEXT|- [--retriever ...] [--top N] [--json [--snippets N]]`.
 
 use super::args::Args;
 use super::progress::BarProgress;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
+use coret::mcp::code::span_lines;
 use coret::search::{Hit, Retriever};
 use coret::searcher::Searcher;
 use serde_json::{json, Value};
@@ -66,6 +67,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let index = &searcher.repo;
     if args.json {
         let mut v = to_json(index, &query, &results);
+        if args.snippets > 0 {
+            add_snippets(index, &mut v, &results, args.snippets);
+        }
         if let Some(d) = device {
             v["stats"]["device"] = Value::String(d);
         }
@@ -111,6 +115,25 @@ fn hit_json(index: &RepoIndex, rank: usize, hit: &Hit) -> Value {
         "callees": neighbour_keys(index, &index.graph.callees[id]),
         "callers": neighbour_keys(index, &index.graph.callers[id]),
     })
+}
+
+/// `--snippets N`: each hit's first `n` lines of code (`code`) and the chunk's line count
+/// (`code_lines`), read from the working tree once per file.
+fn add_snippets(index: &RepoIndex, v: &mut Value, results: &[(Retriever, Vec<Hit>)], n: usize) {
+    let mut sources = std::collections::HashMap::new();
+    for (r, hits) in results {
+        let Some(list) = v["results"][r.as_str()].as_array_mut() else { continue };
+        for (entry, hit) in list.iter_mut().zip(hits) {
+            let c = &index.chunks[hit.chunk as usize];
+            let source = sources.entry(c.path.as_str()).or_insert_with(|| index.file_source(&c.path));
+            let code = match source {
+                Some(text) => span_lines(text, c.start_line, c.end_line, n),
+                None => span_lines(coret::semantic::without_path(&c.text), 1, usize::MAX, n),
+            };
+            entry["code"] = Value::String(code.text);
+            entry["code_lines"] = Value::from(code.total);
+        }
+    }
 }
 
 pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)]) -> Value {

@@ -5,7 +5,7 @@ use super::{App, ColumnStatus, IndexState, RESULTS_K};
 use crate::index::query_terms::query_terms;
 use crate::repo::source::is_test_path;
 use crate::search::{Hit, Retriever};
-use crate::tui::action::{Command, SearchOutcome, SearchRequest};
+use crate::tui::action::{Command, Pane, SearchOutcome, SearchRequest};
 use crate::tui::backend::Backend;
 use std::sync::Arc;
 
@@ -19,6 +19,11 @@ impl App {
         self.query_terms = query_terms(&query).into_iter().map(|(t, _)| t).collect();
         self.last_query = Some(query);
         self.nav.clear();
+        // The issue is in; the next keys (j, k, Enter) are for the results, as in a search box.
+        if self.focus == Pane::Editor {
+            let column = self.active_column;
+            self.focus(if column == 0 { Pane::Left } else { Pane::Right });
+        }
         if let IndexState::Failed(e) = &self.index.state {
             let text = format!("cannot search: indexing failed: {e}");
             return self.error(text);

@@ -448,3 +448,19 @@ fn an_initial_query_runs_once_bm25_is_ready() {
     let sent = searches(&app.update(Action::Bm25Ready(Arc::new(DemoBackend::sample()))));
     assert_eq!(sent.len(), 2);
 }
+
+#[test]
+fn after_a_search_the_focus_is_on_the_results_so_j_moves_the_selection() {
+    let (mut app, _) = searched_app((100, 30));
+    assert_eq!(app.focus, Pane::Left, "Ctrl-S hands the keys to the results");
+    let before = app.editor.text();
+    let first = app.columns[0].selected_hit().map(|h| h.chunk);
+    let j = crossterm::event::Event::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('j'),
+        crossterm::event::KeyModifiers::NONE,
+    ));
+    let action = crate::tui::keymap::map_event(&app, j).expect("j is bound on the results");
+    app.update(action);
+    assert_eq!(app.editor.text(), before, "j does not type into the issue");
+    assert_ne!(app.columns[0].selected_hit().map(|h| h.chunk), first, "j selects the second hit");
+}

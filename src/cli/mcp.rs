@@ -1,0 +1,71 @@
+//! `coret-tui --mcp [PATH]`: the Model Context Protocol server on stdin/stdout (`coret::mcp`).
+//! The repository is indexed before the server starts (a bad PATH is a usage error, exit 2);
+//! the model loads and the dense index builds on a background thread while BM25 answers.
+
+use super::args::Args;
+use super::model::{check_model_flags, dense_options, fusion_params};
+use super::progress::BarProgress;
+use super::Usage;
+use anyhow::Context;
+use coret::engine::{IndexOptions, RepoIndex};
+use coret::mcp::{DenseSetup, Workspace, WorkspaceOptions};
+use coret::search::Retriever;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let default_retriever = match args.retrievers_or(&[]).as_slice() {
+        [] => None,
+        [Retriever::History] => {
+            anyhow::bail!(Usage(
+                "--retriever history: the MCP server ranks with bm25, dense or hybrid".into()
+            ))
+        }
+        [r] => Some(*r),
+        _ => anyhow::bail!(Usage(
+            "--retriever with --mcp: name one of bm25, dense or hybrid (what a call naming none gets)".into()
+        )),
+    };
+    let opts = IndexOptions {
+        max_file_size: args.max_file_size,
+        cache_dir: args.cache_dir.clone(),
+        no_cache: args.no_cache,
+    };
+    let progress = BarProgress::new();
+    let index = RepoIndex::open(&args.path, &opts, &progress);
+    progress.finish();
+    let index = index?;
+    const MAX_NOTES: usize = 20;
+    for note in index.notes.iter().take(MAX_NOTES) {
+        eprintln!("note: {note}");
+    }
+    let s = &index.stats;
+    eprintln!(
+        "coret-tui: serving {} over MCP on stdio: {} files, {} chunks, {} call edges ({})",
+        index.root.display(),
+        s.files,
+        s.chunks,
+        s.edges,
+        s.cache.describe()
+    );
+    let dense = if default_retriever == Some(Retriever::Bm25) {
+        None
+    } else {
+        // Flags naming missing files are the user's mistake; a missing model only leaves BM25.
+        check_model_flags(args, false)?;
+        let model_args = args.clone();
+        let load =
+            Box::new(move || super::model::load(&model_args).map(|m| m.towers).map_err(|e| format!("{e:#}")));
+        Some(DenseSetup { load, opts: dense_options(args) })
+    };
+    let ws_opts = WorkspaceOptions { index: opts, fusion: fusion_params(args), default_retriever };
+    let workspace = Arc::new(Workspace::new(index, ws_opts, dense)?);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the MCP server's async runtime")?;
+    let served = runtime.block_on(coret::mcp::serve_stdio(workspace));
+    // A tool call still running on a blocking thread is not waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served.map_err(|e| anyhow::anyhow!("MCP server: {e}"))
+}

@@ -1,0 +1,90 @@
+//! The MCP server's dense thread: loads the towers once, then builds the dense index for the
+//! newest index it is sent. Vectors stay in one store across builds (the cache entry's log, or
+//! memory without a cache), so a rebuild after an edit embeds only the changed chunks.
+
+use super::workspace::{DenseSetup, Shared};
+use crate::engine::RepoIndex;
+use crate::error::{Error, Result};
+use crate::index::dense::VectorStore;
+use crate::model::Towers;
+use crate::progress::{Phase, Progress};
+use crate::searcher::{vector_log, Searcher};
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+/// Build the dense index for this searcher's index (generation `generation`).
+pub(super) struct Job {
+    pub generation: u64,
+    pub searcher: Arc<Searcher>,
+}
+
+pub(super) fn spawn(setup: DenseSetup, jobs: Receiver<Job>, shared: Arc<Shared>) -> std::io::Result<()> {
+    std::thread::Builder::new().name("coret-mcp-dense".into()).spawn(move || run(setup, jobs, &shared))?;
+    Ok(())
+}
+
+fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
+    let towers = match (setup.load)() {
+        Ok(t) => t,
+        Err(why) => return shared.fail_dense(None, why),
+    };
+    let mut store: Option<VectorStore> = None;
+    while let Some(job) = newest(&jobs) {
+        if !shared.start_build(job.generation) {
+            continue;
+        }
+        if store.is_none() {
+            match open_store(&job.searcher.repo, &towers) {
+                Ok(s) => store = Some(s),
+                Err(e) => {
+                    shared.fail_dense(Some(job.generation), format!("opening the vector store: {e}"));
+                    continue;
+                }
+            }
+        }
+        let Some(store) = store.as_mut() else { continue };
+        let progress = BuildProgress { shared, generation: job.generation };
+        match job.searcher.with_dense_store(towers.clone(), setup.opts.clone(), store, &progress) {
+            Ok(Searcher { dense: Some(dense), .. }) => shared.install_dense(job.generation, dense),
+            Ok(_) => shared.fail_dense(Some(job.generation), "no dense index was built".into()),
+            // A newer index superseded this one; its job is queued.
+            Err(Error::Cancelled) => {}
+            Err(e) => shared.fail_dense(Some(job.generation), format!("building the dense index: {e}")),
+        }
+    }
+}
+
+/// The newest job in the queue, after blocking for the first (older ones are stale).
+fn newest(jobs: &Receiver<Job>) -> Option<Job> {
+    let mut job = jobs.recv().ok()?;
+    while let Ok(newer) = jobs.try_recv() {
+        job = newer;
+    }
+    Some(job)
+}
+
+fn open_store(repo: &RepoIndex, towers: &Towers) -> Result<VectorStore> {
+    let dim = towers.chunk.dim();
+    match &repo.cache_entry {
+        Some(entry) => Ok(VectorStore::open(&vector_log(entry, towers), dim)?.0),
+        None => Ok(VectorStore::in_memory(dim)),
+    }
+}
+
+/// Embedding progress into the shared status; cancelled once a newer index exists.
+struct BuildProgress<'a> {
+    shared: &'a Shared,
+    generation: u64,
+}
+
+impl Progress for BuildProgress<'_> {
+    fn report(&self, phase: Phase, done: usize, total: usize) {
+        if phase == Phase::Embed {
+            self.shared.report_embedding(done, total);
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.shared.latest() != self.generation
+    }
+}

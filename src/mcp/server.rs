@@ -1,0 +1,98 @@
+//! The MCP protocol side (rmcp): tool routing, schemas, and the stdio transport. Each call
+//! runs on a blocking thread: re-reading the index and ranking are CPU work.
+
+use super::tools::{
+    self, LocateAnswer, LocateRequest, NeighboursAnswer, NeighboursRequest, ReadAnswer, ReadRequest,
+    ToolError,
+};
+use super::Workspace;
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
+use std::sync::Arc;
+
+const INSTRUCTIONS: &str = "Code localisation over one Python repository (coret-tui). \
+Call `locate` with the full text of an issue to get the functions, classes and methods to edit, \
+ranked, with their code; `neighbours` with a hit's path and name for its callers and callees; \
+`read` for more lines of a file (at most 400 a call). Paths are relative to the repository \
+root; the index is re-read before every call, so your edits show up in the next answer.";
+
+const LOCATE: &str = "Rank the repository's functions, classes and methods by how likely an issue \
+(bug report, feature request, error message) needs them edited. Returns up to top_k hits with path, \
+start_line/end_line (1-based, inclusive), kind, qualified name, score and the first 40 lines of code; \
+says which retrievers answered and whether the dense index was ready. Test files are left out \
+unless include_tests is true.";
+
+const NEIGHBOURS: &str = "Callers and callees of one function, class or method (path + qualified \
+name, as `locate` returns them), each with path:line, from the repository's call graph.";
+
+const READ: &str = "Read lines start_line..end_line (1-based, inclusive, at most 400) of a file \
+in the repository. Paths are relative to the repository root; paths leading outside it are refused.";
+
+/// The server: one warm [`Workspace`] and its tools.
+#[derive(Clone)]
+pub struct CoretServer {
+    workspace: Arc<Workspace>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl CoretServer {
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        CoretServer { workspace, tool_router: Self::tool_router() }
+    }
+}
+
+/// Runs `work` on a blocking thread; errors become the tool's error text.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<Json<T>, String> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(answer)) => Ok(Json(answer)),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(format!("the tool failed: {e}")),
+    }
+}
+
+#[tool_router]
+impl CoretServer {
+    #[tool(description = LOCATE, annotations(title = "Locate code for an issue", read_only_hint = true, open_world_hint = false))]
+    async fn locate(&self, Parameters(req): Parameters<LocateRequest>) -> Result<Json<LocateAnswer>, String> {
+        let ws = self.workspace.clone();
+        blocking(move || {
+            let (searcher, dense) = ws.refresh()?;
+            tools::locate(&searcher, &dense, ws.default_retriever(), &req)
+        })
+        .await
+    }
+
+    #[tool(description = NEIGHBOURS, annotations(title = "Callers and callees", read_only_hint = true, open_world_hint = false))]
+    async fn neighbours(
+        &self,
+        Parameters(req): Parameters<NeighboursRequest>,
+    ) -> Result<Json<NeighboursAnswer>, String> {
+        let ws = self.workspace.clone();
+        blocking(move || tools::neighbours(&ws.refresh()?.0.repo, &req)).await
+    }
+
+    #[tool(description = READ, annotations(title = "Read lines of a file", read_only_hint = true, open_world_hint = false))]
+    async fn read(&self, Parameters(req): Parameters<ReadRequest>) -> Result<Json<ReadAnswer>, String> {
+        let ws = self.workspace.clone();
+        blocking(move || tools::read(ws.root(), &req)).await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for CoretServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("coret-tui", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// Serves `workspace` over stdin/stdout until the client closes the connection.
+pub async fn serve_stdio(workspace: Arc<Workspace>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let service = CoretServer::new(workspace).serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}

@@ -1,0 +1,394 @@
+//! The MCP tools' arguments, answers and work over one [`Searcher`]: `locate`, `neighbours`,
+//! `read`. Doc comments on the argument and answer types are the schemas' descriptions an
+//! agent reads.
+
+use super::code::{line_count, span_lines};
+use super::sandbox::{resolve, SandboxError};
+use super::DenseStatus;
+use crate::chunk::Chunk;
+use crate::engine::RepoIndex;
+use crate::repo::source::is_test_path;
+use crate::search::Retriever;
+use crate::searcher::Searcher;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+
+pub const DEFAULT_TOP_K: usize = 10;
+pub const MAX_TOP_K: usize = 200;
+/// Lines of code `locate` shows per hit.
+pub const CODE_LINES: usize = 40;
+/// The most lines one `read` returns.
+pub const MAX_READ_LINES: usize = 400;
+/// Files larger than this are not read (the index skips them too, at 1 MiB by default).
+const MAX_READ_BYTES: u64 = 32 << 20;
+
+/// A tool call that cannot be answered; the message names the argument or path.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("{arg}: {message}")]
+    Argument { arg: &'static str, message: String },
+    #[error(transparent)]
+    Path(#[from] SandboxError),
+    #[error("{0}")]
+    Engine(#[from] crate::Error),
+}
+
+fn bad(arg: &'static str, message: impl Into<String>) -> ToolError {
+    ToolError::Argument { arg, message: message.into() }
+}
+
+// Undocumented variants keep the schema a plain string enum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RetrieverName {
+    Bm25,
+    Dense,
+    Hybrid,
+}
+
+impl From<RetrieverName> for Retriever {
+    fn from(r: RetrieverName) -> Self {
+        match r {
+            RetrieverName::Bm25 => Retriever::Bm25,
+            RetrieverName::Dense => Retriever::Dense,
+            RetrieverName::Hybrid => Retriever::Hybrid,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct LocateRequest {
+    /// The issue, bug report or feature request in full (any length; more text ranks better).
+    pub issue: String,
+    /// How many hits to return, best first: 1 to 200, default 10.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    pub top_k: Option<usize>,
+    /// Which ranking: bm25 (lexical, always ready), dense (the CoRet neural retriever) or hybrid
+    /// (both fused, usually best). Default: hybrid once the dense index is ready, else bm25. A
+    /// dense or hybrid request made before the dense index is ready is answered by bm25, and
+    /// the answer's `note` says so.
+    #[serde(default)]
+    pub retriever: Option<RetrieverName>,
+    /// Rank test files (tests/, test_*.py, *_test.py, conftest.py) like other code. Default
+    /// false: they are left out.
+    #[serde(default)]
+    pub include_tests: bool,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LocateAnswer {
+    /// The ranking the hits come from: bm25, dense or hybrid.
+    pub retriever: String,
+    /// The retrievers behind that ranking (a hybrid fuses bm25 and dense).
+    pub retrievers_used: Vec<String>,
+    /// Whether the dense index was ready for this answer.
+    pub dense_ready: bool,
+    /// The dense index: ready, building (with progress), loading the model, off, or
+    /// unavailable with the reason.
+    pub dense_status: String,
+    /// Anything the caller should know about this answer (e.g. a dense request answered by bm25).
+    pub note: Option<String>,
+    /// The index behind the answer; it is re-read before every call, so edits show at once.
+    pub index: IndexSummary,
+    /// Ranked chunks, best first.
+    pub hits: Vec<LocatedChunk>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct IndexSummary {
+    pub files: usize,
+    pub chunks: usize,
+    pub call_edges: usize,
+    /// How the on-disk cache served the last re-read: warm (nothing changed), updated (edited
+    /// files re-indexed), cold (built) or off.
+    pub cache: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LocatedChunk {
+    pub rank: usize,
+    pub score: f32,
+    /// Relative to the repository root.
+    pub path: String,
+    /// First line of the chunk, 1-based.
+    pub start_line: usize,
+    /// Last line of the chunk, inclusive.
+    pub end_line: usize,
+    /// function, class, method or module (a file's code outside any definition).
+    pub kind: String,
+    /// Qualified name (`Class.method`, `function`, `Class`; `<module>` for module-level code):
+    /// pass it with `path` to `neighbours`.
+    pub name: String,
+    /// The chunk's source lines from start_line, at most the first 40.
+    pub code: String,
+    /// Set when `code` was cut: which lines are left out, to fetch with `read`.
+    pub code_note: Option<String>,
+}
+
+/// Ranks the chunks of `searcher`'s repository for the issue.
+pub fn locate(
+    searcher: &Searcher,
+    dense: &DenseStatus,
+    default: Option<Retriever>,
+    req: &LocateRequest,
+) -> Result<LocateAnswer, ToolError> {
+    if req.issue.trim().is_empty() {
+        return Err(bad("issue", "empty; give the text of the issue to locate"));
+    }
+    let top_k = req.top_k.unwrap_or(DEFAULT_TOP_K);
+    if !(1..=MAX_TOP_K).contains(&top_k) {
+        return Err(bad("top_k", format!("{top_k} is out of range 1..={MAX_TOP_K}")));
+    }
+    let ready = dense.is_ready() && searcher.has_dense();
+    let (retriever, note) = match req.retriever.map(Retriever::from).or(default) {
+        None if ready => (Retriever::Hybrid, None),
+        None => (Retriever::Bm25, None),
+        Some(r @ (Retriever::Dense | Retriever::Hybrid)) if !ready => {
+            let why = format!("{r} asked for, but the dense index is {}: answered by bm25", dense.describe());
+            (Retriever::Bm25, Some(why))
+        }
+        Some(r) => (r, None),
+    };
+    // Left out: tests rank last (weight 0) and are dropped; included: ranked like other code.
+    let mut fusion = searcher.fusion;
+    fusion.test_weight = if req.include_tests { 1.0 } else { 0.0 };
+    let view = Searcher {
+        repo: searcher.repo.clone(),
+        dense: searcher.dense.clone(),
+        history: searcher.history.clone(),
+        fusion,
+    };
+    let repo = &searcher.repo;
+    let mut sources = HashMap::new();
+    let hits = view
+        .search(&req.issue, retriever, top_k)?
+        .into_iter()
+        .filter_map(|h| repo.chunks.get(h.chunk as usize).map(|c| (h.score, c)))
+        .filter(|(_, c)| req.include_tests || !is_test_path(&c.path))
+        .enumerate()
+        .map(|(i, (score, c))| located(repo, &mut sources, i + 1, score, c))
+        .collect();
+    let mut used: Vec<String> = match retriever {
+        Retriever::Hybrid => vec!["bm25".into(), "dense".into()],
+        r => vec![r.as_str().into()],
+    };
+    if retriever == Retriever::Hybrid && fusion.history_weight > 0.0 && searcher.history.is_some() {
+        used.push("history".into());
+    }
+    Ok(LocateAnswer {
+        retriever: retriever.as_str().into(),
+        retrievers_used: used,
+        dense_ready: ready,
+        dense_status: dense.describe(),
+        note,
+        index: summary(repo),
+        hits,
+    })
+}
+
+pub fn summary(repo: &RepoIndex) -> IndexSummary {
+    let s = &repo.stats;
+    let cache = serde_json::to_value(s.cache).ok().and_then(|v| v.as_str().map(String::from));
+    IndexSummary { files: s.files, chunks: s.chunks, call_edges: s.edges, cache: cache.unwrap_or_default() }
+}
+
+fn located(
+    repo: &RepoIndex,
+    sources: &mut HashMap<String, Option<String>>,
+    rank: usize,
+    score: f32,
+    c: &Chunk,
+) -> LocatedChunk {
+    let source = sources.entry(c.path.clone()).or_insert_with(|| repo.file_source(&c.path));
+    let code = match source {
+        Some(text) => span_lines(text, c.start_line, c.end_line, CODE_LINES),
+        // The file went away since it was indexed: the retriever's view of the chunk.
+        None => span_lines(crate::semantic::without_path(&c.text), 1, usize::MAX, CODE_LINES),
+    };
+    let code_note = code.is_cut().then(|| {
+        let (from, to) = (c.start_line + code.shown, c.start_line + code.total - 1);
+        format!("first {} of {} lines; lines {from}-{to} are left out (use `read`)", code.shown, code.total)
+    });
+    LocatedChunk {
+        rank,
+        score,
+        path: c.path.clone(),
+        start_line: c.start_line,
+        end_line: c.end_line,
+        kind: c.kind.as_str().into(),
+        name: c.name.clone(),
+        code: code.text,
+        code_note,
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct NeighboursRequest {
+    /// The symbol's file, relative to the repository root (as `locate` returns it).
+    pub path: String,
+    /// The symbol's qualified name as `locate` returns it (`Class.method`, `function`,
+    /// `Class`); a bare method name works too and matches it in every class of the file.
+    pub name: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NeighboursAnswer {
+    pub path: String,
+    pub name: String,
+    /// Each definition of the name in the file (usually one) with its call-graph neighbours.
+    pub definitions: Vec<Definition>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Definition {
+    pub name: String,
+    pub kind: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    /// Chunks that call this one.
+    pub callers: Vec<Neighbour>,
+    /// Chunks this one calls (resolved inside the repository; calls through a receiver of
+    /// unknown type are not followed).
+    pub callees: Vec<Neighbour>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Neighbour {
+    /// `path:line` of the neighbour's first line.
+    pub location: String,
+    pub path: String,
+    pub name: String,
+    pub kind: String,
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+/// The callers and callees of `req.name` in `req.path`, from the index's call graph.
+pub fn neighbours(repo: &RepoIndex, req: &NeighboursRequest) -> Result<NeighboursAnswer, ToolError> {
+    let file = resolve(&repo.root, &req.path)?;
+    let span = repo
+        .file_span(&file.relative)
+        .ok_or_else(|| bad("path", format!("`{}` is not an indexed Python file", req.path)))?;
+    let name = req.name.trim();
+    let ids = span.first as usize..(span.first + span.count) as usize;
+    let exact: Vec<usize> = ids.clone().filter(|&i| repo.chunks[i].name == name).collect();
+    let found = if exact.is_empty() {
+        let suffix = format!(".{name}");
+        ids.clone().filter(|&i| repo.chunks[i].name.ends_with(&suffix)).collect()
+    } else {
+        exact
+    };
+    if found.is_empty() {
+        let names: Vec<&str> = ids.map(|i| repo.chunks[i].name.as_str()).take(50).collect();
+        return Err(bad(
+            "name",
+            format!("`{name}` is not defined in `{}`; its names: {}", req.path, names.join(", ")),
+        ));
+    }
+    let refs = |list: Option<&Vec<u32>>| -> Vec<Neighbour> {
+        list.into_iter().flatten().filter_map(|&n| repo.chunks.get(n as usize)).map(neighbour).collect()
+    };
+    let definitions = found
+        .into_iter()
+        .map(|i| {
+            let c = &repo.chunks[i];
+            Definition {
+                name: c.name.clone(),
+                kind: c.kind.as_str().into(),
+                start_line: c.start_line,
+                end_line: c.end_line,
+                callers: refs(repo.graph.callers.get(i)),
+                callees: refs(repo.graph.callees.get(i)),
+            }
+        })
+        .collect();
+    Ok(NeighboursAnswer { path: file.relative, name: name.to_string(), definitions })
+}
+
+fn neighbour(c: &Chunk) -> Neighbour {
+    Neighbour {
+        location: format!("{}:{}", c.path, c.start_line),
+        path: c.path.clone(),
+        name: c.name.clone(),
+        kind: c.kind.as_str().into(),
+        start_line: c.start_line,
+        end_line: c.end_line,
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct ReadRequest {
+    /// The file, relative to the repository root (any text file inside it).
+    pub path: String,
+    /// First line to return, 1-based.
+    #[schemars(range(min = 1))]
+    pub start_line: usize,
+    /// Last line to return, inclusive; at most 400 lines per call (larger ranges are refused).
+    /// A line past the end of the file stops at its last line.
+    #[schemars(range(min = 1))]
+    pub end_line: usize,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ReadAnswer {
+    pub path: String,
+    pub start_line: usize,
+    /// The last line returned (the file's last line where end_line was past it).
+    pub end_line: usize,
+    /// How many lines the file has.
+    pub total_lines: usize,
+    /// The lines, joined by newlines.
+    pub text: String,
+}
+
+/// Lines of a file inside `root` (canonical).
+pub fn read(root: &Path, req: &ReadRequest) -> Result<ReadAnswer, ToolError> {
+    let (start, end) = (req.start_line, req.end_line);
+    if start == 0 {
+        return Err(bad("start_line", "0: lines count from 1"));
+    }
+    if end < start {
+        return Err(bad("end_line", format!("{end} is before start_line {start}")));
+    }
+    let asked = end - start + 1;
+    if asked > MAX_READ_LINES {
+        let last = start + MAX_READ_LINES - 1;
+        return Err(bad(
+            "end_line",
+            format!("lines {start}-{end} are {asked} lines; read at most {MAX_READ_LINES} a call (e.g. {start}-{last})"),
+        ));
+    }
+    let file = resolve(root, &req.path)?;
+    let unreadable = |why: String| bad("path", format!("`{}`: {why}", req.path));
+    let meta = std::fs::metadata(&file.absolute).map_err(|e| unreadable(e.to_string()))?;
+    if meta.is_dir() {
+        return Err(unreadable("a directory, not a file".into()));
+    }
+    if meta.len() > MAX_READ_BYTES {
+        return Err(unreadable(format!(
+            "{} bytes; files over {MAX_READ_BYTES} bytes are not read",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(&file.absolute).map_err(|e| unreadable(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| unreadable("not UTF-8 text".into()))?;
+    let total = line_count(&text);
+    if start > total {
+        return Err(bad("start_line", format!("{start} is past the end of `{}` ({total} lines)", req.path)));
+    }
+    let lines = span_lines(&text, start, end, MAX_READ_LINES);
+    Ok(ReadAnswer {
+        path: file.relative,
+        start_line: start,
+        end_line: start + lines.shown - 1,
+        total_lines: total,
+        text: lines.text,
+    })
+}
+
+#[cfg(test)]
+#[path = "tools_tests.rs"]
+mod tests;

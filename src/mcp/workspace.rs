@@ -1,0 +1,250 @@
+//! The warm state behind the MCP tools: the current index and its searcher, re-read before
+//! every call, and the dense index that a background thread keeps up with it.
+
+use super::dense_worker::{self, Job};
+use super::DenseStatus;
+use crate::engine::{IndexOptions, RepoIndex};
+use crate::error::{Error, Result};
+use crate::history::HistoryView;
+use crate::model::Towers;
+use crate::progress::NoProgress;
+use crate::search::{FusionParams, Retriever};
+use crate::searcher::Searcher;
+use crate::semantic::{DenseOptions, DenseSearcher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How long a call waits for the dense index to catch up with an edit (a few changed chunks
+/// embed in well under this) before BM25 answers alone.
+const DENSE_CATCH_UP: Duration = Duration::from_secs(3);
+
+#[derive(Clone, Debug)]
+pub struct WorkspaceOptions {
+    pub index: IndexOptions,
+    pub fusion: FusionParams,
+    /// What `locate` ranks by when a call names no retriever (None: hybrid once the dense
+    /// index is ready, else BM25).
+    pub default_retriever: Option<Retriever>,
+}
+
+/// Loads the towers on the dense thread (it may provision the model); the error says why not.
+pub type TowerLoader = Box<dyn FnOnce() -> std::result::Result<Towers, String> + Send>;
+
+/// How to build the dense index: the towers' loader and the dense options.
+pub struct DenseSetup {
+    pub load: TowerLoader,
+    pub opts: DenseOptions,
+}
+
+/// One repository, indexed and kept warm for tool calls.
+pub struct Workspace {
+    root: PathBuf,
+    opts: WorkspaceOptions,
+    shared: Arc<Shared>,
+    /// One re-read of the repository (and its cache) at a time.
+    refresh: Mutex<()>,
+    /// The dense thread's queue; None when the dense index is off.
+    jobs: Option<Sender<Job>>,
+}
+
+/// What the tool calls and the dense thread share.
+pub(super) struct Shared {
+    current: Mutex<Current>,
+    /// Signalled when the dense index is installed or fails.
+    dense_changed: Condvar,
+    /// The current generation, for the dense thread's cancellation checks.
+    generation: AtomicU64,
+    embedded: AtomicUsize,
+    to_embed: AtomicUsize,
+}
+
+struct Current {
+    searcher: Arc<Searcher>,
+    /// Bumped whenever the index changes; a dense index built for an older one is dropped.
+    generation: u64,
+    dense: DenseStatus,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Workspace {
+    /// Serves `index` (from [`RepoIndex::open`]) at once; with `dense`, starts the thread that
+    /// loads the towers and builds the dense index.
+    pub fn new(index: RepoIndex, opts: WorkspaceOptions, dense: Option<DenseSetup>) -> Result<Workspace> {
+        let root = index.root.clone();
+        let history = history_for(&index, &opts.fusion);
+        let searcher =
+            Arc::new(Searcher { repo: Arc::new(index), dense: None, history, fusion: opts.fusion });
+        let status = if dense.is_some() { DenseStatus::Loading } else { DenseStatus::Off };
+        let shared = Arc::new(Shared {
+            current: Mutex::new(Current { searcher: searcher.clone(), generation: 0, dense: status }),
+            dense_changed: Condvar::new(),
+            generation: AtomicU64::new(0),
+            embedded: AtomicUsize::new(0),
+            to_embed: AtomicUsize::new(0),
+        });
+        let jobs = match dense {
+            Some(setup) => {
+                let (tx, rx) = mpsc::channel();
+                // The receiver is alive: this cannot fail.
+                let _ = tx.send(Job { generation: 0, searcher });
+                dense_worker::spawn(setup, rx, shared.clone())
+                    .map_err(|e| Error::context("starting the dense index thread", e))?;
+                Some(tx)
+            }
+            None => None,
+        };
+        Ok(Workspace { root, opts, shared, refresh: Mutex::new(()), jobs })
+    }
+
+    /// The repository root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn default_retriever(&self) -> Option<Retriever> {
+        self.opts.default_retriever
+    }
+
+    /// The searcher and dense status as they stand, without re-reading the repository.
+    pub fn current(&self) -> (Arc<Searcher>, DenseStatus) {
+        self.shared.snapshot()
+    }
+
+    /// Re-reads the repository through the cache (only edited files are parsed again) and
+    /// returns the searcher over it. When the chunks changed, the dense index is rebuilt on
+    /// its thread; a call waits a little for it when it was ready before the edit.
+    pub fn refresh(&self) -> Result<(Arc<Searcher>, DenseStatus)> {
+        let _one = lock(&self.refresh);
+        let index = RepoIndex::open(&self.root, &self.opts.index, &NoProgress)?;
+        let old = lock(&self.shared.current).searcher.clone();
+        let unchanged = index.chunks == old.repo.chunks && index.graph == old.repo.graph;
+        drop(old);
+        if unchanged {
+            // The fresh index (its stats say what the cache did) with the same dense index; the
+            // dense thread may have installed one since `old` was read.
+            let mut cur = lock(&self.shared.current);
+            let s = &cur.searcher;
+            let next = Searcher {
+                repo: Arc::new(index),
+                dense: s.dense.clone(),
+                history: s.history.clone(),
+                fusion: s.fusion,
+            };
+            cur.searcher = Arc::new(next);
+            drop(cur);
+            return Ok(self.shared.snapshot());
+        }
+        let history = history_for(&index, &self.opts.fusion);
+        let searcher =
+            Arc::new(Searcher { repo: Arc::new(index), dense: None, history, fusion: self.opts.fusion });
+        let (generation, was_ready) = {
+            let mut cur = lock(&self.shared.current);
+            cur.generation += 1;
+            self.shared.generation.store(cur.generation, Ordering::SeqCst);
+            cur.searcher = searcher.clone();
+            let was_ready = cur.dense.is_ready();
+            if matches!(cur.dense, DenseStatus::Ready | DenseStatus::Building { .. }) {
+                self.shared.start_counting();
+                cur.dense = DenseStatus::Building { done: 0, total: 0 };
+            }
+            (cur.generation, was_ready)
+        };
+        let queued = self.jobs.as_ref().is_some_and(|tx| tx.send(Job { generation, searcher }).is_ok());
+        if queued && was_ready {
+            self.shared.wait_for_dense(generation, DENSE_CATCH_UP);
+        }
+        Ok(self.shared.snapshot())
+    }
+}
+
+/// The checkout's git history when the hybrid fuses it (`--history-weight` above 0).
+fn history_for(index: &RepoIndex, fusion: &FusionParams) -> Option<HistoryView> {
+    if fusion.history_weight > 0.0 {
+        crate::history::checkout_history(&index.root, index.cache_entry.as_deref()).0
+    } else {
+        None
+    }
+}
+
+impl Shared {
+    fn snapshot(&self) -> (Arc<Searcher>, DenseStatus) {
+        let cur = lock(&self.current);
+        let status = match cur.dense {
+            DenseStatus::Building { .. } => DenseStatus::Building {
+                done: self.embedded.load(Ordering::Relaxed),
+                total: self.to_embed.load(Ordering::Relaxed),
+            },
+            ref other => other.clone(),
+        };
+        (cur.searcher.clone(), status)
+    }
+
+    fn start_counting(&self) {
+        self.embedded.store(0, Ordering::Relaxed);
+        self.to_embed.store(0, Ordering::Relaxed);
+    }
+
+    fn wait_for_dense(&self, generation: u64, timeout: Duration) {
+        let cur = lock(&self.current);
+        let _ = self.dense_changed.wait_timeout_while(cur, timeout, |c| {
+            c.generation == generation && matches!(c.dense, DenseStatus::Building { .. })
+        });
+    }
+
+    /// The latest generation (the dense thread stops a build that fell behind it).
+    pub(super) fn latest(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn report_embedding(&self, done: usize, total: usize) {
+        self.embedded.store(done, Ordering::Relaxed);
+        self.to_embed.store(total, Ordering::Relaxed);
+    }
+
+    /// Marks a build for `generation` as started; false when a newer index superseded it.
+    pub(super) fn start_build(&self, generation: u64) -> bool {
+        let mut cur = lock(&self.current);
+        if cur.generation != generation {
+            return false;
+        }
+        self.start_counting();
+        cur.dense = DenseStatus::Building { done: 0, total: 0 };
+        true
+    }
+
+    /// Installs a dense index built for `generation`, unless the index moved on since.
+    pub(super) fn install_dense(&self, generation: u64, dense: Arc<DenseSearcher>) {
+        let mut cur = lock(&self.current);
+        if cur.generation == generation {
+            let s = &cur.searcher;
+            let next = Searcher {
+                repo: s.repo.clone(),
+                dense: Some(dense),
+                history: s.history.clone(),
+                fusion: s.fusion,
+            };
+            cur.searcher = Arc::new(next);
+            cur.dense = DenseStatus::Ready;
+        }
+        self.dense_changed.notify_all();
+    }
+
+    /// The dense index failed for `generation` (`None`: for good, e.g. no model).
+    pub(super) fn fail_dense(&self, generation: Option<u64>, why: String) {
+        let mut cur = lock(&self.current);
+        if generation.is_none_or(|g| g == cur.generation) {
+            cur.dense = DenseStatus::Failed(why);
+        }
+        self.dense_changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+#[path = "workspace_tests.rs"]
+mod tests;

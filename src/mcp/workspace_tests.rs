@@ -1,0 +1,105 @@
+use super::*;
+use crate::engine::CacheState;
+use crate::mcp::tools::{locate, LocateRequest};
+use crate::model::{Encoder, EncoderOptions};
+use std::time::Instant;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+    std::fs::write(root.join(rel), text).unwrap();
+}
+
+/// A repository and a cache directory, both temporary.
+fn repo() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("repo");
+    write(&root, "pkg/alpha.py", "def alpha():\n    return beta()\n\n\ndef beta():\n    return 1\n");
+    write(&root, "pkg/gamma.py", "class Gamma:\n    def run(self):\n        return 2\n");
+    (dir, root, base.join("cache"))
+}
+
+fn workspace(root: &Path, cache: &Path, dense: Option<DenseSetup>) -> Workspace {
+    let index = IndexOptions { cache_dir: Some(cache.to_path_buf()), ..IndexOptions::default() };
+    let opts = WorkspaceOptions { index, fusion: FusionParams::default(), default_retriever: None };
+    let first = RepoIndex::open(root, &opts.index, &NoProgress).unwrap();
+    Workspace::new(first, opts, dense).unwrap()
+}
+
+fn tiny_towers(dir: PathBuf) -> DenseSetup {
+    let load = Box::new(move || {
+        crate::testkit::write_tiny_bert(&dir, &["alpha", "beta", "gamma", "delta", "run", "return", "def"]);
+        let opts = EncoderOptions { max_len: 64, ..EncoderOptions::default() };
+        let encoder = Encoder::load(&dir, &candle_core::Device::Cpu, opts).map_err(|e| e.to_string())?;
+        Ok(Towers::tied(Arc::new(encoder)))
+    });
+    DenseSetup { load, opts: DenseOptions::default() }
+}
+
+/// Polls the dense status until it settles (neither loading nor building).
+fn settled(ws: &Workspace) -> DenseStatus {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let status = ws.current().1;
+        if !matches!(status, DenseStatus::Loading | DenseStatus::Building { .. }) || Instant::now() > deadline
+        {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn ask(issue: &str) -> LocateRequest {
+    LocateRequest { issue: issue.into(), top_k: None, retriever: None, include_tests: false }
+}
+
+#[test]
+fn the_dense_index_builds_in_the_background_and_follows_edits() {
+    let (dir, root, cache) = repo();
+    let ws = workspace(&root, &cache, Some(tiny_towers(dir.path().join("model"))));
+    assert_eq!(settled(&ws), DenseStatus::Ready);
+    let (searcher, dense) = ws.refresh().unwrap();
+    let answer = locate(&searcher, &dense, None, &ask("alpha calls beta")).unwrap();
+    assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("hybrid", true));
+    assert_eq!(answer.retrievers_used, ["bm25", "dense"]);
+    assert_eq!(answer.index.cache, "warm");
+
+    write(&root, "pkg/delta.py", "def delta():\n    return alpha()\n");
+    let (searcher, _) = ws.refresh().unwrap();
+    assert_eq!(searcher.repo.stats.cache, CacheState::Updated);
+    assert!(searcher.repo.chunks.iter().any(|c| c.name == "delta"), "the edit is in the index at once");
+    assert_eq!(settled(&ws), DenseStatus::Ready);
+    let (searcher, _) = ws.current();
+    let dense = searcher.dense.as_ref().expect("rebuilt for the edited index");
+    assert_eq!(dense.len(), searcher.repo.chunks.len());
+    assert_eq!(dense.embedded, 1, "only the new chunk was embedded");
+}
+
+#[test]
+fn a_model_that_does_not_load_leaves_bm25_answering_and_says_why() {
+    let (_dir, root, cache) = repo();
+    let load: TowerLoader = Box::new(|| Err("--model /nonexistent: no such file or directory".into()));
+    let ws = workspace(&root, &cache, Some(DenseSetup { load, opts: DenseOptions::default() }));
+    let status = settled(&ws);
+    assert_eq!(status, DenseStatus::Failed("--model /nonexistent: no such file or directory".into()));
+    let (searcher, dense) = ws.refresh().unwrap();
+    let hybrid =
+        LocateRequest { retriever: Some(super::super::tools::RetrieverName::Hybrid), ..ask("alpha") };
+    let answer = locate(&searcher, &dense, None, &hybrid).unwrap();
+    assert_eq!(answer.retriever, "bm25");
+    assert!(answer.dense_status.contains("/nonexistent"), "{}", answer.dense_status);
+    assert!(answer.note.unwrap().contains("answered by bm25"));
+}
+
+#[test]
+fn without_a_model_the_dense_index_is_off_and_each_call_sees_the_files_as_they_are() {
+    let (_dir, root, cache) = repo();
+    let ws = workspace(&root, &cache, None);
+    assert_eq!(ws.current().1, DenseStatus::Off);
+    let (first, _) = ws.refresh().unwrap();
+    assert_eq!(first.repo.stats.cache, CacheState::Warm);
+    std::fs::remove_file(root.join("pkg/gamma.py")).unwrap();
+    let (after, _) = ws.refresh().unwrap();
+    assert!(after.repo.chunks.iter().all(|c| c.path != "pkg/gamma.py"), "a deleted file leaves the index");
+    assert_eq!(after.repo.stats.cache, CacheState::Updated);
+}
