@@ -161,14 +161,16 @@ fn column(screen: &vt100::Screen, title: &str) -> String {
         .enumerate()
         .find(|(_, r)| r.contains(title))
         .unwrap_or_else(|| panic!("no column titled {title:?}; screen:\n{}", screen.contents()));
-    let corners: Vec<usize> = line.chars().enumerate().filter(|(_, c)| *c == '╭').map(|(i, _)| i).collect();
+    // A focused box is drawn thick (┏), the others rounded (╭).
+    let corners: Vec<usize> =
+        line.chars().enumerate().filter(|(_, c)| matches!(c, '╭' | '┏')).map(|(i, _)| i).collect();
     let at = line[..line.find(title).unwrap()].chars().count();
     let left = *corners.iter().rev().find(|&&c| c <= at).unwrap();
     let right = corners.iter().copied().find(|&c| c > at).unwrap_or(COLS as usize);
     screen
         .rows(left as u16, (right - left) as u16)
         .skip(top)
-        .take_while(|r| !r.starts_with('╰'))
+        .take_while(|r| !r.starts_with('╰') && !r.starts_with('┗'))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -176,7 +178,7 @@ fn column(screen: &vt100::Screen, title: &str) -> String {
 /// The first ranked row of a column (`›1 …` or ` 1 …` after the border).
 fn first_hit(column: &str) -> Option<String> {
     column.lines().find_map(|l| {
-        let body = l.trim_start_matches('│').trim_start_matches('›').trim_start();
+        let body = l.trim_start_matches(['│', '┃']).trim_start_matches('›').trim_start();
         body.starts_with("1 ").then(|| body.to_string())
     })
 }
@@ -228,6 +230,12 @@ fn bm25_search_works_without_a_model_and_quitting_restores_the_terminal() {
     tui.wait_for("the call graph of the top hit", |s| {
         s.contents().contains("Call graph · Cart.total_price") && s.contents().contains("apply_discount")
     });
+    // Ctrl-S handed the keys to the results: `j` selects the second hit, the issue is untouched.
+    tui.send("j");
+    tui.wait_for("the second hit selected", |s| {
+        column(s, "1 BM25").lines().any(|l| l.trim_start_matches(['│', '┃']).starts_with("›2 "))
+    });
+    assert!(!tui.screen_text().contains("VATj"), "j went into the issue:\n{}", tui.screen_text());
 
     tui.send("\x11"); // Ctrl-Q
     assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());

@@ -282,7 +282,7 @@ pub struct Args {
     pub temperature: f64,
 
     /// Train: most sequences per differentiable forward pass; more are embedded in slices.
-    #[arg(long, hide = true, default_value_t = 64, value_name = "N")]
+    #[arg(long, hide = true, default_value_t = 8, value_name = "N")]
     pub grad_slice: usize,
 
     /// Train: seed of data order and negative sampling.

@@ -31,8 +31,11 @@ pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
         select_device(choice).map_err(|e| Usage(format!("--device {}: {e}", args.device)))?;
     let dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
     let max_pos = coret::model::config::load_bert_config(&dir)?.max_position_embeddings;
-    for (flag, n) in [("--max-len", args.max_len), ("--query-max-len", args.query_max_len)] {
-        if n > max_pos {
+    // A budget the user asked for that the model cannot read is an error; the defaults adapt.
+    let defaults = [EncoderOptions::default().max_len, DenseOptions::default().query_max_len];
+    let asked = [("--max-len", args.max_len), ("--query-max-len", args.query_max_len)];
+    for ((flag, n), default) in asked.into_iter().zip(defaults) {
+        if n > max_pos && n != default {
             anyhow::bail!(Usage(format!("{flag} {n}: the model reads at most {max_pos} tokens")));
         }
     }

@@ -5,7 +5,7 @@ use super::args::Args;
 use super::model::dense_options;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
-use coret::model::{resolve_model_dir, select_device, DeviceChoice, QueryTowerChoice, Towers};
+use coret::model::{resolve_model_dir, select_device, DeviceChoice, QueryTowerChoice, Towers, WeightsChoice};
 use coret::searcher::Searcher;
 use coret::tui::{backend::IndexReporter, Session, Theme};
 use std::sync::Arc;
@@ -33,12 +33,25 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let query_model = args.query_model.clone();
     let tower_layers = args.tower_layers.clone();
     let weights = args.weights.clone();
+    // The status line names the model once: its directory and what was laid over it.
     if let Some(path) = &tower_layers {
         model_label = format!("{model_label} + {}", path.display());
+    } else {
+        match &weights {
+            WeightsChoice::Trained if coret::model::lora::builtin().is_some() => {
+                model_label.push_str(" + CoRet")
+            }
+            WeightsChoice::Trained | WeightsChoice::Pretrained => {}
+            WeightsChoice::File(p) => {
+                let name =
+                    p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
+                model_label = format!("{model_label} + {name}");
+            }
+        }
     }
     let model_label = match &query_model {
         QueryTowerChoice::Trained => format!("{model_label} + trained query tower"),
-        QueryTowerChoice::Pretrained => format!("{model_label} (tied)"),
+        QueryTowerChoice::Pretrained => model_label,
         QueryTowerChoice::File(p) => format!("{model_label} + {}", p.display()),
     };
     let session =

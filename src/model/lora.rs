@@ -235,9 +235,12 @@ pub fn with_lora(chunk: &Encoder, lora: &LoraAdapter, origin: &str) -> Result<En
 }
 
 /// The project's own trained adapters, compiled in (`models/coret-lora.safetensors`, made by
-/// `--train` from `train-prs`; `models/README.md` says how), with their sha256. `None` while
-/// no trained model has beaten the pretrained one on the dev set.
-const BUILTIN: Option<(&[u8], &str)> = None;
+/// `--train` from `train-prs`; `models/README.md` says how and what they scored), with their
+/// sha256.
+const BUILTIN: Option<(&[u8], &str)> = Some((
+    include_bytes!("../../models/coret-lora.safetensors"),
+    include_str!("../../models/coret-lora.sha256"),
+));
 
 /// Which weights the encoder embeds with (`--weights`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -292,5 +295,34 @@ pub fn apply_weights(encoder: Encoder, choice: &WeightsChoice) -> Result<(Encode
                 Ok((with_lora(&encoder, &lora, "built-in adapters")?, None))
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_adapters_are_intact_and_belong_to_the_default_model() {
+        let lora = builtin().expect("adapters are built in").expect("their sha256 matches");
+        assert_eq!(lora.base(), "all-MiniLM-L6-v2-53aa51172d14", "trained on the default model");
+        assert_eq!((lora.rank(), lora.alpha()), (8, 16.0));
+        assert_eq!(
+            lora.tensors().len(),
+            2 * 6 * 6,
+            "both factors of six linear layers in six encoder layers"
+        );
+        let (bytes, sha) = BUILTIN.unwrap();
+        let cut =
+            LoraAdapter::from_bytes(&bytes[..bytes.len() - 100], Some(sha), "cut").unwrap_err().to_string();
+        assert!(cut.contains("cut") && cut.contains("sha256"), "{cut}");
+    }
+
+    #[test]
+    fn weights_parse_from_the_flag() {
+        assert_eq!("trained".parse::<WeightsChoice>(), Ok(WeightsChoice::Trained));
+        assert_eq!("pretrained".parse::<WeightsChoice>(), Ok(WeightsChoice::Pretrained));
+        assert_eq!("a.safetensors".parse::<WeightsChoice>(), Ok(WeightsChoice::File("a.safetensors".into())));
+        assert!("".parse::<WeightsChoice>().is_err());
     }
 }
