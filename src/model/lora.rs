@@ -14,7 +14,7 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use half::f16;
 
-use super::tower_file::{self, RawTensor, META_BASE, META_FORMAT};
+use super::tower_file::{self, META_BASE, META_FORMAT};
 use super::{Encoder, LayerTensor};
 use crate::error::{Error, Result};
 
@@ -74,18 +74,7 @@ impl LoraAdapter {
                 .ok_or_else(|| fail(format!("no numeric {key} in metadata")))
         };
         let (rank, alpha) = (number(META_RANK)? as usize, number(META_ALPHA)?);
-        let st = safetensors::SafeTensors::deserialize(bytes)
-            .map_err(|e| fail(format!("truncated or corrupt LoRA adapter (safetensors: {e})")))?;
-        let mut tensors = Vec::new();
-        for (name, view) in st.tensors() {
-            if view.dtype() != safetensors::Dtype::F16 {
-                return Err(fail(format!("tensor `{name}` is {:?}, expected F16", view.dtype())));
-            }
-            let values =
-                view.data().chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect();
-            tensors.push(LayerTensor { name, shape: view.shape().to_vec(), values });
-        }
-        tensors.sort_by(|a, b| a.name.cmp(&b.name));
+        let tensors = tower_file::read_f16(bytes, origin, "LoRA adapter")?;
         let name = format!("lora-{}", &tower_file::digest(bytes)[..12]);
         let l = LoraAdapter { tensors, rank, alpha, base, name, metadata };
         l.check(origin)?;
@@ -144,17 +133,7 @@ impl LoraAdapter {
         meta.insert(META_BASE.into(), self.base.clone());
         meta.insert(META_RANK.into(), self.rank.to_string());
         meta.insert(META_ALPHA.into(), self.alpha.to_string());
-        let raw = self
-            .tensors
-            .iter()
-            .map(|t| RawTensor {
-                name: t.name.clone(),
-                dtype: "F16",
-                shape: t.shape.clone(),
-                data: t.values.iter().flat_map(|x| f16::from_f32(*x).to_le_bytes()).collect(),
-            })
-            .collect();
-        tower_file::to_bytes(raw, &meta)
+        tower_file::to_bytes(tower_file::f16_raw(&self.tensors), &meta)
     }
 
     /// Writes the file and its `.sha256` beside it; returns the sha256.

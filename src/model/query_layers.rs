@@ -9,7 +9,7 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use half::f16;
 
-use super::tower_file::{self, RawTensor, META_BASE, META_FORMAT};
+use super::tower_file::{self, META_BASE, META_FORMAT};
 use crate::error::{Error, Result};
 
 pub const LAYERS_FORMAT: &str = "coret-query-layers-v1";
@@ -65,23 +65,13 @@ impl QueryLayers {
         let fail = |m: String| Error::context(origin, m);
         let (metadata, base) =
             tower_file::open(bytes, sha256, origin, LAYERS_FORMAT, "query-tower layers file")?;
-        let st = safetensors::SafeTensors::deserialize(bytes)
-            .map_err(|e| fail(format!("truncated or corrupt query tower (safetensors: {e})")))?;
-        let mut tensors = Vec::new();
-        for (name, view) in st.tensors() {
-            if view.dtype() != safetensors::Dtype::F16 {
-                return Err(fail(format!("tensor `{name}` is {:?}, expected F16", view.dtype())));
-            }
-            let values =
-                view.data().chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect();
-            let t = LayerTensor { name, shape: view.shape().to_vec(), values };
-            check_tensor(&t).map_err(fail)?;
-            tensors.push(t);
+        let tensors = tower_file::read_f16(bytes, origin, "query tower")?;
+        for t in &tensors {
+            check_tensor(t).map_err(fail)?;
         }
         if tensors.is_empty() {
             return Err(fail("no layers in the file".into()));
         }
-        tensors.sort_by(|a, b| a.name.cmp(&b.name));
         let name = format!("layers-{}", &tower_file::digest(bytes)[..12]);
         Ok(QueryLayers { tensors, base, name, metadata })
     }
@@ -91,17 +81,7 @@ impl QueryLayers {
             self.metadata.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         meta.insert(META_FORMAT.into(), LAYERS_FORMAT.into());
         meta.insert(META_BASE.into(), self.base.clone());
-        let raw = self
-            .tensors
-            .iter()
-            .map(|t| RawTensor {
-                name: t.name.clone(),
-                dtype: "F16",
-                shape: t.shape.clone(),
-                data: t.values.iter().flat_map(|x| f16::from_f32(*x).to_le_bytes()).collect(),
-            })
-            .collect();
-        tower_file::to_bytes(raw, &meta)
+        tower_file::to_bytes(tower_file::f16_raw(&self.tensors), &meta)
     }
 
     /// Writes the file and its `.sha256` beside it.

@@ -133,3 +133,35 @@ pub fn save(path: &Path, bytes: &[u8]) -> Result<String> {
 pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+/// Tensors stored as f16 (trained layers, adapters) as `RawTensor`s to write.
+pub fn f16_raw(tensors: &[super::LayerTensor]) -> Vec<RawTensor> {
+    tensors
+        .iter()
+        .map(|t| RawTensor {
+            name: t.name.clone(),
+            dtype: "F16",
+            shape: t.shape.clone(),
+            data: t.values.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()).collect(),
+        })
+        .collect()
+}
+
+/// Every tensor of a safetensors file that must hold f16 only, as f32 values in name order;
+/// `what` names the kind of file in errors ("query tower", "LoRA adapter").
+pub fn read_f16(bytes: &[u8], origin: &str, what: &str) -> Result<Vec<super::LayerTensor>> {
+    let fail = |m: String| Error::context(origin, m);
+    let st = safetensors::SafeTensors::deserialize(bytes)
+        .map_err(|e| fail(format!("truncated or corrupt {what} (safetensors: {e})")))?;
+    let mut tensors = Vec::new();
+    for (name, view) in st.tensors() {
+        if view.dtype() != safetensors::Dtype::F16 {
+            return Err(fail(format!("tensor `{name}` is {:?}, expected F16", view.dtype())));
+        }
+        let values =
+            view.data().chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect();
+        tensors.push(super::LayerTensor { name, shape: view.shape().to_vec(), values });
+    }
+    tensors.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(tensors)
+}
