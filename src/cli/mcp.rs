@@ -4,10 +4,8 @@
 
 use super::args::Args;
 use super::model::{check_model_flags, dense_options, fusion_params};
-use super::progress::BarProgress;
 use super::Usage;
 use anyhow::Context;
-use coret::engine::{IndexOptions, RepoIndex};
 use coret::mcp::{DenseSetup, Workspace, WorkspaceOptions};
 use coret::search::Retriever;
 use std::sync::Arc;
@@ -26,19 +24,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             "--retriever with --mcp: name one of bm25, dense or hybrid (what a call naming none gets)".into()
         )),
     };
-    let opts = IndexOptions {
-        max_file_size: args.max_file_size,
-        cache_dir: args.cache_dir.clone(),
-        no_cache: args.no_cache,
-    };
-    let progress = BarProgress::new();
-    let index = RepoIndex::open(&args.path, &opts, &progress);
-    progress.finish();
-    let index = index?;
-    const MAX_NOTES: usize = 20;
-    for note in index.notes.iter().take(MAX_NOTES) {
-        eprintln!("note: {note}");
-    }
+    let opts = super::query::index_options(args);
+    let index = super::query::open_index(args, &opts)?;
     let s = &index.stats;
     eprintln!(
         "coret-tui: serving {} over MCP on stdio: {} files, {} chunks, {} call edges ({})",

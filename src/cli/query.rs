@@ -22,23 +22,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     // Load the model before indexing so a missing model fails fast.
     let model = if needs_dense { Some(super::model::load(args)?) } else { None };
-    let opts = IndexOptions {
-        max_file_size: args.max_file_size,
-        cache_dir: args.cache_dir.clone(),
-        no_cache: args.no_cache,
-    };
-    let progress = BarProgress::new();
-    let index = RepoIndex::open(&args.path, &opts, &progress);
-    progress.finish();
-    let index = index?;
-    // A checkout with thousands of vendored or generated files should not bury the results.
-    const MAX_NOTES: usize = 20;
-    for note in index.notes.iter().take(MAX_NOTES) {
-        eprintln!("note: {note}");
-    }
-    if index.notes.len() > MAX_NOTES {
-        eprintln!("note: … and {} more", index.notes.len() - MAX_NOTES);
-    }
+    let index = open_index(args, &index_options(args))?;
     let mut searcher = Searcher::bm25_only(Arc::new(index));
     searcher.fusion = super::model::fusion_params(args);
     let fuses_history = retrievers.contains(&Retriever::Hybrid) && searcher.fusion.history_weight > 0.0;
@@ -195,4 +179,30 @@ fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], seconds: f6
         s.seconds,
         seconds
     );
+}
+
+/// The index options the flags ask for.
+pub(super) fn index_options(args: &Args) -> IndexOptions {
+    IndexOptions {
+        max_file_size: args.max_file_size,
+        cache_dir: args.cache_dir.clone(),
+        no_cache: args.no_cache,
+    }
+}
+
+/// Indexes `args.path` with a progress bar on stderr and prints the index's notes there.
+pub(super) fn open_index(args: &Args, opts: &IndexOptions) -> anyhow::Result<RepoIndex> {
+    let progress = BarProgress::new();
+    let index = RepoIndex::open(&args.path, opts, &progress);
+    progress.finish();
+    let index = index?;
+    // A checkout with thousands of vendored or generated files should not bury the results.
+    const MAX_NOTES: usize = 20;
+    for note in index.notes.iter().take(MAX_NOTES) {
+        eprintln!("note: {note}");
+    }
+    if index.notes.len() > MAX_NOTES {
+        eprintln!("note: … and {} more", index.notes.len() - MAX_NOTES);
+    }
+    Ok(index)
 }
