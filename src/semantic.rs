@@ -204,8 +204,8 @@ impl DenseSearcher {
 /// Of the inputs `slice` (indices whose raw keys the store lacks; `tokenized` in the same
 /// order), embeds those whose token ids are not stored yet, and records every raw key as an
 /// alias of its token key. `tick(inputs, tokens)` reports progress within the slice (inputs
-/// needing no embedding count as done at once) and returns false to cancel. Returns how many
-/// inputs were embedded.
+/// needing no embedding count as done at once) and returns false to cancel; a cancelled
+/// slice still stores the batches it finished. Returns how many inputs were embedded.
 fn embed_slice(
     encoder: &Encoder,
     tokenized: &[TokenizedInput],
@@ -222,21 +222,25 @@ fn embed_slice(
     let batch: Vec<TokenizedInput> = new.iter().map(|&j| tokenized[j].clone()).collect();
     let known_tokens = tokenized.iter().map(TokenizedInput::len).sum::<usize>()
         - batch.iter().map(TokenizedInput::len).sum::<usize>();
-    let vectors = encoder.embed_tokenized(&batch, &mut |done, tokens| {
+    let (mut new_keys, mut vectors) = (Vec::new(), Vec::new());
+    let run = encoder.embed_tokenized_each(&batch, &mut |rows, done, tokens| {
+        for (b, v) in rows {
+            new_keys.push(tkeys[new[b]]);
+            vectors.push(v);
+        }
         if tick(done + slice.len() - new.len(), tokens + known_tokens) {
             Ok(())
         } else {
             Err(Error::Cancelled)
         }
-    })?;
-    let new_keys: Vec<VectorKey> = new.iter().map(|&j| tkeys[j]).collect();
+    });
     // Vectors first: a crash between the two appends leaves vectors whose raw keys are
     // re-derived (tokenised, found) on the next run.
     store.add_batch(&new_keys, &vectors)?;
     let aliases: Vec<(VectorKey, VectorKey)> =
-        slice.iter().zip(&tkeys).map(|(&i, &t)| (keys[i], t)).collect();
+        slice.iter().zip(&tkeys).filter(|(_, t)| store.contains(t)).map(|(&i, &t)| (keys[i], t)).collect();
     store.add_aliases(&aliases)?;
-    Ok(new.len())
+    run.map(|()| new_keys.len())
 }
 
 #[cfg(test)]
@@ -540,6 +544,40 @@ mod tests {
         let after = build(&enc, &edited, &mut store);
         assert_eq!(after.embedded, 1);
         assert_eq!(after.search("delta", 10).unwrap().len(), edited.chunks.len());
+    }
+
+    #[test]
+    fn an_interrupt_inside_a_slice_keeps_the_finished_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        write_tiny_bert(&dir.path().join("m"), &["alpha", "beta", "gamma", "run", "return", "def"]);
+        // One input per batch, one slice for the whole repository: a small repository
+        // interrupted half-way must not lose everything.
+        let opts = EncoderOptions { max_len: 64, batch_size: 1, ..EncoderOptions::default() };
+        let enc = Arc::new(Encoder::load(&dir.path().join("m"), &candle_core::Device::Cpu, opts).unwrap());
+        let log = dir.path().join("v.log");
+        let r = repo("");
+        let n = r.chunks.len();
+        assert!(n >= 3, "{n}");
+        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        // Reports: the phase's start, the slice's start, then one per batch.
+        let cancel = CancelAfter(AtomicUsize::new(0), 4);
+        let err = DenseSearcher::build(
+            Towers::tied(enc.clone()),
+            &r.chunks,
+            &r.graph,
+            with_callees(),
+            &mut store,
+            &cancel,
+        );
+        assert!(matches!(err, Err(crate::Error::Cancelled)));
+        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        let kept = store.len();
+        assert!(kept >= 1 && kept < n, "{kept} of {n} kept");
+        let resumed = build(&enc, &r, &mut store);
+        assert_eq!(resumed.embedded, n - kept, "the rerun embeds only what is missing");
+        let mut clean = VectorStore::in_memory(enc.dim());
+        let fresh = build(&enc, &r, &mut clean);
+        assert_eq!(resumed.search("alpha", n).unwrap(), fresh.search("alpha", n).unwrap());
     }
 
     #[test]

@@ -217,3 +217,16 @@ fn a_read_only_cache_answers_dense_queries() {
     let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
     assert!(err.contains("cache not written") && err.contains("read-only"), "the note says why: {err}");
 }
+
+#[test]
+fn a_query_without_retriever_is_hybrid() {
+    let repo = common::fixture_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("model");
+    tiny_model(&model);
+    let cache = tmp.path().join("cache");
+    let v = run_json(coret(&cache, &model).arg(repo.path()).args(["--query", "total price", "--json"]));
+    let results: Vec<&String> = v["results"].as_object().unwrap().keys().collect();
+    assert_eq!(results, ["hybrid"]);
+    assert!(v["stats"].get("fallback").is_none(), "{v}");
+}

@@ -56,7 +56,7 @@ fn no_cache_wins_over_the_cache_directory_from_the_environment() {
     let cache = tempfile::tempdir().unwrap();
     let out = coret(cache.path())
         .arg(repo.path())
-        .args(["--query", "cart", "--json", "--no-cache"])
+        .args(["--query", "cart", "--json", "--no-cache", "--retriever", "bm25"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -103,7 +103,7 @@ fn a_closed_pipe_ends_the_program_quietly() {
     let bin = assert_cmd::cargo::cargo_bin("coret-tui");
     for json in ["", "--json"] {
         let script = format!(
-            "CORET_CACHE_DIR='{}' '{}' '{}' --query 'cart total price' --top 200 {json} 2>err | true; \
+            "CORET_CACHE_DIR='{}' '{}' '{}' --query 'cart total price' --retriever bm25 --top 200 {json} 2>err | true; \
              echo ${{PIPESTATUS[0]}}; cat err",
             cache.path().display(),
             bin.display(),

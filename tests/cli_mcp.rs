@@ -67,7 +67,7 @@ fn snippets_add_each_hits_first_lines_to_the_json_and_the_query_can_come_from_st
         .unwrap()
         .env("CORET_CACHE_DIR", cache.path())
         .arg(repo.path())
-        .args(["--query", "-", "--json", "--snippets", "2"])
+        .args(["--query", "-", "--json", "--snippets", "2", "--retriever", "bm25"])
         .write_stdin("apply_discount rate")
         .output()
         .unwrap();

@@ -6,9 +6,12 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
+/// No model can be loaded here (offline, an empty data directory): the default hybrid query
+/// falls back to BM25 alone, which is what these tests check.
 fn coret(cache: &Path) -> Command {
     let mut cmd = Command::cargo_bin("coret-tui").unwrap();
-    cmd.env("CORET_CACHE_DIR", cache).env_remove("CORET_MODEL");
+    cmd.env("CORET_CACHE_DIR", cache).env_remove("CORET_MODEL").env("CORET_OFFLINE", "1");
+    cmd.env("CORET_DATA_DIR", cache.join("no-model-here"));
     cmd
 }
 
@@ -182,4 +185,27 @@ fn exit_code_2_for_bad_paths_and_requests() {
         coret(cache.path()).arg(repo.path()).args(["--query", "x", "--retriever", "magic"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("`all`"), "the error names every accepted value");
+}
+
+#[test]
+fn without_a_model_the_default_query_answers_with_bm25_and_says_so() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let out = coret(cache.path()).arg(repo.path()).args(["--query", "discount", "--json"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results: Vec<&String> = v["results"].as_object().unwrap().keys().collect();
+    assert_eq!(results, ["bm25"], "hybrid needs the model");
+    let why = v["stats"]["fallback"].as_str().expect("stats.fallback says why");
+    assert!(why.contains("bm25 alone"), "{why}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("answered by bm25 alone"));
+
+    // Asked for by name, a retriever that needs the model is an error, not a quiet substitute.
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "discount", "--json", "--retriever", "hybrid"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "no results printed");
 }

@@ -320,3 +320,18 @@ fn a_closed_terminal_ends_the_tui() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A wrapper must be able to tell that a signal ended the TUI: status 130, not 0, and the
+/// terminal restored all the same.
+#[test]
+fn a_signal_ends_the_tui_with_status_130_and_restores_the_terminal() {
+    let repo = common::fixture_repo();
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = Tui::spawn(repo.path(), home.path(), &home.path().join("no-such-model"));
+    tui.wait_for("the TUI to draw", |s| s.contents().contains("Dense index unavailable"));
+    let pid = tui.child.process_id().expect("a pid") as libc::pid_t;
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert_eq!(tui.wait_exit(), 130, "exit status; screen:\n{}", tui.screen_text());
+    assert_terminal_restored(&tui);
+}

@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(help_heading = "Query", long, value_name = "TEXT", conflicts_with_all = ["eval", "train", "bench"])]
     pub query: Option<String>,
 
-    /// Which ranking(s): bm25, dense, hybrid, all, or a comma list [query default: bm25; eval default: all].
+    /// Which ranking(s): bm25, dense, hybrid, history, all, or a comma list [query default: hybrid, or bm25 alone when no model loads; eval default: all].
     #[arg(help_heading = "Query", long, value_name = "NAME")]
     pub retriever: Option<RetrieverArg>,
 
@@ -305,6 +305,10 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "N")]
     pub per_repo: Option<usize>,
 
+    /// Train: skip each repository's newest N instances first (the next slice of data for a continued run).
+    #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
+    pub skip_newest: usize,
+
     /// Train: keep an instance only if BM25 (or, for the query tower, the frozen dense ranking) puts a gold chunk within the top N (0: keep all).
     #[arg(long, hide = true, default_value_t = 100, value_name = "N")]
     pub consistency_top: usize,
@@ -340,6 +344,10 @@ pub struct Args {
     /// Train (tied): LoRA adapters of rank R on every linear layer of every encoder layer, the weights frozen (0: the weights themselves learn); written as OUTPUT/lora.safetensors for --weights.
     #[arg(long, hide = true, default_value_t = 0, value_name = "R")]
     pub lora_rank: usize,
+
+    /// Train (tied): start the LoRA adapters from this file (e.g. a previous run's) instead of B = 0.
+    #[arg(long, hide = true, value_name = "FILE", conflicts_with = "resume")]
+    pub lora_init: Option<PathBuf>,
 
     /// Train (tied): LoRA scale numerator α (the adapter adds α/R·B·A) [default: 2R].
     #[arg(long, hide = true, value_name = "X")]

@@ -1,4 +1,5 @@
-//! Headless query: `coret-tui PATH --query TEXT|- [--retriever ...] [--top N] [--json [--snippets N]]`.
+//! Headless query: `coret-tui PATH --query TEXT|- [--retriever ...] [--top N] [--json [--snippets N]]`;
+//! hybrid by default.
 
 use super::args::Args;
 use super::progress::BarProgress;
@@ -11,6 +12,9 @@ use serde_json::{json, Value};
 use std::io::Read;
 use std::sync::Arc;
 
+/// Without `--retriever`: the best on the dev set (README "Results"), BM25 alone without a model.
+const DEFAULT_RETRIEVER: Retriever = Retriever::Hybrid;
+
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
@@ -18,10 +22,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let from = if args.query.as_deref() == Some("-") { " (stdin was empty)" } else { "" };
         anyhow::bail!(Usage(format!("--query: nothing to search for{from}")));
     }
-    let retrievers = args.retrievers_or(&[Retriever::Bm25]);
+    let mut retrievers = args.retrievers_or(&[DEFAULT_RETRIEVER]);
     let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     // Load the model before indexing so a missing model fails fast.
-    let model = if needs_dense { Some(super::model::load(args)?) } else { None };
+    let mut fallback = None;
+    let model = match needs_dense.then(|| super::model::load(args)).transpose() {
+        Ok(m) => m,
+        // Nobody asked for the model: BM25 alone still answers, and says why.
+        Err(e) if args.retriever.is_none() && e.downcast_ref::<Usage>().is_none() => {
+            let why = format!("no model could be loaded ({e:#}); answered by bm25 alone");
+            eprintln!("note: {why}");
+            fallback = Some(why);
+            retrievers = vec![Retriever::Bm25];
+            None
+        }
+        Err(e) => return Err(e),
+    };
     let index = open_index(args, &index_options(args))?;
     let mut searcher = Searcher::bm25_only(Arc::new(index));
     searcher.fusion = super::model::fusion_params(args);
@@ -62,6 +78,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         if let Some(n) = embedded {
             v["stats"]["embedded"] = Value::from(n);
+        }
+        if let Some(why) = fallback {
+            v["stats"]["fallback"] = Value::String(why);
         }
         println!("{}", serde_json::to_string(&v)?);
     } else {

@@ -51,6 +51,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             model.lora_rank()
         )));
     }
+    if let Some(file) = &args.lora_init {
+        let adapter = coret::model::lora::LoraAdapter::load(file)?;
+        model.start_lora_from(&adapter, &model_id_of(&init)?, &file.display().to_string())?;
+        eprintln!("LoRA adapters start from {}", file.display());
+    }
     let progress = BarProgress::new();
     let (examples, header) = load_examples(args, path, &model, args.negatives, &progress)?;
     if let Some(out) = &args.prepare_shard {

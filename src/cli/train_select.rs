@@ -34,7 +34,8 @@ pub fn refuse_held_out(path: &Path, all: &[Instance]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The training instances: `--train-repos`, the newest `--per-repo` of each repository, of
+/// The training instances: `--train-repos`, the newest `--per-repo` of each repository (after
+/// its `--skip-newest` newest), of
 /// those the ones with `--min-query-chars`
 /// (consecutive commits share most chunks, so the frozen vectors cost little per instance).
 pub fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
@@ -48,8 +49,8 @@ pub fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
     let mut chosen = Vec::new();
     for (_, mut list) in by_repo {
         list.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.instance_id.cmp(&b.instance_id)));
-        list.truncate(args.per_repo.unwrap_or(usize::MAX));
-        chosen.extend(list.into_iter().filter(long_enough));
+        let slice = list.into_iter().skip(args.skip_newest).take(args.per_repo.unwrap_or(usize::MAX));
+        chosen.extend(slice.filter(long_enough));
     }
     chosen
 }

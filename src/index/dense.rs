@@ -107,6 +107,8 @@ impl VectorStore {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
         let (mut pos, mut corrupt) = (0, 0);
+        // The intact records' byte ranges, for compacting the damaged ones away.
+        let mut intact: Vec<std::ops::Range<usize>> = Vec::new();
         while pos < bytes.len() {
             let Some((record, next)) = parse_record(&bytes, pos, dim) else {
                 // Not a whole intact record here: skip to the next one, so one damaged record
@@ -129,6 +131,7 @@ impl VectorStore {
                 Record::Aliases(pairs) => store.link(&pairs),
                 Record::Foreign => {}
             }
+            intact.push(pos..next);
             pos = next;
         }
         if corrupt > 0 {
@@ -136,9 +139,15 @@ impl VectorStore {
         }
         if pos < bytes.len() {
             notes.push(format!("dropped {} bytes of an interrupted write", bytes.len() - pos));
-            if store.log.is_some() {
-                file.set_len(pos as u64).map_err(|e| Error::io(path, e))?;
-            }
+        }
+        if store.log.is_some() && corrupt > 0 {
+            // Rewritten in place under the lock, so the log does not grow with each repair. A
+            // crash half-way leaves intact records and damaged bytes, read as above.
+            let kept: Vec<u8> = intact.iter().flat_map(|r| bytes[r.clone()].iter().copied()).collect();
+            compact(&mut file, &kept).map_err(|e| Error::io(path, e))?;
+            notes.push(format!("compacted the log to {} bytes", kept.len()));
+        } else if store.log.is_some() && pos < bytes.len() {
+            file.set_len(pos as u64).map_err(|e| Error::io(path, e))?;
         }
         let note = (!notes.is_empty()).then(|| format!("{}: {}", path.display(), notes.join("; ")));
         Ok((store, note))
@@ -228,6 +237,15 @@ impl VectorStore {
         // Whole records only, under the lock `open` takes to read.
         f.lock().and_then(|_| f.write_all(record)).and_then(|_| f.sync_data()).map_err(|e| Error::io(path, e))
     }
+}
+
+/// Replaces the file's contents with `kept`.
+fn compact(file: &mut std::fs::File, kept: &[u8]) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(kept)?;
+    file.set_len(kept.len() as u64)?;
+    file.sync_data()
 }
 
 /// An error that means "this place cannot be written" (a read-only mount, or permissions).
@@ -521,8 +539,17 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert!(s.contains(&[1; 16]) && !s.contains(&[2; 16]));
         assert_eq!(s.get(&[3; 16]).unwrap(), &[3.0, 1.0], "the record after the damage is read");
-        assert!(note.unwrap().contains(&format!("skipped {record} bytes")));
-        assert_eq!(std::fs::read(&path).unwrap().len(), bytes.len(), "nothing cut");
+        let note = note.unwrap();
+        assert!(note.contains(&format!("skipped {record} bytes")), "{note}");
+        assert!(note.contains("compacted"), "{note}");
+        // The damaged bytes are gone, so repairs do not grow the log; the rest reads the same.
+        assert_eq!(std::fs::read(&path).unwrap().len(), bytes.len() - record);
+        drop(s);
+        let (mut s, note) = VectorStore::open(&path, 2).unwrap();
+        assert!(note.is_none(), "{note:?}");
+        assert_eq!((s.get(&[1; 16]).unwrap(), s.get(&[3; 16]).unwrap()), (&[1.0, 1.0][..], &[3.0, 1.0][..]));
+        s.add_batch(&[[2; 16]], &[vec![2.0, 1.0]]).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap().len(), bytes.len(), "re-embedded once, not twice");
     }
 
     #[test]

@@ -310,27 +310,43 @@ impl Encoder {
         items: &[TokenizedInput],
         after_batch: &mut dyn FnMut(usize, usize) -> Result<()>,
     ) -> Result<Vec<Vec<f32>>> {
+        let mut out = vec![Vec::new(); items.len()];
+        self.embed_tokenized_each(items, &mut |rows, done, tokens| {
+            for (i, row) in rows {
+                out[i] = row;
+            }
+            after_batch(done, tokens)
+        })?;
+        Ok(out)
+    }
+
+    /// Embeds sequences batch by batch (grouped by length), handing each batch's vectors to
+    /// `on_batch(rows, items, tokens)` as `(index into items, vector)` with the sequences and
+    /// tokens done so far (called once before the first batch with none). An error from it
+    /// stops the run; what it was handed before stays with the caller (an interrupted
+    /// embedding keeps its finished batches).
+    pub fn embed_tokenized_each(
+        &self,
+        items: &[TokenizedInput],
+        on_batch: &mut dyn FnMut(Vec<(usize, Vec<f32>)>, usize, usize) -> Result<()>,
+    ) -> Result<()> {
         let mut order: Vec<usize> = (0..items.len()).collect();
         order.sort_by_key(|&i| (items[i].len(), i));
         let lens: Vec<usize> = order.iter().map(|&i| items[i].len()).collect();
         let bytes = self.opts.dtype.size_in_bytes();
         let heads = self.config.num_attention_heads;
         let plan = plan_batches(&lens, self.opts.batch_size, |len| max_rows(len, heads, bytes));
-        let mut out = vec![Vec::new(); items.len()];
         let (mut done, mut tokens) = (0, 0);
-        after_batch(done, tokens)?;
+        on_batch(Vec::new(), done, tokens)?;
         for range in plan {
             tokens += lens[range.clone()].iter().sum::<usize>();
             let batch = &order[range];
             let refs: Vec<&TokenizedInput> = batch.iter().map(|&i| &items[i]).collect();
             let rows = self.forward_refs(&refs)?.to_vec2::<f32>().map_err(tensor_err)?;
-            for (&i, row) in batch.iter().zip(rows) {
-                out[i] = row;
-            }
             done += batch.len();
-            after_batch(done, tokens)?;
+            on_batch(batch.iter().copied().zip(rows).collect(), done, tokens)?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Forward over one padded batch: pooled, normalised [B, hidden] in f32. Differentiable

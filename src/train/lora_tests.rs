@@ -116,6 +116,16 @@ fn lora_starts_as_the_pretrained_model_learns_only_adapters_and_ships_as_a_check
     let got = merged.embed_inputs(&inputs, &NoProgress).unwrap();
     assert_close(&got, &trained, 2e-3);
 
+    // `--lora-init`: a new run starts from the file, and refuses another rank's.
+    let mut again = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
+    again.use_lora(4, 8.0).unwrap();
+    again.start_lora_from(&back, &base, "adapter").unwrap();
+    assert_close(&rows(&again.embed(&refs).unwrap()), &trained, 2e-3);
+    let mut other = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
+    other.use_lora(2, 4.0).unwrap();
+    let err = other.start_lora_from(&back, &base, "adapter.safetensors").unwrap_err().to_string();
+    assert!(err.contains("adapter.safetensors") && err.contains("rank 4"), "{err}");
+
     // A truncated copy, or one whose checksum does not match, is an error naming the file.
     let bytes = std::fs::read(&path).unwrap();
     let cut = fx.tmp.path().join("cut.safetensors");

@@ -154,6 +154,34 @@ impl TrainModel {
         Ok(())
     }
 
+    /// Sets the adapters to a saved file's (e.g. the shipped model's), so a run continues it on
+    /// new data; rank, α and base model must be this model's.
+    pub fn start_lora_from(&self, adapter: &LoraAdapter, base_id: &str, origin: &str) -> Result<()> {
+        let lora = self.lora.as_ref().ok_or_else(|| Error::invalid("--lora-init needs --lora-rank"))?;
+        if adapter.rank() != lora.rank || (adapter.alpha() - lora.alpha).abs() > 1e-9 {
+            return Err(Error::context(
+                origin,
+                format!(
+                    "rank {} and α {} differ from this run's {} and {}",
+                    adapter.rank(),
+                    adapter.alpha(),
+                    lora.rank,
+                    lora.alpha
+                ),
+            ));
+        }
+        if adapter.base() != base_id {
+            return Err(Error::context(origin, format!("trained from {}, not {base_id}", adapter.base())));
+        }
+        let mut tensors = HashMap::new();
+        for t in adapter.tensors() {
+            let value = Tensor::from_vec(t.values.clone(), t.shape.as_slice(), &self.device)
+                .map_err(tensor_err(origin))?;
+            tensors.insert(t.name.clone(), value);
+        }
+        fill_from(&self.varmap, &tensors, origin)
+    }
+
     /// The adapters' rank (0: no adapters, the weights themselves learn).
     pub fn lora_rank(&self) -> usize {
         self.lora.as_ref().map_or(0, |l| l.rank)

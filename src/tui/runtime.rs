@@ -100,7 +100,9 @@ impl EventLoop<'_> {
         let mut dirty = true;
         while !app.should_quit {
             if terminal::INTERRUPTED.swap(false, Ordering::SeqCst) {
-                break;
+                // A signal (SIGINT, SIGTERM, SIGHUP) ended the session: exit 130, not 0, so a
+                // wrapper can tell. The query history is still saved.
+                return Err(crate::Error::Cancelled.into());
             }
             if dirty {
                 self.terminal.draw(|frame| ui::render(app, frame))?;
