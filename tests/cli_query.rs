@@ -183,3 +183,30 @@ fn exit_code_2_for_bad_paths_and_requests() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("`all`"), "the error names every accepted value");
 }
+
+/// Reported: in JSON rank 1 scored 8.676 and rank 2 9.772. Scores stay the retriever's; a hit
+/// the ranking counted lower (a test file's) says so, and the others are in score order.
+#[test]
+fn json_marks_demoted_test_hits_whose_scores_are_out_of_order() {
+    let repo = tempfile::tempdir().unwrap();
+    let code: String = (0..6).map(|i| format!("def cart_step_{i}(cart):\n    return cart\n\n")).collect();
+    common::write(repo.path(), "shop/cart.py", code + "def cart_total(items):\n    return sum(items)\n");
+    let test =
+        "def test_cart_total():\n    # cart total, cart total, cart total\n    assert cart_total([1]) == 1\n";
+    common::write(repo.path(), "tests/test_cart.py", test);
+    let cache = tempfile::tempdir().unwrap();
+    let v = query_json(repo.path(), cache.path(), "cart total cart_total");
+    assert_eq!(v["stats"]["test_weight"].as_f64().map(|w| (w * 10.0).round()), Some(1.0));
+    let hits = v["results"]["bm25"].as_array().unwrap();
+    assert_eq!(hits[0]["path"], "shop/cart.py", "{hits:?}");
+    for h in hits {
+        let in_tests = h["path"].as_str().unwrap().starts_with("tests/");
+        assert_eq!(h["demoted"].as_bool(), Some(in_tests), "{h}");
+    }
+    let kept: Vec<f64> =
+        hits.iter().filter(|h| h["demoted"] == false).map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(kept.windows(2).all(|w| w[0] >= w[1]), "{hits:?}");
+    let score = |h: &Value| h["score"].as_f64().unwrap();
+    let out_of_order = hits.windows(2).any(|w| w[1]["demoted"] == true && score(&w[1]) > score(&w[0]));
+    assert!(out_of_order, "the case the flag explains: {hits:?}");
+}
