@@ -207,15 +207,23 @@ pub fn fuse(
 
 /// Demotes the hits for which `is_test` holds: the hit at rank r (from 1) is re-ranked at
 /// r / `weight`; others keep r, and ties keep the original order. Scores stay the retriever's.
+/// Hits of equal score share the rank of the first of them (the retriever does not tell them
+/// apart), so a test never stays ahead of a non-test it ties with: the history ranking gives
+/// every chunk of a file one score, and a test file's chunks used to lead such a block.
 pub fn demote_tests(hits: Vec<Hit>, weight: f32, is_test: impl Fn(u32) -> bool) -> Vec<Hit> {
     if weight >= 1.0 {
         return hits;
     }
+    let mut rank = 0.0;
+    let mut previous = None;
     let mut keyed: Vec<(f32, usize, Hit)> = hits
         .into_iter()
         .enumerate()
         .map(|(i, h)| {
-            let rank = (i + 1) as f32;
+            if previous != Some(h.score) {
+                rank = (i + 1) as f32;
+                previous = Some(h.score);
+            }
             let at = if !is_test(h.chunk) {
                 rank
             } else if weight > 0.0 {
@@ -370,8 +378,10 @@ mod tests {
 
     #[test]
     fn test_chunks_are_demoted_by_their_weight() {
-        // Chunks 10 and 11 are tests, at ranks 1 and 3.
-        let list = hits(&[10, 1, 11, 2, 3, 4, 5, 6]);
+        // Chunks 10 and 11 are tests, at ranks 1 and 3; falling scores (ties share a rank).
+        let ids = [10, 1, 11, 2, 3, 4, 5, 6];
+        let list: Vec<Hit> =
+            ids.iter().zip(0..).map(|(&chunk, i)| Hit { chunk, score: -(i as f32) }).collect();
         let is_test = |c: u32| c >= 10;
         let order =
             |w: f32| demote_tests(list.clone(), w, is_test).iter().map(|h| h.chunk).collect::<Vec<_>>();
@@ -379,6 +389,17 @@ mod tests {
         // Weight 0.5: rank 1 -> 2, rank 3 -> 6; ties keep the original order.
         assert_eq!(order(0.5), [10, 1, 2, 3, 11, 4, 5, 6]);
         assert_eq!(order(0.0), [1, 2, 3, 4, 5, 6, 10, 11]);
+    }
+
+    #[test]
+    fn a_test_tied_with_non_tests_goes_after_them() {
+        // One file score for five chunks (the history ranking): tests 10 and 11 lead the tie.
+        let tied = |c: u32| Hit { chunk: c, score: 7.0 };
+        let list = vec![tied(10), tied(11), tied(1), tied(2), tied(3), Hit { chunk: 4, score: 5.0 }];
+        let order = demote_tests(list, 0.5, |c| c >= 10).iter().map(|h| h.chunk).collect::<Vec<_>>();
+        // The tie shares rank 1: the tests count at 2, after the block's non-tests and before
+        // chunk 4 at rank 6.
+        assert_eq!(order, [1, 2, 3, 10, 11, 4]);
     }
 
     /// Rank fusion of two lists, BM25's and dense's weights from `p`.

@@ -201,8 +201,8 @@ pub fn propagate(graph: &crate::callgraph::CallGraph, hits: Vec<Hit>, weight: f3
 }
 
 /// The history retriever's chunk ranking: chunks of the files the matching commits changed,
-/// by file score; within a file, chunks BM25 ranks first, in BM25 order, then the rest in
-/// file order. At most `depth`.
+/// by file score, then by how many matching commits changed the file; within a tie, chunks
+/// BM25 ranks first, in BM25 order, then the rest in file order. At most `depth`.
 pub fn history_ranking(
     repo: &RepoIndex,
     view: &HistoryView,
@@ -214,16 +214,16 @@ pub fn history_ranking(
     let bm25_rank: std::collections::HashMap<u32, usize> =
         bm25.iter().enumerate().map(|(i, h)| (h.chunk, i)).collect();
     // Only the scored files' chunks are visited (files the snapshot lacks are skipped).
-    let mut hits: Vec<(f32, usize, u32)> = view
-        .score_files(query, params)
+    let mut hits: Vec<(f32, u32, usize, u32)> = view
+        .rank_files(query, params)
         .into_iter()
-        .filter_map(|(path, score)| repo.file_span(path).map(|f| (score, f)))
-        .flat_map(|(score, f)| (f.first..f.first + f.count).map(move |id| (score, id)))
-        .map(|(score, id)| (score, bm25_rank.get(&id).copied().unwrap_or(usize::MAX), id))
+        .filter_map(|f| repo.file_span(f.path).map(|span| (f, span)))
+        .flat_map(|(f, span)| (span.first..span.first + span.count).map(move |id| (f.score, f.commits, id)))
+        .map(|(score, commits, id)| (score, commits, bm25_rank.get(&id).copied().unwrap_or(usize::MAX), id))
         .collect();
-    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
     hits.truncate(depth);
-    hits.into_iter().map(|(score, _, chunk)| Hit { chunk, score }).collect()
+    hits.into_iter().map(|(score, _, _, chunk)| Hit { chunk, score }).collect()
 }
 
 #[cfg(test)]
@@ -309,6 +309,46 @@ mod tests {
             10,
         );
         assert!(with.iter().any(|h| h.chunk == only_history.chunk));
+    }
+
+    /// One commit changed a module and its tests: every chunk of both files ties on the
+    /// commit's score, and the tests used to lead the block (they match the issue's words).
+    #[test]
+    fn history_ranks_code_before_tests_it_ties_with_and_breaks_file_ties_by_matching_commits() {
+        use crate::history::{log::CommitRecord, HistoryIndex};
+        let tests: String =
+            (0..12).map(|i| format!("def test_parser_crash_{i}():\n    parse('x')\n\n")).collect();
+        let files = vec![
+            (
+                "yarl/url.py".to_string(),
+                "def parse(u):\n    return u\n\ndef port(u):\n    return 80\n".to_string(),
+            ),
+            ("tests/test_url.py".to_string(), tests),
+            ("yarl/other.py".to_string(), "def helper():\n    pass\n".to_string()),
+        ];
+        let repo = Arc::new(RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap());
+        let record = |id: &str, message: &str, files: &[&str]| CommitRecord {
+            id: id.into(),
+            parents: vec![],
+            message: message.into(),
+            files: files.iter().map(|f| f.to_string()).collect(),
+        };
+        let mut index = HistoryIndex::default();
+        index.add(vec![
+            record(
+                "aaaaaaa",
+                "Fix the URL parser crash",
+                &["yarl/url.py", "tests/test_url.py", "yarl/other.py"],
+            ),
+            record("bbbbbbb", "parser: a comment", &["yarl/url.py"]),
+        ]);
+        let mut searcher = Searcher::bm25_only(repo.clone());
+        searcher.history = Some(HistoryView::new(Arc::new(index), None));
+        let hits = searcher.search("URL parser crash", Retriever::History, 20).unwrap();
+        let paths: Vec<&str> = hits.iter().map(|h| repo.chunks[h.chunk as usize].path.as_str()).collect();
+        // url.py and other.py tie on the best commit; url.py has a second matching commit.
+        assert_eq!(paths[..3], ["yarl/url.py", "yarl/url.py", "yarl/other.py"], "{paths:?}");
+        assert!(paths[3..].iter().all(|p| *p == "tests/test_url.py"), "{paths:?}");
     }
 
     #[test]

@@ -6,12 +6,16 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
-/// No model can be loaded here (offline, an empty data directory): the default hybrid query
-/// falls back to BM25 alone, which is what these tests check.
+/// No model can be loaded here (its data directory cannot be created, so nothing is fetched):
+/// the default hybrid query falls back to BM25 alone, which is what these tests check.
 fn coret(cache: &Path) -> Command {
+    let blocker = cache.join("not-a-directory");
+    if !blocker.exists() {
+        std::fs::write(&blocker, "").unwrap();
+    }
     let mut cmd = Command::cargo_bin("coret-tui").unwrap();
     cmd.env("CORET_CACHE_DIR", cache).env_remove("CORET_MODEL").env("CORET_OFFLINE", "1");
-    cmd.env("CORET_DATA_DIR", cache.join("no-model-here"));
+    cmd.env("CORET_DATA_DIR", blocker.join("data"));
     cmd
 }
 
@@ -208,4 +212,31 @@ fn without_a_model_the_default_query_answers_with_bm25_and_says_so() {
         .unwrap();
     assert!(!out.status.success());
     assert!(out.stdout.is_empty(), "no results printed");
+}
+
+/// Reported: in JSON rank 1 scored 8.676 and rank 2 9.772. Scores stay the retriever's; a hit
+/// the ranking counted lower (a test file's) says so, and the others are in score order.
+#[test]
+fn json_marks_demoted_test_hits_whose_scores_are_out_of_order() {
+    let repo = tempfile::tempdir().unwrap();
+    let code: String = (0..6).map(|i| format!("def cart_step_{i}(cart):\n    return cart\n\n")).collect();
+    common::write(repo.path(), "shop/cart.py", code + "def cart_total(items):\n    return sum(items)\n");
+    let test =
+        "def test_cart_total():\n    # cart total, cart total, cart total\n    assert cart_total([1]) == 1\n";
+    common::write(repo.path(), "tests/test_cart.py", test);
+    let cache = tempfile::tempdir().unwrap();
+    let v = query_json(repo.path(), cache.path(), "cart total cart_total");
+    assert_eq!(v["stats"]["test_weight"].as_f64().map(|w| (w * 10.0).round()), Some(1.0));
+    let hits = v["results"]["bm25"].as_array().unwrap();
+    assert_eq!(hits[0]["path"], "shop/cart.py", "{hits:?}");
+    for h in hits {
+        let in_tests = h["path"].as_str().unwrap().starts_with("tests/");
+        assert_eq!(h["demoted"].as_bool(), Some(in_tests), "{h}");
+    }
+    let kept: Vec<f64> =
+        hits.iter().filter(|h| h["demoted"] == false).map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(kept.windows(2).all(|w| w[0] >= w[1]), "{hits:?}");
+    let score = |h: &Value| h["score"].as_f64().unwrap();
+    let out_of_order = hits.windows(2).any(|w| w[1]["demoted"] == true && score(&w[1]) > score(&w[0]));
+    assert!(out_of_order, "the case the flag explains: {hits:?}");
 }

@@ -6,6 +6,7 @@ use super::progress::BarProgress;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::mcp::code::span_lines;
+use coret::repo::source::is_test_path;
 use coret::search::{Hit, Retriever};
 use coret::searcher::Searcher;
 use serde_json::{json, Value};
@@ -65,8 +66,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         results.push((r, searcher.search(&query, r, args.top)?));
     }
     let index = &searcher.repo;
+    let test_weight = searcher.fusion.test_weight;
     if args.json {
-        let mut v = to_json(index, &query, &results);
+        let mut v = to_json(index, &query, &results, test_weight);
         if args.snippets > 0 {
             add_snippets(index, &mut v, &results, args.snippets);
         }
@@ -84,7 +86,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         println!("{}", serde_json::to_string(&v)?);
     } else {
-        print_table(index, &results, started.elapsed().as_secs_f64());
+        print_table(index, &results, test_weight, started.elapsed().as_secs_f64());
     }
     Ok(())
 }
@@ -104,12 +106,19 @@ fn neighbour_keys(index: &RepoIndex, ids: &[u32]) -> Vec<String> {
     ids.iter().filter_map(|&i| index.chunks.get(i as usize)).map(|c| c.key()).collect()
 }
 
-fn hit_json(index: &RepoIndex, rank: usize, hit: &Hit) -> Value {
+/// Whether a hit was ranked as if at rank / `test_weight` (a test file's): its `score` stays the
+/// retriever's, so it may exceed the scores ranked above it.
+fn demoted(index: &RepoIndex, hit: &Hit, test_weight: f32) -> bool {
+    test_weight < 1.0 && is_test_path(&index.chunks[hit.chunk as usize].path)
+}
+
+fn hit_json(index: &RepoIndex, rank: usize, hit: &Hit, test_weight: f32) -> Value {
     let c = &index.chunks[hit.chunk as usize];
     let id = hit.chunk as usize;
     json!({
         "rank": rank,
         "score": hit.score,
+        "demoted": demoted(index, hit, test_weight),
         "path": c.path,
         "kind": c.kind.as_str(),
         "name": c.name,
@@ -139,11 +148,13 @@ fn add_snippets(index: &RepoIndex, v: &mut Value, results: &[(Retriever, Vec<Hit
     }
 }
 
-pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)]) -> Value {
+/// Each hit's `score` is its retriever's; `demoted` says the ranking counted it lower (tests).
+pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)], test_weight: f32) -> Value {
     let s = &index.stats;
     let mut map = serde_json::Map::new();
     for (r, hits) in results {
-        let list: Vec<Value> = hits.iter().enumerate().map(|(i, h)| hit_json(index, i + 1, h)).collect();
+        let list: Vec<Value> =
+            hits.iter().enumerate().map(|(i, h)| hit_json(index, i + 1, h, test_weight)).collect();
         map.insert(r.as_str().to_string(), Value::Array(list));
     }
     json!({
@@ -157,13 +168,15 @@ pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)]
             "syntax_errors": s.syntax_errors,
             "cache": s.cache,
             "seconds": s.seconds,
+            "test_weight": test_weight,
         },
         "results": map,
     })
 }
 
-/// One table per retriever, its columns aligned across the lists; the totals on stderr.
-fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], seconds: f64) {
+/// One table per retriever, its columns aligned across the lists; the totals on stderr. A `↓`
+/// after a score marks a demoted hit (a test file's), as in the TUI.
+fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], test_weight: f32, seconds: f64) {
     let location = |h: &Hit| {
         let c = &index.chunks[h.chunk as usize];
         format!("{}:{}-{}", c.path, c.start_line, c.end_line)
@@ -177,9 +190,10 @@ fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], seconds: f6
         for (i, h) in hits.iter().enumerate() {
             let c = &index.chunks[h.chunk as usize];
             println!(
-                "{:>4}  {:>8.3}  {:<w$}  {:<8}  {}",
+                "{:>4}  {:>8.3}{} {:<w$}  {:<8}  {}",
                 i + 1,
                 h.score,
+                if demoted(index, h, test_weight) { "↓" } else { " " },
                 location(h),
                 c.kind.as_str(),
                 c.name,

@@ -120,6 +120,14 @@ impl HistoryIndex {
     }
 }
 
+/// A file's history score and how many of the counted commits changed it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FileScore<'a> {
+    pub path: &'a str,
+    pub score: f32,
+    pub commits: u32,
+}
+
 /// The history as one search sees it: all of it, or only the commits `mask` allows.
 #[derive(Clone)]
 pub struct HistoryView {
@@ -187,8 +195,15 @@ impl HistoryView {
 
     /// Files by the scores of the best-matching commits that changed them, best first.
     pub fn score_files(&self, query: &str, params: HistoryParams) -> Vec<(&str, f32)> {
+        self.rank_files(query, params).into_iter().map(|f| (f.path, f.score)).collect()
+    }
+
+    /// Files by score, best first. Every file a commit changed gets the same score from it, so
+    /// ties are common (a fix and its test): they go to the file more matching commits changed
+    /// (more evidence), then by path.
+    pub fn rank_files(&self, query: &str, params: HistoryParams) -> Vec<FileScore<'_>> {
         let ix = &self.index;
-        let mut files: HashMap<u32, f32> = HashMap::new();
+        let mut files: HashMap<u32, (f32, u32)> = HashMap::new();
         let useful = self
             .score_commits(query)
             .into_iter()
@@ -199,15 +214,21 @@ impl HistoryView {
             .take(params.top_commits);
         for (c, score) in useful {
             for &f in &ix.files[c as usize] {
-                let s = files.entry(f).or_default();
+                let (s, n) = files.entry(f).or_default();
                 *s = if params.sum { *s + score } else { s.max(score) };
+                *n += 1;
             }
         }
-        let mut ranked: Vec<(&str, f32)> = files
+        let mut ranked: Vec<FileScore> = files
             .into_iter()
-            .filter_map(|(f, s)| ix.paths[f as usize].strip_prefix(self.prefix.as_str()).map(|p| (p, s)))
+            .filter_map(|(f, (score, commits))| {
+                let path = ix.paths[f as usize].strip_prefix(self.prefix.as_str())?;
+                Some(FileScore { path, score, commits })
+            })
             .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        ranked.sort_by(|a, b| {
+            b.score.total_cmp(&a.score).then(b.commits.cmp(&a.commits)).then(a.path.cmp(b.path))
+        });
         ranked
     }
 }

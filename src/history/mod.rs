@@ -2,7 +2,8 @@
 //! methods"; README "History"): BM25 over the messages of a repository's past commits finds
 //! the commits most like the issue, and the files those commits changed are the files the issue
 //! likely touches. Each file gets the summed scores of the matching commits that changed it,
-//! and its chunks are ranked by that file score (ties by the chunk's BM25 rank).
+//! and its chunks are ranked by that file score (ties by the number of matching commits that
+//! changed the file, then by the chunk's BM25 rank).
 //!
 //! `log` reads commits from one `git log`; `index` keeps their message terms as postings and
 //! scores them, optionally only over the commits a mask allows (in eval: the ancestors of the
@@ -14,7 +15,7 @@ pub mod index;
 pub mod log;
 
 pub use cache::{extend_history, load_history, open_history};
-pub use index::{HistoryIndex, HistoryParams, HistoryView};
+pub use index::{FileScore, HistoryIndex, HistoryParams, HistoryView};
 
 #[cfg(test)]
 mod tests;

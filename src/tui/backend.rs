@@ -37,7 +37,7 @@
 //! * If the closure returns without sending `Bm25Ready` or `Failed`, or panics, the TUI says so.
 
 use crate::progress::{EmbedWork, Phase, Progress};
-use crate::search::{Hit, Retriever};
+use crate::search::{FusionParams, Hit, Retriever};
 use crate::Chunk;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,6 +59,10 @@ pub trait Backend: Send + Sync {
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>>;
     /// Whether `Retriever::Dense` and `Retriever::Hybrid` work.
     fn has_dense(&self) -> bool;
+    /// How the rankings are made (the test demotion, the hybrid's fusion), for the legend.
+    fn fusion(&self) -> FusionParams {
+        FusionParams::default()
+    }
     /// The whole source of a repository-relative file (for the preview), `None` if unreadable.
     /// Called from the highlight worker thread.
     fn file_source(&self, path: &str) -> Option<String>;

@@ -1,7 +1,7 @@
 //! The TUI's [`Backend`] over the real engine.
 
 use super::backend::Backend;
-use crate::search::{Hit, Retriever};
+use crate::search::{FusionParams, Hit, Retriever};
 use crate::searcher::Searcher;
 use crate::Chunk;
 
@@ -28,6 +28,10 @@ impl Backend for Searcher {
 
     fn has_dense(&self) -> bool {
         Searcher::has_dense(self)
+    }
+
+    fn fusion(&self) -> FusionParams {
+        self.fusion
     }
 
     fn file_source(&self, path: &str) -> Option<String> {

@@ -1,15 +1,17 @@
 //! Where each pane goes, as a pure function of the terminal size and the app state. Both
 //! rendering and `App::update` (mouse hit-testing, scrolling) use it, so they always agree.
 //!
-//! Wide terminals (≥ 120 columns): the issue on top; results and call graph on the left,
-//! preview on the right. Narrower ones stack: issue, results, then preview beside the call
-//! graph (below it under 70 columns, where the two result columns also stack).
+//! Wide terminals (≥ 200 columns): the issue on top; the results on the left, the preview
+//! over the call graph on the right. Narrower ones stack: issue, results, then preview beside
+//! the call graph (below it under 70 columns, where the two result columns also stack). Side by
+//! side, a result column at 160 columns was 45 cells, too few for a qualified name and its
+//! `path:line`; stacked, it gets half the terminal's width.
 
 use crate::tui::action::Pane;
 use crate::tui::app::App;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 
-pub const WIDE: u16 = 120;
+pub const WIDE: u16 = 200;
 pub const NARROW: u16 = 70;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +42,7 @@ impl Areas {
             // the preview, whose lines it would otherwise leave too narrow beside a wide,
             // mostly empty graph pane.
             let [results, right] =
-                Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(body);
+                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(body);
             let graph = (right.height * 35 / 100).clamp(6, 14).min(right.height / 2);
             let [preview, neighbours] =
                 Layout::vertical([Constraint::Min(0), Constraint::Length(graph)]).areas(right);

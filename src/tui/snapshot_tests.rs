@@ -2,6 +2,7 @@
 //! Review changes with `cargo insta review` (or `INSTA_UPDATE=always` and read the .snap files).
 
 use crate::progress::Phase;
+use crate::search::Retriever;
 use crate::tui::action::{Action, Pane};
 use crate::tui::app::tests::{new_app, searched_app, settle, type_text};
 use crate::tui::app::App;
@@ -119,4 +120,128 @@ fn an_index_failure_shows_in_every_column() {
     let screen = format!("{:?}", draw(&app));
     assert_eq!(screen.matches("Indexing failed").count(), 2, "{screen}");
     assert!(!screen.contains("Indexing…"), "{screen}");
+}
+
+/// Flask-like names and paths: two `send_static_file` methods of different classes, a long
+/// class name, long test names, deep paths and three-digit lines.
+fn long_names_app(size: (u16, u16)) -> App {
+    const PAD: &str = "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n";
+    let padded = |body: &str| format!("{}{body}", PAD.repeat(3));
+    let files: Vec<(&str, String)> = vec![
+        (
+            "src/flask/app.py",
+            padded(
+                "class Flask:\n    def send_static_file(self, filename):\n        \"\"\"Send a static file.\"\"\"\n        return send_from_directory(self.static_folder, filename)\n\n    def get_send_file_max_age(self, filename):\n        \"\"\"Max age of a static file.\"\"\"\n        return None\n",
+            ),
+        ),
+        (
+            "src/flask/sansio/blueprints.py",
+            padded(
+                "class Blueprint:\n    def send_static_file(self, filename):\n        \"\"\"Send a static file of the blueprint.\"\"\"\n        return send_from_directory(self.static_folder, filename)\n",
+            ),
+        ),
+        (
+            "src/flask/sessions.py",
+            padded(
+                "class SecureCookieSessionInterface:\n    def get_signing_serializer(self, app):\n        \"\"\"Signs the session cookie of a static file.\"\"\"\n        return app.secret_key\n",
+            ),
+        ),
+        (
+            "src/flask/helpers.py",
+            padded("def send_from_directory(directory, path):\n    \"\"\"Send a static file from a directory.\"\"\"\n    return path\n"),
+        ),
+        (
+            "tests/integration/static/test_send_static_file.py",
+            padded(
+                "def test_blueprint_send_static_file_with_max_age():\n    Blueprint().send_static_file('static file max age')\n\ndef test_flask_send_static_file():\n    Flask().send_static_file('static file')\n",
+            ),
+        ),
+        (
+            "tests/test_config.py",
+            padded("def test_from_prefixed_env_nested():\n    send_static_file('static file')\n"),
+        ),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, s)| (*p, s.as_str())).collect();
+    let backend = DemoBackend::new(&files);
+    let mut app = crate::tui::app::tests::new_app(size);
+    let commands = app.update(Action::DenseReady(Arc::new(backend)));
+    settle(&mut app, commands);
+    type_text(&mut app, "send_static_file ignores the max age of a static file sent from a blueprint");
+    let commands = app.update(Action::RunSearch);
+    settle(&mut app, commands);
+    app
+}
+
+/// The text of each list row of column `index` on screen, with its hit's chunk.
+fn rows(app: &App, screen: &TestBackend, index: usize) -> Vec<(String, crate::Chunk)> {
+    let area = app.areas().columns[index];
+    let column = &app.columns[index];
+    let buffer = screen.buffer();
+    let visible = crate::tui::app::list_rows(area).min(column.hits.len());
+    (0..visible)
+        .map(|i| {
+            let y = area.y + 1 + i as u16;
+            let text: String = (area.x + 1..area.right() - 1).map(|x| buffer[(x, y)].symbol()).collect();
+            let chunk = app.chunk(column.hits[column.offset + i].chunk).unwrap().clone();
+            (text, chunk)
+        })
+        .collect()
+}
+
+/// Every row shows a name that tells it from the others (its last part, and the start of its
+/// class) and its file and line, whatever the width.
+#[test]
+fn every_row_keeps_a_distinguishing_name_and_its_path_and_line() {
+    for size in [(100, 30), (160, 45), (220, 60)] {
+        for right in [Retriever::Dense, Retriever::Hybrid] {
+            let mut app = long_names_app(size);
+            if right == Retriever::Hybrid {
+                let commands = app.update(Action::ToggleHybrid);
+                settle(&mut app, commands);
+            }
+            let screen = draw(&app);
+            for index in 0..2 {
+                let rows = rows(&app, &screen, index);
+                assert!(rows.len() >= 5, "{size:?}: {screen:?}");
+                for (row, chunk) in rows {
+                    let (qualifier, last) = chunk.name.rsplit_once('.').unwrap_or(("", &chunk.name));
+                    let file = chunk.path.rsplit('/').next().unwrap();
+                    let line = format!(":{}", chunk.start_line);
+                    let at = row.find(&format!(".{last}")).or_else(|| row.find(last));
+                    let whole = last.len() <= 24;
+                    assert!(!whole || at.is_some(), "{size:?} `{}` lost its last part: {row}", chunk.name);
+                    if let (Some(at), false) = (at, qualifier.is_empty()) {
+                        let shown = row[..at].rsplit(' ').next().unwrap();
+                        let q = qualifier.chars().next().unwrap().to_string();
+                        assert!(shown.starts_with(&q), "{size:?} `{}` lost its class: {row}", chunk.name);
+                    }
+                    if !whole {
+                        let (head, tail) = (&last[..6], &last[last.len() - 6..]);
+                        assert!(row.contains(head) && row.contains(tail), "{size:?}: {row}");
+                    }
+                    assert!(row.contains(&line), "{size:?} `{}` lost its line: {row}", chunk.name);
+                    let file_start = &file[..file.len().min(4)];
+                    assert!(row.contains(file_start), "{size:?} `{}` lost its file: {row}", chunk.name);
+                    if file.len() + line.len() <= 20 {
+                        assert!(row.contains(&format!("{file}{line}")), "{size:?}: {row}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn long_names_at_100x30() {
+    insta::assert_snapshot!(draw(&long_names_app((100, 30))));
+}
+
+#[test]
+fn long_names_at_160x45() {
+    insta::assert_snapshot!(draw(&long_names_app((160, 45))));
+}
+
+#[test]
+fn long_names_at_220x60() {
+    insta::assert_snapshot!(draw(&long_names_app((220, 60))));
 }

@@ -145,9 +145,10 @@ fn results_for_an_earlier_issue_are_marked_until_the_next_search() {
     assert!(!app.results_stale());
 }
 
-/// Test files rank lower and are tagged; T hides them from both lists and shows them again.
+/// Test files rank lower and are marked `↓`, which the legend under the list explains; T hides
+/// them from both lists and shows them again.
 #[test]
-fn hits_in_test_files_are_tagged_and_can_be_hidden() {
+fn hits_in_test_files_are_marked_and_can_be_hidden() {
     let backend = DemoBackend::new(&[
         ("shop/cart.py", "def cart_total(items):\n    return sum(items)\n"),
         ("tests/test_cart.py", "def test_cart_total():\n    assert cart_total([1, 2]) == 3\n"),
@@ -162,7 +163,9 @@ fn hits_in_test_files_are_tagged_and_can_be_hidden() {
         |app: &App, h: &crate::search::Hit| app.chunk(h.chunk).is_some_and(|c| c.path.starts_with("tests/"));
     assert!(app.columns[0].hits.iter().any(|h| is_test(&app, h)), "the test file is a hit");
     let screen = crate::tui::snapshot_tests::draw(&app).to_string();
-    assert!(screen.lines().any(|l| l.contains(" f test ") && l.contains("cart_total")), "tagged: {screen}");
+    let row = screen.lines().find(|l| l.contains("test_cart_total")).unwrap_or_else(|| panic!("{screen}"));
+    assert!(row.contains("↓ f test_cart_total"), "marked: {screen}");
+    assert!(screen.contains("↓ test file, ranked as if at 10× its rank"), "explained: {screen}");
 
     app.update(Action::ToggleTests);
     assert!(!app.columns[0].hits.is_empty() && !app.columns[0].hits.iter().any(|h| is_test(&app, h)));
@@ -427,9 +430,13 @@ fn clicking_a_row_selects_it_and_the_wheel_scrolls_the_preview() {
 
 #[test]
 fn the_layout_adapts_to_the_terminal_size() {
-    let (mut app, _) = searched_app((160, 45));
+    let (mut app, _) = searched_app((220, 60));
     let wide = app.areas();
     assert_eq!(wide.preview.y, wide.columns[0].y, "wide: preview beside the results");
+    app.update(Action::Resize(160, 45));
+    let stacked = app.areas();
+    assert!(stacked.preview.y > stacked.columns[0].y, "160 columns: the lists get the full width");
+    assert!(stacked.columns[0].width > wide.columns[0].width - 2, "and are no narrower than at 220");
     app.update(Action::Resize(80, 24));
     let narrow = app.areas();
     assert!(narrow.preview.y > narrow.columns[0].y, "narrow: preview below the results");

@@ -27,12 +27,16 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
         Line::from(vec![
             Span::styled("Marks  ", theme.style("help.section")),
             Span::styled("D3", theme.style("results.marker")),
-            Span::raw(" = also ranked 3rd by the other column (B BM25, D dense, H hybrid)"),
+            Span::raw(" = also ranked 3rd by the other column (B BM25, D dense, H hybrid, G history)"),
         ]),
         Line::from(vec![
             Span::styled("Tests  ", theme.style("help.section")),
-            Span::styled("test", theme.style("text.dim")),
-            Span::raw(" = in a test file: ranked as if 10× lower (--test-weight), T hides"),
+            Span::styled("↓", theme.style("results.marker")),
+            Span::raw(" = in a test file: ranked as if at 10× its rank (--test-weight), T hides"),
+        ]),
+        Line::from(vec![
+            Span::styled("Scores ", theme.style("help.section")),
+            Span::raw("BM25; cosine (dense); BM25+CoRet fused, in σ (hybrid); history: best commit's BM25"),
         ]),
     ];
     let mut section = "";
@@ -50,11 +54,11 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-/// Lines in the overlay (for clamping its scroll): three legend lines, then per section a
+/// Lines in the overlay (for clamping its scroll): four legend lines, then per section a
 /// blank line and a heading, and one line per binding.
 pub fn line_count() -> usize {
     let sections = BINDINGS.windows(2).filter(|w| w[0].section != w[1].section).count() + 1;
-    3 + 2 * sections + BINDINGS.len()
+    4 + 2 * sections + BINDINGS.len()
 }
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {

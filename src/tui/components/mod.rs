@@ -1,6 +1,7 @@
 //! Rendering of each pane: pure functions of `&App` that draw into a frame.
 
 pub mod editor;
+pub mod fit;
 pub mod help;
 pub mod neighbours;
 pub mod preview;
@@ -83,6 +84,21 @@ pub fn truncate_start(s: &str, max: usize) -> String {
     out
 }
 
+/// `s` cut to `max` display cells in its middle, `…` where it was cut (the tail, one cell
+/// longer, keeps a file's extension and line).
+pub fn truncate_middle(s: &str, max: usize) -> String {
+    if s.width() <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let head = truncate_end(s, (max - 1) / 2 + 1);
+    let head = head.trim_end_matches('…');
+    let tail = truncate_start(s, max - width(head));
+    format!("{head}{tail}")
+}
+
 /// A line of dim text (placeholders and hints).
 pub fn dim_line(theme: &Theme, text: impl Into<String>) -> Line<'static> {
     Line::styled(text.into(), theme.style("text.dim"))
@@ -106,6 +122,8 @@ mod tests {
         assert_eq!(truncate_end("Cart.subtotal", 8), "Cart.su…");
         assert_eq!(truncate_start("shop/very/long/cart.py:12", 12), "…/cart.py:12");
         assert_eq!(truncate_end("short", 8), "short");
+        assert_eq!(truncate_middle("sessions.py:322", 10), "sess…y:322");
+        assert_eq!(truncate_middle("sessions.py:322", 15), "sessions.py:322");
         let wide = truncate_start("日本語のパス.py", 7);
         assert!(width(&wide) <= 7 && wide.ends_with("ス.py"), "{wide}");
     }

@@ -1,30 +1,50 @@
-//! A ranked results column: `rank score kind name  path:line  marker`, where the marker gives
-//! the chunk's rank in the other column (`D3`: third in the dense column).
+//! A ranked results column: `rank score↓ kind name  path:line  mark`. The header says what the
+//! score is; `↓` marks a hit in a test file, ranked lower than its score (the legend under the
+//! list says so); the mark gives the chunk's rank in the other column (`D3`: third in the
+//! dense column).
 
-use super::{dim_line, kind_span, pad_line, pane_block, truncate_start, width};
+use super::fit::{fit, fits_whole};
+use super::{dim_line, kind_span, pad_line, pane_block, width};
 use crate::progress::Phase;
 use crate::repo::source::is_test_path;
-use crate::search::{Hit, Retriever};
+use crate::search::{FusionMethod, FusionParams, Hit, Retriever};
 use crate::tui::action::Pane;
 use crate::tui::app::{list_rows, scroll_to_show, App, ColumnStatus, IndexState, ResultsColumn};
 use crate::tui::theme::Theme;
+use crate::Chunk;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
-const MARKER_WIDTH: usize = 4;
+/// Narrower lists leave the score out of the rows (the selected hit's shows under the list):
+/// at 100 columns the name and `path:line` need the cells.
+const SCORE_MIN_WIDTH: usize = 56;
+/// The mark of a demoted hit (in a test file), after its score.
+const DEMOTED: &str = "↓";
 
 pub fn title(retriever: Retriever) -> &'static str {
     match retriever {
         Retriever::Bm25 => "BM25",
         Retriever::Dense => "CoRet dense",
-        Retriever::Hybrid => "Hybrid (BM25+CoRet)",
-        Retriever::History => "History (past commits)",
+        Retriever::Hybrid => "Hybrid",
+        Retriever::History => "History",
     }
 }
 
-fn marker_letter(retriever: Retriever) -> char {
+/// What a column's scores are, for its header.
+pub fn score_label(retriever: Retriever, fusion: &FusionParams) -> &'static str {
+    match retriever {
+        Retriever::Bm25 => "BM25 score",
+        Retriever::Dense => "cosine",
+        Retriever::Hybrid if fusion.method == FusionMethod::Rrf => "RRF of BM25+CoRet",
+        Retriever::Hybrid => "BM25+CoRet fused, in σ",
+        Retriever::History if fusion.history.sum => "summed commits' BM25",
+        Retriever::History => "best commit's BM25",
+    }
+}
+
+pub fn marker_letter(retriever: Retriever) -> char {
     match retriever {
         Retriever::Bm25 => 'B',
         Retriever::Dense => 'D',
@@ -45,29 +65,50 @@ fn format_score(retriever: Retriever, score: f32) -> String {
     }
 }
 
+/// Whether `chunk` was ranked lower than its score: a test file's, under a test weight below 1.
+pub fn demoted(fusion: &FusionParams, chunk: &Chunk) -> bool {
+    fusion.test_weight < 1.0 && is_test_path(&chunk.path)
+}
+
+/// How the test demotion reads in the legend: "at 10× its rank".
+pub fn demotion_text(fusion: &FusionParams) -> String {
+    if fusion.test_weight <= 0.0 {
+        "test file, ranked after the rest".to_string()
+    } else {
+        format!("test file, ranked as if at {}× its rank", 1.0 / fusion.test_weight)
+    }
+}
+
 pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
     let theme = &app.theme;
     let column = &app.columns[index];
     let other = &app.columns[1 - index];
     let focused = app.focus == [Pane::Left, Pane::Right][index];
-    let mut block = pane_block(theme, format!(" {} {} ", index + 1, title(column.retriever)), focused);
-    if let Some(summary) = summary(column, app.results_stale()) {
+    let fusion = app.backend.as_ref().map(|b| b.fusion()).unwrap_or_default();
+    let title =
+        format!(" {} {} · {} ", index + 1, title(column.retriever), score_label(column.retriever, &fusion));
+    let room = (area.width as usize).saturating_sub(width(&title) + 4);
+    let mut block = pane_block(theme, title, focused);
+    if let Some(summary) = summary(column, app.results_stale(), room) {
         block = block.title_top(Line::from(summary).right_aligned().style(theme.style("text.dim")));
     }
     let inner = block.inner(area);
-    frame.render_widget(block, area);
     if column.hits.is_empty() {
+        frame.render_widget(block, area);
         let (text, error) = empty_text(app, index);
         let line =
             if error { Line::styled(text, theme.style("message.error")) } else { dim_line(theme, text) };
         frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), inner);
         return;
     }
+    let layout = RowLayout::new(app, column, other, &fusion, inner.width as usize);
+    for (text, right) in legend(column, &layout, &fusion, area.width as usize) {
+        let line = Line::styled(text, theme.style("text.dim"));
+        block = block.title_bottom(if right { line.right_aligned() } else { line });
+    }
+    frame.render_widget(block, area);
     let rows = list_rows(area);
     let offset = scroll_to_show(column.offset, column.selected, rows);
-    let rank_w = column.hits.len().to_string().len();
-    let score_w =
-        column.hits.iter().map(|h| format_score(column.retriever, h.score).len()).max().unwrap_or(0);
     let lines: Vec<Line> = column
         .hits
         .iter()
@@ -75,11 +116,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
         .skip(offset)
         .take(rows)
         .map(|(i, hit)| {
-            let marker = other.rank_of(hit.chunk).map(|r| format!("{}{r}", marker_letter(other.retriever)));
             // The cursor shows in both columns; the bar only in the one the preview follows.
             let selected = i == column.selected;
-            let row = Row { rank: i + 1, rank_w, score_w, hit: *hit, marker, selected };
-            let line = row.line(app, column.retriever, inner.width as usize);
+            let line = layout.line(app, i + 1, *hit, selected);
             if selected && app.active_column == index {
                 let style = theme.style_or("selection", focused);
                 pad_line(line, inner.width as usize, style).style(style)
@@ -91,18 +130,53 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// What the bottom border explains, where it has room: the demotion mark when a row carries
+/// it (left), and the selected hit's score when the rows leave scores out (right).
+fn legend(
+    column: &ResultsColumn,
+    layout: &RowLayout,
+    fusion: &FusionParams,
+    width_cells: usize,
+) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut room = width_cells.saturating_sub(4);
+    if !layout.score {
+        if let Some(hit) = column.selected_hit() {
+            let text = format!(
+                " {} {} ",
+                score_label(column.retriever, fusion),
+                format_score(column.retriever, hit.score)
+            );
+            room = room.saturating_sub(width(&text) + 1);
+            out.push((text, true));
+        }
+    }
+    if layout.flag {
+        let text = format!(" {DEMOTED} {} ", demotion_text(fusion));
+        let short = format!(" {DEMOTED} test file, ranked lower ");
+        if let Some(text) = [text, short].into_iter().find(|t| width(t) <= room) {
+            out.push((text, false));
+        }
+    }
+    out
+}
+
 /// "50 hits · 3 ms", or what the column is doing; hits for an issue the editor no longer
-/// holds say so.
-fn summary(column: &ResultsColumn, stale: bool) -> Option<String> {
-    match &column.status {
-        ColumnStatus::Searching => Some(" searching… ".into()),
-        ColumnStatus::Ready if stale => Some(format!(" {} hits · earlier issue, Ctrl-S ", column.hits.len())),
+/// holds say so. The longest that fits in `room` cells beside the header.
+fn summary(column: &ResultsColumn, stale: bool, room: usize) -> Option<String> {
+    let n = column.hits.len();
+    let candidates = match &column.status {
+        ColumnStatus::Searching => vec![" searching… ".to_string()],
+        ColumnStatus::Ready if stale => {
+            vec![format!(" {n} hits · earlier issue, Ctrl-S "), " earlier issue, Ctrl-S ".to_string()]
+        }
         ColumnStatus::Ready => {
             let ms = column.elapsed.map(|d| format!(" · {} ms", d.as_millis())).unwrap_or_default();
-            Some(format!(" {} hits{ms} ", column.hits.len()))
+            vec![format!(" {n} hits{ms} "), format!(" {n} hits ")]
         }
-        _ => None,
-    }
+        _ => Vec::new(),
+    };
+    candidates.into_iter().find(|c| width(c) <= room)
 }
 
 /// The text of a column without hits, and whether it is an error.
@@ -145,114 +219,89 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
     (text, false)
 }
 
-struct Row {
-    rank: usize,
+/// The cells every row of a column shares, so ranks, scores and locations line up.
+struct RowLayout {
+    retriever: Retriever,
+    other: Retriever,
+    fusion: FusionParams,
+    cells: usize,
     rank_w: usize,
+    /// Whether rows show scores, and their width.
+    score: bool,
     score_w: usize,
-    hit: Hit,
-    marker: Option<String>,
-    selected: bool,
+    /// Whether some hit is demoted (a cell for `↓`).
+    flag: bool,
+    marker_w: usize,
+    marks: Vec<Option<usize>>,
 }
 
-/// Before the name of a hit in a test file.
-const TEST_TAG: &str = "test ";
+impl RowLayout {
+    fn new(
+        app: &App,
+        column: &ResultsColumn,
+        other: &ResultsColumn,
+        fusion: &FusionParams,
+        cells: usize,
+    ) -> Self {
+        let marks: Vec<Option<usize>> = column.hits.iter().map(|h| other.rank_of(h.chunk)).collect();
+        let marker_w = marks.iter().flatten().map(|r| 1 + r.to_string().len()).max().unwrap_or(0);
+        RowLayout {
+            retriever: column.retriever,
+            other: other.retriever,
+            fusion: *fusion,
+            cells,
+            rank_w: column.hits.len().to_string().len(),
+            score: cells >= SCORE_MIN_WIDTH,
+            score_w: column
+                .hits
+                .iter()
+                .map(|h| format_score(column.retriever, h.score).len())
+                .max()
+                .unwrap_or(0),
+            flag: column.hits.iter().any(|h| app.chunk(h.chunk).is_some_and(|c| demoted(fusion, c))),
+            marker_w,
+            marks,
+        }
+    }
 
-impl Row {
-    fn line(&self, app: &App, retriever: Retriever, cells: usize) -> Line<'static> {
+    fn line(&self, app: &App, rank: usize, hit: Hit, selected: bool) -> Line<'static> {
         let theme: &Theme = &app.theme;
-        let Some(chunk) = app.chunk(self.hit.chunk) else {
-            return Line::raw(format!(
-                "{:>w$} <chunk {} missing>",
-                self.rank,
-                self.hit.chunk,
-                w = self.rank_w
-            ));
+        let Some(chunk) = app.chunk(hit.chunk) else {
+            return Line::raw(format!("{rank:>w$} <chunk {} missing>", hit.chunk, w = self.rank_w));
         };
-        let prefix = 1 + self.rank_w + 1 + self.score_w + 1 + 2;
-        // Test files rank lower (demoted): a tag says why such a hit sits where it does.
-        let tag = if is_test_path(&chunk.path) { TEST_TAG } else { "" };
-        let available = cells.saturating_sub(prefix + 1 + MARKER_WIDTH + tag.len());
-        let location = format!("{}:{}", chunk.path, chunk.start_line);
-        let (name, location) = fit(&chunk.name, &location, available);
+        let mut spans = vec![
+            Span::styled(if selected { "›" } else { " " }, theme.style("results.marker")),
+            Span::styled(format!("{rank:>w$}", w = self.rank_w), theme.style("results.rank")),
+        ];
+        if self.score {
+            let score = format!(" {:>w$}", format_score(self.retriever, hit.score), w = self.score_w);
+            spans.push(Span::styled(score, theme.style("results.score")));
+        }
+        if self.flag {
+            let flag = if demoted(&self.fusion, chunk) { DEMOTED } else { " " };
+            spans.push(Span::styled(flag, theme.style("results.marker")));
+        }
+        spans.extend([Span::raw(" "), kind_span(theme, chunk.kind), Span::raw(" ")]);
+        let used: usize = spans.iter().map(|s| width(&s.content)).sum();
+        let available = self.cells.saturating_sub(used);
+        // Locations line up before the marks; a row whose name and file do not fit there takes
+        // the marks' cells and drops its own (the mark is the first thing to go).
+        let with_mark = available.saturating_sub(self.marker_w + 1);
+        let aligned = self.marker_w > 0 && fits_whole(&chunk.name, &chunk.path, chunk.start_line, with_mark);
+        let available = if aligned { with_mark } else { available };
+        let mark =
+            self.marks[rank - 1].filter(|_| aligned).map(|r| format!("{}{r}", marker_letter(self.other)));
+        let (name, location) = fit(&chunk.name, &chunk.path, chunk.start_line, available);
         let gap = available.saturating_sub(width(&name) + width(&location));
-        let marker = self.marker.clone().unwrap_or_default();
-        Line::from(vec![
-            Span::styled(if self.selected { "›" } else { " " }, theme.style("results.marker")),
-            Span::styled(format!("{:>w$} ", self.rank, w = self.rank_w), theme.style("results.rank")),
-            Span::styled(
-                format!("{:>w$} ", format_score(retriever, self.hit.score), w = self.score_w),
-                theme.style("results.score"),
-            ),
-            kind_span(theme, chunk.kind),
-            Span::raw(" "),
-            Span::styled(tag, theme.style("text.dim")),
+        spans.extend([
             Span::styled(name, theme.style("results.name")),
             Span::raw(" ".repeat(gap)),
             Span::styled(location, theme.style("results.path")),
-            Span::raw(" "),
-            Span::styled(format!("{marker:>MARKER_WIDTH$}"), theme.style("results.marker")),
-        ])
-    }
-}
-
-/// Shares `available` cells between the name and the location. A whole name comes first,
-/// with the location cut from the left down to its file name and line; when the name must give
-/// way too, its last part (the method: what tells two rows of one class apart) stays whole
-/// after `…`, and the location keeps at least its line (`…y:186`). A column too narrow for
-/// both shows the name alone: a hit is found by its name, its path is in the preview's title.
-fn fit(name: &str, location: &str, available: usize) -> (String, String) {
-    const MIN_LOCATION: usize = 10;
-    const MIN_CUT_LOCATION: usize = 6;
-    let (nw, lw) = (width(name), width(location));
-    let file_line_text = location.rsplit('/').next().unwrap_or(location);
-    let file_line = width(file_line_text);
-    if nw + 1 + lw <= available {
-        return (name.to_string(), location.to_string());
-    }
-    if available >= nw + 1 + file_line.min(MIN_LOCATION) {
-        return (name.to_string(), truncate_start(location, available - nw - 1));
-    }
-    let tail = (width(name.rsplit('.').next().unwrap_or(name)) + 1).min(nw);
-    if available < tail + 1 + MIN_CUT_LOCATION {
-        return (truncate_start(name, available), String::new());
-    }
-    let location_w = file_line.min(available - tail - 1);
-    let location = if location_w == file_line {
-        file_line_text.to_string()
-    } else {
-        truncate_start(location, location_w)
-    };
-    (truncate_start(name, available - location_w - 1), location)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fit_keeps_file_and_line_and_cuts_from_the_left() {
-        let (n, l) = fit("Cart.subtotal", "shop/cart.py:23", 40);
-        assert_eq!((n.as_str(), l.as_str()), ("Cart.subtotal", "shop/cart.py:23"));
-        let (n, l) = fit("VeryLongClassName.method_name", "pkg/sub/module/file.py:123", 40);
-        assert!(width(&n) + 1 + width(&l) <= 40, "{n} {l}");
-        assert_eq!((n.as_str(), l.as_str()), ("VeryLongClassName.method_name", "…le.py:123"));
-        let (n, l) = fit("Cart.total", "pkg/sub/module/cart.py:25", 24);
-        assert_eq!((n.as_str(), l.as_str()), ("Cart.total", "…e/cart.py:25"), "the name stays whole");
-        let (n, l) = fit("apply_discount", "shop/pricing.py:6", 21);
-        assert_eq!((n.as_str(), l.as_str()), ("apply_discount", "….py:6"), "the line stays");
-        let (n, l) = fit("apply_discount", "shop/pricing.py:6", 20);
-        assert_eq!((n.as_str(), l.as_str()), ("apply_discount", ""), "too narrow: the location goes");
-        // Reported at 140 columns: the class gives way, the method and the line stay.
-        let (n, l) = fit("SessionRedirectMixin.resolve_redirects", "src/requests/sessions.py:186", 25);
-        assert_eq!((n.as_str(), l.as_str()), ("…resolve_redirects", "…y:186"));
-        // Reported at 160 columns: a long name used to push the path out.
-        let (n, l) = fit("Session.merge_environment_settings", "requests/sessions.py:752", 36);
-        assert_eq!((n.as_str(), l.as_str()), ("…merge_environment_settings", "….py:752"));
-        // Reported at 80x24: two methods of one class read the same when cut from the right.
-        let a = fit("HTTPDigestAuth.__init__", "requests/auth.py:107", 25);
-        let b = fit("HTTPDigestAuth.init_per_thread_state", "requests/auth.py:113", 29);
-        assert_ne!(a.0, b.0);
-        assert_eq!((a.0.as_str(), a.1.as_str()), ("…uth.__init__", "auth.py:107"));
-        assert_eq!((b.0.as_str(), b.1.as_str()), ("…init_per_thread_state", "…y:113"));
+        ]);
+        if let Some(mark) = mark {
+            spans
+                .push(Span::styled(format!(" {mark:>w$}", w = self.marker_w), theme.style("results.marker")));
+        }
+        Line::from(spans)
     }
 }

@@ -15,7 +15,7 @@ use coret::engine::{RepoIndex, SyntaxCache};
 use coret::index::dense::VectorStore;
 use coret::model::{Encoder, EncoderOptions, Towers};
 use coret::progress::{NoProgress, Phase};
-use coret::search::{Hit, Retriever};
+use coret::search::{FusionParams, Hit, Retriever};
 use coret::searcher::Searcher;
 use coret::semantic::DenseOptions;
 use coret::tui::{Backend, IndexEvent, IndexReporter};
@@ -122,6 +122,10 @@ impl Backend for DemoBackend {
 
     fn has_dense(&self) -> bool {
         Backend::has_dense(self.searcher.as_ref())
+    }
+
+    fn fusion(&self) -> FusionParams {
+        self.searcher.fusion
     }
 
     /// From memory: the index's root is not a directory.
