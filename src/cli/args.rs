@@ -71,7 +71,7 @@ pub struct Args {
     pub weights: coret::model::WeightsChoice,
 
     /// Retrained top layers laid over --model for both towers (a file the hidden tied training writes); the chunk vectors change with them.
-    #[arg(help_heading = "Model", long, value_name = "FILE")]
+    #[arg(help_heading = "Model", long, hide = true, value_name = "FILE")]
     pub tower_layers: Option<std::path::PathBuf>,
 
     /// Token budget of a query.
@@ -99,7 +99,7 @@ pub struct Args {
     pub dense_tests: bool,
 
     /// Ablation: embed chunks without their file-path line.
-    #[arg(long, help_heading = "Model")]
+    #[arg(long, hide = true, help_heading = "Model")]
     pub no_path: bool,
 
     /// At most this many downstream neighbours per chunk.
