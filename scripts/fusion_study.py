@@ -5,7 +5,7 @@ the retrievers. Input: `instances.jsonl` of
     coret-tui --eval DEV --repos DIR --retriever bm25,dense,hybrid,history --keep-lists 1000 --out OUT
 
 Usage: fusion_study.py OUT/instances.jsonl [--dense OTHER/instances.jsonl]
-(`--dense` swaps in the dense lists of another run, e.g. another query tower.) Prints
+(`--dense` swaps in the dense lists of another run, e.g. other `--weights`.) Prints
 PR@5 / PR@20 / MRR on the 51 tuning instances (all but sympy), on sympy (held out) and on all.
 The engine's fusions are replayed with its formulas (ties, rare with real scores, may order
 differently); `engine hybrid` is the run's own hybrid, to compare with its replay."""

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes train-prs instances whose message is followed by the lines the pull request added to
-its test files, as an issue's reproduction snippet would follow its description (README
-"Results": query towers trained on it).
+its test files, as an issue's reproduction snippet would follow its description
+(docs/RESULTS.md: query towers trained on it, since removed; the output is ordinary --train input).
 
 The tests are not in train-prs (its patches leave them out, as SWE-bench's do); they are read
 from the repository's own history: the commit that merged the pull request is the one whose

@@ -137,7 +137,7 @@ pub fn vector_log(entry: &std::path::Path, towers: &Towers) -> std::path::PathBu
     entry.join(format!("vectors-{name}.log"))
 }
 
-/// Where eval and query-tower training keep a repository's vectors: one log per repository
+/// Where eval keeps a repository's vectors: one log per repository
 /// (`owner/name`), shared by all its commits.
 pub fn shared_vector_log(store_dir: &std::path::Path, repo: &str) -> std::path::PathBuf {
     store_dir.join(format!("{}.vectors", repo.replace('/', "+")))

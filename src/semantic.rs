@@ -122,7 +122,7 @@ impl DenseSearcher {
             .collect();
         let inputs: Vec<EncoderInput> =
             rows.iter().map(|&i| encoder_input(chunks, graph, &opts, i as usize)).collect();
-        // Keyed by the chunk tower alone: a new query tower re-embeds nothing.
+        // Keyed by the encoder's fingerprint and the input options: new weights, a cache of their own.
         let tag = format!("{}|{}", encoder.fingerprint(), opts.tag());
         let keys: Vec<VectorKey> = inputs.iter().map(|i| vector_key(&tag, &i.chunk, &i.neighbours)).collect();
         let mut seen = HashSet::new();
@@ -162,10 +162,6 @@ impl DenseSearcher {
         &self.towers.chunk
     }
 
-    pub fn towers(&self) -> &Towers {
-        &self.towers
-    }
-
     /// Chunk `chunk`'s vector, unless the index left it out.
     pub fn vector(&self, chunk: usize) -> Option<&[f32]> {
         let row = self.rows.binary_search(&(chunk as u32)).ok()?;
@@ -182,7 +178,7 @@ impl DenseSearcher {
     }
 
     /// The `k` chunks nearest to a query vector.
-    pub fn search_vector(&self, query: &[f32], k: usize) -> Vec<Hit> {
+    fn search_vector(&self, query: &[f32], k: usize) -> Vec<Hit> {
         let mut hits = self.index.search(query, k);
         for h in &mut hits {
             h.chunk = self.rows[h.chunk as usize];
@@ -337,103 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn changing_only_the_query_tower_re_embeds_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let enc = encoder(&dir.path().join("m"));
-        let log = dir.path().join("v.log");
-        let r = repo("");
-        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
-        let tied = build(&enc, &r, &mut store);
-        assert_eq!(tied.embedded, r.chunks.len());
-        let bytes = std::fs::read(&log).unwrap();
-        let fingerprint = enc.fingerprint();
-
-        let dim = enc.dim();
-        let w: Vec<f32> = (0..dim * dim).map(|i| ((i * 7919) % 13) as f32 / 13.0 - 0.5).collect();
-        let adapter =
-            crate::model::QueryAdapter::from_parts(w, vec![0.1; dim], &enc.model_id(), Default::default())
-                .unwrap();
-        let file = dir.path().join("q.safetensors");
-        adapter.save(&file).unwrap();
-        let choice = crate::model::QueryTowerChoice::File(file);
-        let (towers, note) = Towers::with_choice(enc.clone(), &choice).unwrap();
-        assert!(note.is_none());
-        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
-        let untied = build_with(towers, &r, with_callees(), &mut store);
-        assert_eq!((untied.embedded, untied.reused), (0, 0), "every chunk vector came from the log");
-        assert_eq!(std::fs::read(&log).unwrap(), bytes, "vector log untouched");
-        assert_eq!(untied.encoder().fingerprint(), fingerprint);
-        assert_ne!(
-            tied.embed_query("alpha").unwrap(),
-            untied.embed_query("alpha").unwrap(),
-            "the query tower differs"
-        );
-        assert!(untied.towers().names().query.contains("adapter-"), "{:?}", untied.towers().names());
-
-        // Retrained top layers as the query tower: the same holds.
-        let layer = crate::model::LayerTensor {
-            name: "encoder.layer.1.output.dense.bias".into(),
-            shape: vec![dim],
-            values: vec![0.3; dim],
-        };
-        let layers =
-            crate::model::QueryLayers::from_tensors(vec![layer], &enc.model_id(), Default::default())
-                .unwrap();
-        let file = dir.path().join("layers.safetensors");
-        layers.save(&file).unwrap();
-        let (towers, _) =
-            Towers::with_choice(enc.clone(), &crate::model::QueryTowerChoice::File(file)).unwrap();
-        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
-        let layered = build_with(towers, &r, with_callees(), &mut store);
-        assert_eq!((layered.embedded, layered.reused), (0, 0), "every chunk vector came from the log");
-        assert_eq!(std::fs::read(&log).unwrap(), bytes, "vector log untouched");
-        assert_eq!(layered.encoder().fingerprint(), fingerprint);
-        assert_ne!(tied.embed_query("alpha").unwrap(), layered.embed_query("alpha").unwrap());
-        assert!(layered.towers().names().query.contains("layers-"), "{:?}", layered.towers().names());
-
-        // A blend: mix 0 is the pretrained tower, 1 the trained one, between a unit vector
-        // between them.
-        let towers = layered.towers().clone();
-        let (trained, pretrained) =
-            (towers.embed_query("alpha", 64).unwrap(), towers.embed_query_pretrained("alpha", 64).unwrap());
-        let at = |mix: f32| towers.clone().with_mix(mix).embed_query("alpha", 64).unwrap();
-        assert_eq!(at(1.0), trained);
-        let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6);
-        assert!(close(&at(0.0), &pretrained));
-        let half = at(0.5);
-        let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
-        assert!((dot(&half, &half) - 1.0).abs() < 1e-5, "a unit vector");
-        assert!((dot(&half, &trained) - dot(&half, &pretrained)).abs() < 1e-5, "halfway between them");
-        assert!(towers.with_mix(0.5).names().query.ends_with("(mix 0.5)"));
-    }
-
-    #[test]
-    fn an_adapter_for_another_chunk_tower_is_an_error_naming_the_file_and_the_builtin_falls_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let enc = encoder(&dir.path().join("m"));
-        let dim = enc.dim();
-        let other = crate::model::QueryAdapter::from_parts(
-            vec![0.0; dim * dim],
-            vec![0.0; dim],
-            "other-model",
-            Default::default(),
-        )
-        .unwrap();
-        let file = dir.path().join("other.safetensors");
-        other.save(&file).unwrap();
-        let err = Towers::with_choice(enc.clone(), &crate::model::QueryTowerChoice::File(file))
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(err.contains("other.safetensors") && err.contains("other-model"), "{err}");
-        // The built-in adapter was trained for all-MiniLM-L6-v2, not this tiny model.
-        let (towers, note) = Towers::with_choice(enc, &crate::model::QueryTowerChoice::Trained).unwrap();
-        assert!(towers.is_tied());
-        assert!(note.unwrap().contains("queries use the chunk tower"));
-    }
-
-    #[test]
-    fn tied_tower_layers_make_a_new_chunk_tower_with_its_own_cache_and_are_refused_as_a_query_tower() {
+    fn tied_tower_layers_make_a_new_chunk_tower_with_its_own_cache() {
         let dir = tempfile::tempdir().unwrap();
         let enc = encoder(&dir.path().join("m"));
         let r = repo("");
@@ -446,10 +346,10 @@ mod tests {
                 shape: vec![enc.dim()],
                 values: vec![0.3; enc.dim()],
             };
-            let meta = [(crate::model::query_layers::META_TOWERS.to_string(), towers.to_string())].into();
-            crate::model::QueryLayers::from_tensors(vec![t], &enc.model_id(), meta).unwrap()
+            let meta = [(crate::model::tower_layers::META_TOWERS.to_string(), towers.to_string())].into();
+            crate::model::TowerLayers::from_tensors(vec![t], &enc.model_id(), meta).unwrap()
         };
-        let both = layer(crate::model::query_layers::BOTH_TOWERS);
+        let both = layer(crate::model::tower_layers::BOTH_TOWERS);
         let layered = Arc::new(crate::model::with_tower_layers(&enc, &both, "both.safetensors").unwrap());
         assert_ne!(layered.fingerprint(), enc.fingerprint(), "new chunk vectors get their own cache key");
         assert!(layered.model_id().starts_with(&enc.model_id()) && layered.model_id().contains("layers-"));
@@ -464,18 +364,11 @@ mod tests {
             "tied: queries too"
         );
 
-        // Each kind of layers file goes through its own flag, and names itself when refused.
+        // Layers an older build trained for the query tower alone are refused, naming the file.
         let query_only = layer("query");
         let err =
             crate::model::with_tower_layers(&enc, &query_only, "q.safetensors").err().unwrap().to_string();
-        assert!(err.contains("q.safetensors") && err.contains("--query-model"), "{err}");
-        let file = dir.path().join("both.safetensors");
-        both.save(&file).unwrap();
-        let err = Towers::with_choice(enc.clone(), &crate::model::QueryTowerChoice::File(file))
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(err.contains("both.safetensors") && err.contains("--tower-layers"), "{err}");
+        assert!(err.contains("q.safetensors") && err.contains("query tower only"), "{err}");
         let err =
             crate::model::with_tower_layers(&layered, &both, "both.safetensors").err().unwrap().to_string();
         assert!(

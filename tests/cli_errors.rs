@@ -34,7 +34,6 @@ fn impossible_flag_values_are_usage_errors_naming_the_flag() {
         (&["--max-file-size", "-1"][..], "--max-file-size"),
         (&["--retriever", "dense", "--model", "/nonexistent"][..], "--model"),
         (&["--retriever", "dense", "--weights", "/nonexistent.safetensors"][..], "--weights"),
-        (&["--retriever", "dense", "--query-model", "/nonexistent.safetensors"][..], "--query-model"),
     ] {
         let (code, err) = fails(&mut q(args));
         assert_eq!(code, 2, "{args:?}: {err}");

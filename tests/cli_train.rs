@@ -25,7 +25,7 @@ fn training_flags_are_hidden_from_help() {
     let out = Command::cargo_bin("coret-tui").unwrap().arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("--eval"));
-    for flag in ["--train", "--negatives", "--prepare-shard", "--resume"] {
+    for flag in ["--train", "--negatives", "--prepare-shard", "--resume", "--tower-layers"] {
         assert!(!help.contains(flag), "{flag} shows in --help");
     }
 }

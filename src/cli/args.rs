@@ -58,14 +58,6 @@ pub struct Args {
     #[arg(help_heading = "Model", long, env = "CORET_MODEL", value_name = "DIR")]
     pub model: Option<PathBuf>,
 
-    /// Query tower: pretrained (the chunk tower, tied), trained (the project's shipped adapter, opt-in), or a query-tower file (adapter or layers).
-    #[arg(help_heading = "Model", long, default_value = "pretrained", value_name = "MODEL")]
-    pub query_model: coret::model::QueryTowerChoice,
-
-    /// How much of a trained query tower's vector to use, the rest from the pretrained tower (1: the trained tower alone).
-    #[arg(help_heading = "Model", long, default_value_t = 1.0, value_parser = unit, value_name = "A")]
-    pub query_mix: f32,
-
     /// Where the encoder runs: auto, cpu or cuda.
     #[arg(help_heading = "Model", long, default_value = "auto", value_name = "DEVICE")]
     pub device: String,
@@ -79,7 +71,7 @@ pub struct Args {
     pub weights: coret::model::WeightsChoice,
 
     /// Retrained top layers laid over --model for both towers (a file the hidden tied training writes); the chunk vectors change with them.
-    #[arg(help_heading = "Model", long, value_name = "FILE")]
+    #[arg(help_heading = "Model", long, hide = true, value_name = "FILE")]
     pub tower_layers: Option<std::path::PathBuf>,
 
     /// Token budget of a query.
@@ -107,7 +99,7 @@ pub struct Args {
     pub dense_tests: bool,
 
     /// Ablation: embed chunks without their file-path line.
-    #[arg(long, help_heading = "Model")]
+    #[arg(long, hide = true, help_heading = "Model")]
     pub no_path: bool,
 
     /// At most this many downstream neighbours per chunk.
@@ -297,10 +289,6 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 200, value_name = "N")]
     pub val_candidates: usize,
 
-    /// Train: which tower learns: tied (both, the paper's) or query (an adapter against the frozen chunk tower's cached vectors).
-    #[arg(long, hide = true, default_value = "tied", value_name = "TOWER")]
-    pub tower: String,
-
     /// Train: the newest N instances of each repository.
     #[arg(long, hide = true, value_name = "N")]
     pub per_repo: Option<usize>,
@@ -313,21 +301,9 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 100, value_name = "N")]
     pub consistency_top: usize,
 
-    /// Train (query tower): keep module-level chunks as gold and negatives.
-    #[arg(long, hide = true)]
-    pub train_module_chunks: bool,
-
     /// Train: only instances whose query has at least N characters (issues are long, merge messages short).
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
     pub min_query_chars: usize,
-
-    /// Train (query tower): share of the instances held out to choose the epoch when there is no --val (0: keep the last epoch).
-    #[arg(long, hide = true, default_value_t = 0.1, value_name = "F")]
-    pub val_fraction: f32,
-
-    /// Train (query tower): another prepared query set (query-set.bin) to train on as well, e.g. one prepared with other --train-repos and --per-repo; repeatable.
-    #[arg(long, hide = true, value_name = "FILE")]
-    pub add_set: Vec<PathBuf>,
 
     /// Train (tied): how many of each instance's negatives are BM25's best-ranked non-gold chunks (hard); the rest are random.
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
@@ -356,18 +332,6 @@ pub struct Args {
     /// Train (tied): each instance meets only its own negatives, not a pool shared by the micro-batch's instances of one repository.
     #[arg(long, hide = true)]
     pub own_negatives: bool,
-
-    /// Train (query tower): retrain the encoder's top N layers as the query tower instead of an adapter (0: the adapter).
-    #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
-    pub query_layers: usize,
-
-    /// Train (query tower): adapter rank (0: a full matrix).
-    #[arg(long, hide = true, default_value_t = 0, value_name = "R")]
-    pub adapter_rank: usize,
-
-    /// Train (query tower): negative-sampling temperature at the first and last step (the curriculum).
-    #[arg(long, hide = true, default_value = "1,0.05", value_name = "T0,T1", value_delimiter = ',')]
-    pub sample_temp: Vec<f32>,
 
     /// Train: continue from OUTPUT/checkpoint.
     #[arg(long, hide = true)]

@@ -10,7 +10,6 @@ mod model;
 mod progress;
 mod query;
 mod train;
-mod train_query;
 mod train_select;
 mod tui;
 
@@ -47,11 +46,7 @@ fn dispatch(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.train.is_some() {
-        return match args.tower.as_str() {
-            "query" => train_query::run(&args),
-            "tied" => train::run(&args),
-            other => Err(Usage(format!("--tower {other}: expected tied or query")).into()),
-        };
+        return train::run(&args);
     }
     if args.eval.is_some() {
         return eval::run(&args);

@@ -5,7 +5,7 @@ use super::Usage;
 use candle_core::Device;
 use coret::model::{
     apply_weights, resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder,
-    EncoderOptions, QueryLayers, Towers, WeightsChoice,
+    EncoderOptions, TowerLayers, Towers, WeightsChoice,
 };
 use coret::semantic::DenseOptions;
 use std::path::Path;
@@ -16,15 +16,9 @@ pub struct LoadedModel {
     pub device: String,
 }
 
-/// The chunk tower (`--model`, default all-MiniLM-L6-v2) on the `--device` asked for.
-pub struct ChunkTower {
-    pub encoder: Arc<Encoder>,
-    pub device: String,
-    /// The model directory it was loaded from.
-    pub dir: std::path::PathBuf,
-}
-
-pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
+/// The towers (`--model`, default all-MiniLM-L6-v2, with the `--weights` asked for) on the
+/// `--device` asked for.
+pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
     check_model_flags(args, true)?;
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, name) =
@@ -41,7 +35,10 @@ pub fn load_chunk_tower(args: &Args) -> anyhow::Result<ChunkTower> {
     }
     let encoder =
         load_encoder(&dir, &device, encoder_options(args), args.tower_layers.as_deref(), &args.weights)?;
-    Ok(ChunkTower { encoder: Arc::new(encoder), device: name, dir })
+    let towers = Towers::tied(Arc::new(encoder));
+    let names = towers.names();
+    eprintln!("chunk tower {}, query tower {} on {name}", names.chunk, names.query);
+    Ok(LoadedModel { towers, device: name })
 }
 
 /// Files the model flags name must exist: a usage error naming the flag, before any loading.
@@ -57,9 +54,6 @@ pub fn check_model_flags(args: &Args, with_model: bool) -> anyhow::Result<()> {
     if let WeightsChoice::File(f) = &args.weights {
         files.push(("--weights", f));
     }
-    if let coret::model::QueryTowerChoice::File(f) = &args.query_model {
-        files.push(("--query-model", f));
-    }
     for (flag, path) in files {
         if !path.exists() {
             anyhow::bail!(Usage(format!("{flag} {}: no such file or directory", path.display())));
@@ -73,7 +67,7 @@ pub fn check_model_flags(args: &Args, with_model: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The chunk tower's encoder: the model in `dir` with the `--weights` asked for, or with
+/// The towers' encoder: the model in `dir` with the `--weights` asked for, or with
 /// `--tower-layers` laid over it.
 pub fn load_encoder(
     dir: &Path,
@@ -84,7 +78,7 @@ pub fn load_encoder(
 ) -> coret::Result<Encoder> {
     let encoder = Encoder::load(dir, device, opts)?;
     match tower_layers {
-        Some(path) => with_tower_layers(&encoder, &QueryLayers::load(path)?, &path.display().to_string()),
+        Some(path) => with_tower_layers(&encoder, &TowerLayers::load(path)?, &path.display().to_string()),
         None => {
             let (encoder, note) = apply_weights(encoder, weights)?;
             if let Some(note) = note {
@@ -95,7 +89,7 @@ pub fn load_encoder(
     }
 }
 
-/// The chunk tower's options from the flags.
+/// The encoder's options from the flags.
 pub fn encoder_options(args: &Args) -> EncoderOptions {
     EncoderOptions {
         max_len: args.max_len,
@@ -103,19 +97,6 @@ pub fn encoder_options(args: &Args) -> EncoderOptions {
         precision: args.precision,
         ..EncoderOptions::default()
     }
-}
-
-/// Both towers: the chunk tower and the query tower `--query-model` asks for.
-pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
-    let ChunkTower { encoder, device: name, .. } = load_chunk_tower(args)?;
-    let (towers, note) = Towers::with_choice(encoder, &args.query_model)?;
-    let towers = towers.with_mix(args.query_mix);
-    if let Some(note) = note {
-        eprintln!("note: {note}");
-    }
-    let names = towers.names();
-    eprintln!("chunk tower {}, query tower {} on {name}", names.chunk, names.query);
-    Ok(LoadedModel { towers, device: name })
 }
 
 pub fn dense_options(args: &Args) -> DenseOptions {

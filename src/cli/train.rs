@@ -9,9 +9,9 @@ use super::progress::BarProgress;
 use super::train_select::{choose, refuse_held_out};
 use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, select, Instance};
-use coret::model::query_layers::{BOTH_TOWERS, META_TOWERS};
+use coret::model::tower_layers::{BOTH_TOWERS, META_TOWERS};
 use coret::model::{
-    model_id_of, resolve_model_dir, select_device, DeviceChoice, EncoderOptions, QueryLayers,
+    model_id_of, resolve_model_dir, select_device, DeviceChoice, EncoderOptions, TowerLayers,
 };
 use coret::train::checkpoint;
 use coret::train::shard::{check_compatible, is_shard, tokenizer_digest};
@@ -117,7 +117,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             ("coret.config".to_string(), format!("{cfg:?}")),
         ]
         .into();
-        let layers = QueryLayers::from_tensors(model.top_layer_tensors()?, &model_id_of(&init)?, metadata)?;
+        let layers = TowerLayers::from_tensors(model.top_layer_tensors()?, &model_id_of(&init)?, metadata)?;
         let digest = layers.save(&file)?;
         eprintln!("tower layers (both towers, --tower-layers): {} sha256 {digest}", file.display());
     }

@@ -1,4 +1,4 @@
-//! Which instances either training mode (tied or query tower) learns from: one rule for both.
+//! Which instances the training mode learns from.
 
 use super::args::Args;
 use super::Usage;

@@ -5,7 +5,7 @@ use super::args::Args;
 use super::model::dense_options;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
-use coret::model::{resolve_model_dir, select_device, DeviceChoice, QueryTowerChoice, Towers, WeightsChoice};
+use coret::model::{resolve_model_dir, select_device, DeviceChoice, Towers, WeightsChoice};
 use coret::searcher::Searcher;
 use coret::tui::{backend::IndexReporter, Session, Theme};
 use std::sync::Arc;
@@ -29,8 +29,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         Err(_) => "unavailable".to_string(),
     };
-    // The status line names both towers: the chunk model and what embeds the issue.
-    let query_model = args.query_model.clone();
     let tower_layers = args.tower_layers.clone();
     let weights = args.weights.clone();
     // The status line names the model once: its directory and what was laid over it.
@@ -49,11 +47,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             }
         }
     }
-    let model_label = match &query_model {
-        QueryTowerChoice::Trained => format!("{model_label} + trained query tower"),
-        QueryTowerChoice::Pretrained => model_label,
-        QueryTowerChoice::File(p) => format!("{model_label} + {}", p.display()),
-    };
     let session =
         Session { repo: repo.clone(), model: model_label, device: device_name, initial_query: None };
     let opts = IndexOptions {
@@ -90,11 +83,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             Err(e) => return reporter.failed(format!("dense index: {e}")),
         };
         let towers =
-            match super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref(), &weights)
-                .and_then(|e| Towers::with_choice(Arc::new(e), &query_model))
-            {
-                Ok((t, note)) => {
-                    reporter.info(note.unwrap_or_else(|| format!("query tower {}", t.names().query)));
+            match super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref(), &weights) {
+                Ok(e) => {
+                    let t = Towers::tied(Arc::new(e));
+                    reporter.info(format!("query tower {}", t.names().query));
                     t
                 }
                 Err(e) => return reporter.failed(format!("dense index: {e}")),

@@ -64,8 +64,8 @@ pub struct Encoder {
     bert: BertModel,
     /// The same weights for the CPU's faster forward pass (f32 checkpoints on the CPU).
     cpu_bert: Option<CpuBert>,
-    /// The weights by name, when loaded from a directory: a query tower lays retrained layers
-    /// over them (the tensors share storage with `bert`, so keeping them costs nothing).
+    /// The weights by name, when loaded from a directory: LoRA adapters and tower layers are
+    /// laid over them (the tensors share storage with `bert`, so keeping them costs nothing).
     weights: Option<std::collections::HashMap<String, Tensor>>,
     tokenizer: InputTokenizer,
     config: bert::Config,
@@ -105,7 +105,7 @@ impl Encoder {
         Ok(encoder)
     }
 
-    /// This encoder with some weights replaced (a query tower's retrained layers): same
+    /// This encoder with some weights replaced (merged LoRA adapters, retrained layers): same
     /// tokenizer and options, named `model_id`. Every overlaid tensor must exist in the base
     /// with the same shape.
     pub fn with_overlay(
@@ -128,7 +128,7 @@ impl Encoder {
             };
             if tensors[&key].dims() != t.dims() {
                 return Err(Error::invalid(format!(
-                    "{}: tensor {name} is {:?} in the model, {:?} in the query tower",
+                    "{}: tensor {name} is {:?} in the model, {:?} in the overlay",
                     self.model_id,
                     tensors[&key].dims(),
                     t.dims()

@@ -3,7 +3,9 @@
 //! `config` reads and checks `config.json`; `tokenize` lays out `[CLS] chunk [DOWN] …`;
 //! `encoder` batches and embeds; `device` picks CPU or CUDA; `cpu` tunes CPU inference and
 //! `cpu_bert` runs BERT's forward pass there; `provision` finds or fetches
-//! the default model; `bench` measures throughput.
+//! the default model; `bench` measures throughput. `towers` is what the dense retriever embeds
+//! with; `lora` (the shipped adapters) and `tower_layers` change its weights, both stored as
+//! `tower_file`s.
 
 pub mod attention;
 pub mod bench;
@@ -16,12 +18,11 @@ pub mod encoder;
 pub mod lora;
 pub mod pool;
 pub mod provision;
-pub mod query_adapter;
-pub mod query_layers;
-pub mod query_tower;
 #[doc(hidden)]
 pub mod tokenize;
 pub mod tower_file;
+pub mod tower_layers;
+pub mod towers;
 pub mod weights;
 
 pub use bench::{bench_embed, EmbedBenchReport};
@@ -30,7 +31,6 @@ pub use device::{select_device, DeviceChoice};
 pub use encoder::{model_id_of, Encoder, EncoderOptions};
 pub use lora::{apply_weights, with_lora, LoraAdapter, WeightsChoice};
 pub use provision::{default_model_dir, resolve_model_dir};
-pub use query_adapter::QueryAdapter;
-pub use query_layers::{LayerTensor, QueryLayers};
-pub use query_tower::{with_tower_layers, QueryTower, QueryTowerChoice, TowerFile, TowerNames, Towers};
 pub use tokenize::{EncoderInput, TokenizedInput, DOWN_TOKEN};
+pub use tower_layers::{with_tower_layers, LayerTensor, TowerLayers};
+pub use towers::{TowerNames, Towers};

@@ -1,6 +1,6 @@
-//! The file format shared by trained query towers (README "Towers"): one safetensors file whose
-//! metadata says what it is (`coret.format`) and which chunk tower it was trained against
-//! (`coret.base`), with a `FILE.sha256` beside it that loading checks.
+//! The file format shared by trained weights laid over a model (LoRA adapters, tower layers):
+//! one safetensors file whose metadata says what it is (`coret.format`) and which model it was
+//! trained from (`coret.base`), with a `FILE.sha256` beside it that loading checks.
 //!
 //! Files are written by hand with sorted metadata and tensor names (the safetensors crate
 //! orders metadata by hash), so the same weights always give the same bytes and sha256.
@@ -52,23 +52,21 @@ pub fn verify(bytes: &[u8], expected: Option<&str>, origin: &str) -> Result<()> 
     } else {
         Err(Error::context(
             origin,
-            format!(
-                "sha256 {actual} does not match the recorded {expected}: truncated or corrupt query tower"
-            ),
+            format!("sha256 {actual} does not match the recorded {expected}: truncated or corrupt file"),
         ))
     }
 }
 
-/// The metadata of a query-tower file (its `coret.format` is checked by the caller).
-pub fn metadata(bytes: &[u8], origin: &str) -> Result<HashMap<String, String>> {
+/// The metadata of a tower file (its `coret.format` is checked by the caller).
+fn metadata(bytes: &[u8], origin: &str) -> Result<HashMap<String, String>> {
     let (_, meta) = safetensors::SafeTensors::read_metadata(bytes).map_err(|e| {
-        Error::context(origin, format!("truncated or corrupt, or not a query tower (safetensors: {e})"))
+        Error::context(origin, format!("truncated or corrupt, or not a tower file (safetensors: {e})"))
     })?;
     Ok(meta.metadata().clone().unwrap_or_default())
 }
 
 /// Checks `bytes` against `sha256`, then that the metadata names `format`; the metadata and the
-/// chunk tower it names (`coret.base`). `what` names the kind in errors ("query adapter").
+/// model it names (`coret.base`). `what` names the kind in errors ("LoRA adapter file").
 pub fn open(
     bytes: &[u8],
     sha256: Option<&str>,
@@ -129,12 +127,7 @@ pub fn save(path: &Path, bytes: &[u8]) -> Result<String> {
     Ok(sum)
 }
 
-/// f32 values as little-endian bytes.
-pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
-    values.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Tensors stored as f16 (trained layers, adapters) as `RawTensor`s to write.
+/// Tensors stored as f16 (trained layers, LoRA factors) as `RawTensor`s to write.
 pub fn f16_raw(tensors: &[super::LayerTensor]) -> Vec<RawTensor> {
     tensors
         .iter()
@@ -148,7 +141,7 @@ pub fn f16_raw(tensors: &[super::LayerTensor]) -> Vec<RawTensor> {
 }
 
 /// Every tensor of a safetensors file that must hold f16 only, as f32 values in name order;
-/// `what` names the kind of file in errors ("query tower", "LoRA adapter").
+/// `what` names the kind of file in errors ("tower layers file", "LoRA adapter").
 pub fn read_f16(bytes: &[u8], origin: &str, what: &str) -> Result<Vec<super::LayerTensor>> {
     let fail = |m: String| Error::context(origin, m);
     let st = safetensors::SafeTensors::deserialize(bytes)

@@ -122,8 +122,8 @@ impl TrainBert {
         self.emb_norm.forward(&x)
     }
 
-    /// Runs the encoder layers `range` over hidden states `x` [B, L, H]: the query tower's
-    /// training computes the frozen lower layers once and only the trained top ones per step.
+    /// Runs the encoder layers `range` over hidden states `x` [B, L, H]: training the top
+    /// layers alone (`--train-layers`) computes the frozen lower layers once per update.
     pub fn forward_layers(
         &self,
         x: &Tensor,

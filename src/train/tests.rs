@@ -216,11 +216,11 @@ fn with_top_layers_only_those_learn_and_they_load_as_tower_layers_giving_the_sam
     let tensors = model.top_layer_tensors().unwrap();
     assert!(tensors.iter().all(|t| t.name.starts_with(&top)));
     let meta = [(
-        crate::model::query_layers::META_TOWERS.to_string(),
-        crate::model::query_layers::BOTH_TOWERS.to_string(),
+        crate::model::tower_layers::META_TOWERS.to_string(),
+        crate::model::tower_layers::BOTH_TOWERS.to_string(),
     )]
     .into();
-    let layers = crate::model::QueryLayers::from_tensors(
+    let layers = crate::model::TowerLayers::from_tensors(
         tensors,
         &crate::model::model_id_of(&fx.model).unwrap(),
         meta,

@@ -18,7 +18,7 @@
 //!     };
 //!     let bm25 = Searcher::bm25_only(Arc::new(index));
 //!     reporter.bm25_ready(Arc::new(Searcher::bm25_only(bm25.repo.clone()))); // BM25 column usable
-//!     let towers = Towers::tied(encoder);                // or Towers::with_choice(…)
+//!     let towers = Towers::tied(encoder);
 //!     match bm25.with_dense(towers, DenseOptions::default(), &reporter) { // Phase::Embed progress
 //!         Ok(full) => reporter.dense_ready(Arc::new(full)),
 //!         Err(e) => reporter.failed(format!("dense index: {e}")), // BM25 stays usable

@@ -1,7 +1,7 @@
-//! A query tower that is the chunk tower with its top encoder layers retrained: the file holds
-//! only those layers (BERT tensor names, `encoder.layer.N.…`, in f16 to stay small), and the
-//! query encoder is the chunk tower's weights with them laid over (see `Encoder::with_overlay`).
-//! Chunk vectors never depend on it: a new query tower re-embeds nothing.
+//! Retrained top encoder layers for both towers (`--tower-layers`, written by tied training with
+//! `--train-layers N`): the file holds only those layers (BERT tensor names, `encoder.layer.N.…`,
+//! in f16 to stay small), laid over the model's weights (see `Encoder::with_overlay`). The
+//! chunk vectors change with them, so the result has its own model id and vector cache.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -9,12 +9,14 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use half::f16;
 
+use super::encoder::Encoder;
 use super::tower_file::{self, META_BASE, META_FORMAT};
 use crate::error::{Error, Result};
 
+/// The format's name predates the removal of query-only layers; files keep it.
 pub const LAYERS_FORMAT: &str = "coret-query-layers-v1";
-/// Metadata naming which towers the layers replace: `query` (absent in older files) or `both`
-/// (tied training: the chunk tower too, so chunk vectors change with them).
+/// Metadata naming which towers the layers replace: `both` (tied training). Files without it
+/// (or with `query`) retrained the query tower alone, a removed experiment, and are refused.
 pub const META_TOWERS: &str = "coret.towers";
 pub const BOTH_TOWERS: &str = "both";
 const LAYER_PREFIX: &str = "encoder.layer.";
@@ -27,9 +29,9 @@ pub struct LayerTensor {
     pub values: Vec<f32>,
 }
 
-/// Retrained top layers of the query encoder.
+/// Retrained top layers of the encoder.
 #[derive(Clone, Debug, PartialEq)]
-pub struct QueryLayers {
+pub struct TowerLayers {
     tensors: Vec<LayerTensor>,
     /// The chunk tower's model id the layers were trained from and against.
     base: String,
@@ -38,7 +40,7 @@ pub struct QueryLayers {
     metadata: HashMap<String, String>,
 }
 
-impl QueryLayers {
+impl TowerLayers {
     /// Layers from trained values (rounded to f16 here, so what is used is what is saved).
     pub fn from_tensors(
         mut tensors: Vec<LayerTensor>,
@@ -50,7 +52,7 @@ impl QueryLayers {
             t.values.iter_mut().for_each(|x| *x = f16::from_f32(*x).to_f32());
         }
         tensors.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut l = QueryLayers { tensors, base: base.to_string(), name: String::new(), metadata };
+        let mut l = TowerLayers { tensors, base: base.to_string(), name: String::new(), metadata };
         l.name = format!("layers-{}", &tower_file::digest(&l.to_bytes()?)[..12]);
         Ok(l)
     }
@@ -63,9 +65,8 @@ impl QueryLayers {
     /// Parses a layers file; `origin` names it in errors.
     pub fn from_bytes(bytes: &[u8], sha256: Option<&str>, origin: &str) -> Result<Self> {
         let fail = |m: String| Error::context(origin, m);
-        let (metadata, base) =
-            tower_file::open(bytes, sha256, origin, LAYERS_FORMAT, "query-tower layers file")?;
-        let tensors = tower_file::read_f16(bytes, origin, "query tower")?;
+        let (metadata, base) = tower_file::open(bytes, sha256, origin, LAYERS_FORMAT, "tower layers file")?;
+        let tensors = tower_file::read_f16(bytes, origin, "tower layers file")?;
         for t in &tensors {
             check_tensor(t).map_err(fail)?;
         }
@@ -73,7 +74,7 @@ impl QueryLayers {
             return Err(fail("no layers in the file".into()));
         }
         let name = format!("layers-{}", &tower_file::digest(bytes)[..12]);
-        Ok(QueryLayers { tensors, base, name, metadata })
+        Ok(TowerLayers { tensors, base, name, metadata })
     }
 
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
@@ -89,7 +90,7 @@ impl QueryLayers {
         tower_file::save(path, &self.to_bytes()?)
     }
 
-    /// The tensors as f32 on `device`, by name, to lay over the chunk tower's weights.
+    /// The tensors as f32 on `device`, by name, to lay over the model's weights.
     pub fn overlay(&self, device: &Device) -> candle_core::Result<HashMap<String, Tensor>> {
         self.tensors
             .iter()
@@ -117,11 +118,32 @@ impl QueryLayers {
     pub fn tensors(&self) -> &[LayerTensor] {
         &self.tensors
     }
-    /// Whether the layers were trained tied, for both towers (`--tower-layers`), rather than
-    /// for the query tower alone (`--query-model`).
+    /// Whether the layers were trained tied, for both towers.
     pub fn for_both_towers(&self) -> bool {
         self.metadata.get(META_TOWERS).map(String::as_str) == Some(BOTH_TOWERS)
     }
+}
+
+/// `model` with tied, retrained top layers laid over it (`--tower-layers`): both towers use
+/// them, so the result has its own model id and with it its own vector cache. `origin` names
+/// the file in errors.
+pub fn with_tower_layers(model: &Encoder, layers: &TowerLayers, origin: &str) -> Result<Encoder> {
+    if !layers.for_both_towers() {
+        return Err(Error::context(
+            origin,
+            "these layers retrain the query tower only (a removed experiment), not both towers",
+        ));
+    }
+    if layers.base() != model.model_id() {
+        return Err(Error::context(
+            origin,
+            format!("layers trained from {}, the model is {}", layers.base(), model.model_id()),
+        ));
+    }
+    let overlay = layers.overlay(model.device()).map_err(|e| Error::context(origin, e))?;
+    model
+        .with_overlay(overlay, format!("{} + {}", model.model_id(), layers.name()))
+        .map_err(|e| Error::context(origin, e))
 }
 
 fn layer_index(name: &str) -> Option<usize> {
@@ -145,12 +167,12 @@ fn check_tensor(t: &LayerTensor) -> std::result::Result<(), String> {
 mod tests {
     use super::*;
 
-    fn layers() -> QueryLayers {
+    fn layers() -> TowerLayers {
         let t = |name: &str, shape: Vec<usize>| {
             let n = shape.iter().product::<usize>();
             LayerTensor { name: name.into(), shape, values: (0..n).map(|i| i as f32 * 0.1 - 0.3).collect() }
         };
-        QueryLayers::from_tensors(
+        TowerLayers::from_tensors(
             vec![
                 t("encoder.layer.5.output.dense.weight", vec![2, 3]),
                 t("encoder.layer.5.output.dense.bias", vec![2]),
@@ -168,7 +190,7 @@ mod tests {
         let l = layers();
         let sum = l.save(&path).unwrap();
         assert_eq!(std::fs::read_to_string(dir.path().join("q.safetensors.sha256")).unwrap().trim(), sum);
-        let back = QueryLayers::load(&path).unwrap();
+        let back = TowerLayers::load(&path).unwrap();
         assert_eq!(
             back.tensors(),
             l.tensors(),
@@ -181,10 +203,10 @@ mod tests {
 
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
-        let err = QueryLayers::load(&path).unwrap_err().to_string();
+        let err = TowerLayers::load(&path).unwrap_err().to_string();
         assert!(err.contains("q.safetensors") && err.contains("truncated or corrupt"), "{err}");
         std::fs::remove_file(dir.path().join("q.safetensors.sha256")).unwrap();
-        let err = QueryLayers::load(&path).unwrap_err().to_string();
+        let err = TowerLayers::load(&path).unwrap_err().to_string();
         assert!(err.contains("q.safetensors") && err.contains("truncated or corrupt"), "{err}");
     }
 
@@ -195,8 +217,8 @@ mod tests {
             shape: vec![1],
             values: vec![0.0],
         };
-        assert!(QueryLayers::from_tensors(vec![bad], "b", HashMap::new()).is_err());
+        assert!(TowerLayers::from_tensors(vec![bad], "b", HashMap::new()).is_err());
         let huge = LayerTensor { name: "encoder.layer.0.x".into(), shape: vec![1], values: vec![1e6] };
-        assert!(QueryLayers::from_tensors(vec![huge], "b", HashMap::new()).is_err());
+        assert!(TowerLayers::from_tensors(vec![huge], "b", HashMap::new()).is_err());
     }
 }
