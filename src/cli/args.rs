@@ -297,7 +297,7 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
     pub skip_newest: usize,
 
-    /// Train: keep an instance only if BM25 (or, for the query tower, the frozen dense ranking) puts a gold chunk within the top N (0: keep all).
+    /// Train: keep an instance only if BM25 puts a gold chunk within the top N (0: keep all).
     #[arg(long, hide = true, default_value_t = 100, value_name = "N")]
     pub consistency_top: usize,
 

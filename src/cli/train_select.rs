@@ -35,9 +35,8 @@ pub fn refuse_held_out(path: &Path, all: &[Instance]) -> anyhow::Result<()> {
 }
 
 /// The training instances: `--train-repos`, the newest `--per-repo` of each repository (after
-/// its `--skip-newest` newest), of
-/// those the ones with `--min-query-chars`
-/// (consecutive commits share most chunks, so the frozen vectors cost little per instance).
+/// its `--skip-newest` newest), of those the ones with `--min-query-chars` (consecutive
+/// commits share most chunks, so same-repository batches share their negatives).
 pub fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
     let keep =
         |repo: &str| args.train_repos.as_deref().is_none_or(|r| parse_id_list(r).iter().any(|x| x == repo));
