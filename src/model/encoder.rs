@@ -23,6 +23,9 @@ use super::weights::sha256_bytes;
 use crate::error::{Error, Result};
 use crate::progress::{Phase, Progress};
 
+/// One batch's vectors, each with its index into the embedded items.
+pub type BatchRows = Vec<(usize, Vec<f32>)>;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct EncoderOptions {
     /// Tokens per sequence, special tokens included; clamped to the model's positions.
@@ -328,7 +331,7 @@ impl Encoder {
     pub fn embed_tokenized_each(
         &self,
         items: &[TokenizedInput],
-        on_batch: &mut dyn FnMut(Vec<(usize, Vec<f32>)>, usize, usize) -> Result<()>,
+        on_batch: &mut dyn FnMut(BatchRows, usize, usize) -> Result<()>,
     ) -> Result<()> {
         let mut order: Vec<usize> = (0..items.len()).collect();
         order.sort_by_key(|&i| (items[i].len(), i));
