@@ -1,6 +1,6 @@
 """Benchmark of `coret-tui --mcp` through the official Python MCP client (`pip install mcp`).
 
-Usage: python3 benches/mcp_latency.py BINARY REPO [--retriever bm25|hybrid] [--runs 20]
+Usage: python3 benches/mcp_latency.py BINARY REPO [--retriever bm25|hybrid] [--runs 20] [--no-model]
 
 Measures, on a real checkout REPO (a scratch copy: the script appends a function to one of its
 files and removes it again):
@@ -77,11 +77,13 @@ async def main():
     ap.add_argument("repo")
     ap.add_argument("--retriever", default="bm25", choices=["bm25", "hybrid"])
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--no-model", action="store_true", help="serve with --retriever bm25: no model loaded, no dense index built")
     opts = ap.parse_args()
     repo = Path(opts.repo).resolve()
     env = dict(os.environ)
-    params = StdioServerParameters(command=opts.binary, args=["--mcp", str(repo)], env=env)
-    out = {"repo": str(repo), "retriever": opts.retriever, "runs": opts.runs}
+    server_args = ["--mcp", str(repo)] + (["--retriever", "bm25"] if opts.no_model else [])
+    params = StdioServerParameters(command=opts.binary, args=server_args, env=env)
+    out = {"repo": str(repo), "retriever": opts.retriever, "runs": opts.runs, "no_model": opts.no_model}
     launched = time.perf_counter()
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -107,7 +109,7 @@ async def main():
             out["locate_p90_ms"] = round(1000 * times[int(0.9 * (len(times) - 1))], 1)
 
             # Save -> locate: a new function in an existing file, found by the next call.
-            target = sorted(p for p in repo.rglob("*.py") if "test" not in str(p.relative_to(repo)))[0]
+            target = repo / first["hits"][0]["path"]  # a file the index holds
             original = target.read_bytes()
             name = "zz_benchmark_freshly_saved_function"
             try:
