@@ -1,6 +1,6 @@
 //! The encoder's matrix products in f32 (candle's CPU matmul, gemm) and in int8 (`Q8_0`
 //! weights through candle's `QMatMul`, activations quantised on the fly): the measurement
-//! behind keeping the CPU encoder in f32 (README "Speed and memory"). Run:
+//! behind keeping the CPU encoder in f32 (docs/RESULTS.md "Speed and memory"). Run:
 //! `cargo run --release --example q8_bench`.
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{Device, Module, Tensor};

@@ -89,7 +89,7 @@ fn reference_vectors(precision: Precision) -> Vec<Vec<f32>> {
     encoder.embed_queries(&texts).expect("embed queries")
 }
 
-/// gemm picks its AVX-512 kernels at run time where the CPU has them (README "Speed and
+/// gemm picks its AVX-512 kernels at run time where the CPU has them (docs/RESULTS.md "Speed and
 /// memory"); the AVX2/FMA kernels it falls back to elsewhere must give the same vectors. The
 /// fallback runs this very test binary under `qemu-x86_64 -cpu Haswell` (AVX2, no AVX-512),
 /// which writes its vectors for this run to compare within 1e-5. The emulated CPU has no
@@ -134,7 +134,7 @@ fn the_avx2_fallback_embeds_like_the_avx512_path() {
     assert!(worst < 1e-5, "the two kernels' vectors differ by {worst}");
 }
 
-/// `--precision bf16` (README "Speed and memory"): the linear layers take bf16 inputs where
+/// `--precision bf16` (docs/RESULTS.md "Speed and memory"): the linear layers take bf16 inputs where
 /// the CPU has AVX-512 BF16. Its vectors stay within cosine 0.999 of the reference, its
 /// fingerprint keeps its vectors apart in the cache, and where the CPU lacks the
 /// instruction it is the f32 encoder, same vectors, same fingerprint.

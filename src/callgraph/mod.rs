@@ -1,4 +1,4 @@
-//! Call graph over chunks (README "Design").
+//! Call graph over chunks (docs/GUIDE.md "Design choices").
 //!
 //! Each call site is resolved, in order, to: a module-level definition of the same file
 //! (function-level imports shadow it); a name bound by `import` / `from … import`

@@ -1,4 +1,4 @@
-//! CoRet chunks (README "Design"): one per function, class and method, plus an
+//! CoRet chunks (docs/GUIDE.md "Design choices"): one per function, class and method, plus an
 //! optional module-level chunk per file.
 
 use serde::{Deserialize, Serialize};

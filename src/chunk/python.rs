@@ -1,4 +1,4 @@
-//! Tree-sitter-python chunk extraction (README "Design").
+//! Tree-sitter-python chunk extraction (docs/GUIDE.md "Design choices").
 //!
 //! Chunks are the definitions whose enclosing scopes are only the module and classes:
 //! top-level functions, classes (nested ones are `Outer.Inner`) and methods

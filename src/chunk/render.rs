@@ -1,4 +1,4 @@
-//! Chunk texts (README "Design"): class summaries, method headers, the module chunk.
+//! Chunk texts (docs/GUIDE.md "Design choices"): class summaries, method headers, the module chunk.
 
 use tree_sitter::Node;
 

@@ -1,5 +1,5 @@
 //! Gold chunks and gold files of an instance: which chunks of the base snapshot its patch
-//! changes (README "Evaluation").
+//! changes (docs/GUIDE.md "Evaluation").
 //!
 //! Rules, per edited file (all line numbers are of the pre-image, the base snapshot):
 //! - Hunks are first moved to where they really apply in the base file

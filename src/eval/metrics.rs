@@ -1,5 +1,5 @@
 //! Retrieval metrics of one ranking against the gold, and their averages over instances
-//! (README "Evaluation"). Ranks are 1-based; a ranking may be full or cut at top-K, and
+//! (docs/GUIDE.md "Evaluation"). Ranks are 1-based; a ranking may be full or cut at top-K, and
 //! anything it does not reach counts as not found.
 
 use std::collections::HashMap;

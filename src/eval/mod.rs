@@ -1,4 +1,4 @@
-//! Headless evaluation (README "Evaluation"): SWE-bench-style instances, their patches,
+//! Headless evaluation (docs/GUIDE.md "Evaluation"): SWE-bench-style instances, their patches,
 //! the gold chunks a patch touches, and retrieval metrics over rankings.
 
 pub mod gold;

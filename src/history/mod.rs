@@ -1,5 +1,5 @@
 //! The history retriever (Gandhi et al., "Repository-level code search with neural retrieval
-//! methods"; README "History"): BM25 over the messages of a repository's past commits finds
+//! methods"; docs/GUIDE.md "History"): BM25 over the messages of a repository's past commits finds
 //! the commits most like the issue, and the files those commits changed are the files the issue
 //! likely touches. Each file gets the summed scores of the matching commits that changed it,
 //! and its chunks are ranked by that file score (ties by the number of matching commits that

@@ -1,4 +1,4 @@
-//! The code-aware tokenizer (README "Design"): split on non-alphanumerics, emit each
+//! The code-aware tokenizer (docs/ARCHITECTURE.md): split on non-alphanumerics, emit each
 //! identifier whole plus its snake_case and camelCase pieces, all lowercase.
 //!
 //! `get_userName` → `get_username`, `get`, `user`, `name`. Emitting the whole identifier lets

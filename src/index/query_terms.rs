@@ -3,7 +3,7 @@
 //!
 //! Issues are prose around identifiers. In a code index, words like "the" or "should" are
 //! rare (docstrings and comments only), so BM25 gives them a high idf and they pull towards
-//! chunks with long docstrings; dropping them lifted dev PR@5 from 0.255 to 0.311 (README
+//! chunks with long docstrings; dropping them lifted dev PR@5 from 0.255 to 0.311 (docs/RESULTS.md
 //! "Retrieval on the dev set: this version's defaults"). Counting repeats is Okapi's
 //! query-term frequency: the identifier an issue keeps naming matters more than one it
 //! mentions in passing.

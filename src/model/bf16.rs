@@ -2,7 +2,7 @@
 //!
 //! `vdpbf16ps` multiplies pairs of bf16 values and adds both products to an f32 lane: twice
 //! the multiply-adds of an f32 FMA per instruction, and half the bytes of weights to read.
-//! The encoder's matrix products are most of its time (README "Speed and memory"), so
+//! The encoder's matrix products are most of its time (docs/RESULTS.md "Speed and memory"), so
 //! where the CPU has the instruction, `--precision bf16` runs them here. Inputs lose their
 //! mantissa below 8 bits; sums stay f32 (the vectors' cosine to f32 ones is tested).
 //!

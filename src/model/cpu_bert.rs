@@ -1,7 +1,7 @@
 //! BERT inference on the CPU, for the encoder's forward pass.
 //!
 //! candle-transformers' BERT spends most of a long sequence's time outside the matrix
-//! products (README "Speed and memory"): GELU's exact `erf` goes through scalar `libm`, the
+//! products (docs/RESULTS.md "Speed and memory"): GELU's exact `erf` goes through scalar `libm`, the
 //! softmax is five passes over the attention scores, the scores are divided by √d in a pass
 //! of their own, and Q, K and V are three products. Here the scale is folded into the query
 //! weights, Q, K and V are one product, attention runs a block of query rows at a time

@@ -35,7 +35,7 @@ pub struct EncoderOptions {
     /// Weights and activations. F32 on CPU; F16/BF16 are for CUDA.
     pub dtype: DType,
     /// The CPU forward pass's linear layers: `Bf16` (the default) runs them with bf16 inputs
-    /// where the CPU has AVX-512 BF16 and in f32 elsewhere (README "Speed and memory").
+    /// where the CPU has AVX-512 BF16 and in f32 elsewhere (docs/RESULTS.md "Speed and memory").
     pub precision: Precision,
 }
 

@@ -1,4 +1,4 @@
-//! The two towers of the dense retriever (README "Dense retrieval and the model"): the chunk
+//! The two towers of the dense retriever (docs/GUIDE.md "Towers"): the chunk
 //! tower embeds (and caches) every chunk, the query tower embeds the issue. They are tied, as
 //! in the paper: one encoder, whatever weights it was loaded with (`--weights`,
 //! `--tower-layers`), serves both. Untied query towers trained against frozen chunk vectors

@@ -1,5 +1,5 @@
 //! The encoder's matrix shapes through gemm 0.19, with (`--features v4`) and without its AVX-512
-//! kernels: the A/B behind keeping `x86-v4` (README "Speed and memory"). Run:
+//! kernels: the A/B behind keeping `x86-v4` (docs/RESULTS.md "Speed and memory"). Run:
 //! `cargo run --release --manifest-path scripts/gemm-bench/Cargo.toml [--features v4]`.
 use std::time::Instant;
 fn main() {
