@@ -3,7 +3,7 @@
 
 use super::dense_worker::{self, Job};
 use super::DenseStatus;
-use crate::engine::{IndexOptions, RepoIndex};
+use crate::engine::{CacheState, IndexOptions, RepoIndex};
 use crate::error::{Error, Result};
 use crate::history::HistoryView;
 use crate::model::Towers;
@@ -121,6 +121,14 @@ impl Workspace {
     /// its thread; a call waits a little for it when it was ready before the edit.
     pub fn refresh(&self) -> Result<(Arc<Searcher>, DenseStatus)> {
         let _one = lock(&self.refresh);
+        let (current, _) = self.shared.snapshot();
+        // Nothing on disk moved since a re-read that found the cache warm: that re-read's
+        // index stands (its stats stay true), and the call skips the open.
+        let settled = matches!(current.repo.stats.cache, CacheState::Warm | CacheState::Off);
+        if settled && current.repo.tree_unchanged(&self.opts.index) {
+            return Ok(self.shared.snapshot());
+        }
+        drop(current);
         let index = RepoIndex::open(&self.root, &self.opts.index, &NoProgress)?;
         let old = lock(&self.shared.current).searcher.clone();
         let unchanged = index.chunks == old.repo.chunks && index.graph == old.repo.graph;

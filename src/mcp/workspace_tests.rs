@@ -2,6 +2,7 @@ use super::*;
 use crate::engine::CacheState;
 use crate::mcp::tools::{locate, LocateRequest};
 use crate::model::{Encoder, EncoderOptions};
+use std::sync::Arc;
 use std::time::Instant;
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -98,6 +99,17 @@ fn without_a_model_the_dense_index_is_off_and_each_call_sees_the_files_as_they_a
     assert_eq!(ws.current().1, DenseStatus::Off);
     let (first, _) = ws.refresh().unwrap();
     assert_eq!(first.repo.stats.cache, CacheState::Warm);
+    let (again, _) = ws.refresh().unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "nothing on disk changed: the warm index stands");
+
+    // An edit that keeps the size and the mtime (`touch -r`, `cp -p`) is still seen.
+    let file = root.join("pkg/gamma.py");
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, "class Gamma:\n    def zun(self):\n        return 2\n").unwrap();
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
+    let (edited, _) = ws.refresh().unwrap();
+    assert!(edited.repo.chunks.iter().any(|c| c.name == "Gamma.zun"), "the same-size edit is seen");
+
     std::fs::remove_file(root.join("pkg/gamma.py")).unwrap();
     let (after, _) = ws.refresh().unwrap();
     assert!(after.repo.chunks.iter().all(|c| c.path != "pkg/gamma.py"), "a deleted file leaves the index");
