@@ -303,7 +303,6 @@ pub(crate) fn check_cancel(progress: &dyn Progress) -> Result<()> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 /// The walked files' paths and stamps, in walk order.
 fn walk_digest(files: &[crate::repo::walk::FoundFile]) -> blake3::Hash {
     let mut h = blake3::Hasher::new();
@@ -317,6 +316,7 @@ fn walk_digest(files: &[crate::repo::walk::FoundFile]) -> blake3::Hash {
     h.finalize()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn assemble(
     root: PathBuf,
     files: Vec<CachedFile>,
