@@ -283,6 +283,31 @@ mod tests {
         DenseSearcher::build(towers, &r.chunks, &r.graph, opts, store, &crate::progress::NoProgress).unwrap()
     }
 
+    /// Builds into the log at `log` in slices of `slice` inputs until the fourth progress
+    /// report cancels it (the phase's start, the slice's start, then one per batch), and
+    /// reopens the log as the next run would.
+    fn interrupted_build(
+        enc: &Arc<Encoder>,
+        r: &RepoIndex,
+        log: &std::path::Path,
+        slice: usize,
+    ) -> VectorStore {
+        let (mut store, _) = VectorStore::open(log, enc.dim()).unwrap();
+        let cancel = CancelAfter(AtomicUsize::new(0), 4);
+        let towers = Towers::tied(enc.clone());
+        let err = DenseSearcher::build_in_slices(
+            towers,
+            &r.chunks,
+            &r.graph,
+            with_callees(),
+            &mut store,
+            &cancel,
+            slice,
+        );
+        assert!(matches!(err, Err(crate::Error::Cancelled)));
+        VectorStore::open(log, enc.dim()).unwrap().0
+    }
+
     /// Cancels after `after` progress reports.
     struct CancelAfter(AtomicUsize, usize);
     impl Progress for CancelAfter {
@@ -396,19 +421,7 @@ mod tests {
         let n = r.chunks.len();
 
         // Interrupt after the first slice of one input has been appended.
-        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
-        let cancel = CancelAfter(AtomicUsize::new(0), 4);
-        let err = DenseSearcher::build_in_slices(
-            Towers::tied(enc.clone()),
-            &r.chunks,
-            &r.graph,
-            with_callees(),
-            &mut store,
-            &cancel,
-            1,
-        );
-        assert!(matches!(err, Err(crate::Error::Cancelled)));
-        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        let mut store = interrupted_build(&enc, &r, &log, 1);
         let saved = store.len();
         assert!(saved >= 1 && saved < n, "{saved} of {n} saved");
 
@@ -451,19 +464,7 @@ mod tests {
         let r = repo("");
         let n = r.chunks.len();
         assert!(n >= 3, "{n}");
-        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
-        // Reports: the phase's start, the slice's start, then one per batch.
-        let cancel = CancelAfter(AtomicUsize::new(0), 4);
-        let err = DenseSearcher::build(
-            Towers::tied(enc.clone()),
-            &r.chunks,
-            &r.graph,
-            with_callees(),
-            &mut store,
-            &cancel,
-        );
-        assert!(matches!(err, Err(crate::Error::Cancelled)));
-        let (mut store, _) = VectorStore::open(&log, enc.dim()).unwrap();
+        let mut store = interrupted_build(&enc, &r, &log, SLICE);
         let kept = store.len();
         assert!(kept >= 1 && kept < n, "{kept} of {n} kept");
         let resumed = build(&enc, &r, &mut store);
