@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
-use half::f16;
 
 use super::tower_file::{self, META_BASE, META_FORMAT};
 use super::{Encoder, LayerTensor};
@@ -46,14 +45,11 @@ impl LoraAdapter {
         alpha: f64,
         metadata: HashMap<String, String>,
     ) -> Result<Self> {
-        for t in &mut tensors {
-            t.values.iter_mut().for_each(|x| *x = f16::from_f32(*x).to_f32());
-        }
-        tensors.sort_by(|a, b| a.name.cmp(&b.name));
+        tower_file::round_to_f16(&mut tensors);
         let mut l =
             LoraAdapter { tensors, rank, alpha, base: base.to_string(), name: String::new(), metadata };
         l.check("trained adapter")?;
-        l.name = format!("lora-{}", &tower_file::digest(&l.to_bytes()?)[..12]);
+        l.name = tower_file::short_name("lora", &l.to_bytes()?);
         Ok(l)
     }
 
@@ -75,7 +71,7 @@ impl LoraAdapter {
         };
         let (rank, alpha) = (number(META_RANK)? as usize, number(META_ALPHA)?);
         let tensors = tower_file::read_f16(bytes, origin, "LoRA adapter")?;
-        let name = format!("lora-{}", &tower_file::digest(bytes)[..12]);
+        let name = tower_file::short_name("lora", bytes);
         let l = LoraAdapter { tensors, rank, alpha, base, name, metadata };
         l.check(origin)?;
         Ok(l)

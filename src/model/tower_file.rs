@@ -29,6 +29,20 @@ pub fn digest(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// A file's name for caches and logs: `<prefix>-<first 12 hex digits of its sha256>`.
+pub fn short_name(prefix: &str, bytes: &[u8]) -> String {
+    format!("{prefix}-{}", &digest(bytes)[..12])
+}
+
+/// Rounds every value to f16 (so what is used is what is saved) and orders the tensors by
+/// name (so equal contents give equal files).
+pub fn round_to_f16(tensors: &mut [super::LayerTensor]) {
+    for t in tensors.iter_mut() {
+        t.values.iter_mut().for_each(|x| *x = half::f16::from_f32(*x).to_f32());
+    }
+    tensors.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
 /// `FILE.sha256` beside `path`.
 pub fn sidecar(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
-use half::f16;
 
 use super::encoder::Encoder;
 use super::tower_file::{self, META_BASE, META_FORMAT};
@@ -47,13 +46,12 @@ impl TowerLayers {
         base: &str,
         metadata: HashMap<String, String>,
     ) -> Result<Self> {
-        for t in &mut tensors {
+        for t in &tensors {
             check_tensor(t).map_err(Error::invalid)?;
-            t.values.iter_mut().for_each(|x| *x = f16::from_f32(*x).to_f32());
         }
-        tensors.sort_by(|a, b| a.name.cmp(&b.name));
+        tower_file::round_to_f16(&mut tensors);
         let mut l = TowerLayers { tensors, base: base.to_string(), name: String::new(), metadata };
-        l.name = format!("layers-{}", &tower_file::digest(&l.to_bytes()?)[..12]);
+        l.name = tower_file::short_name("layers", &l.to_bytes()?);
         Ok(l)
     }
 
@@ -73,7 +71,7 @@ impl TowerLayers {
         if tensors.is_empty() {
             return Err(fail("no layers in the file".into()));
         }
-        let name = format!("layers-{}", &tower_file::digest(bytes)[..12]);
+        let name = tower_file::short_name("layers", bytes);
         Ok(TowerLayers { tensors, base, name, metadata })
     }
 
