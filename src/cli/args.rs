@@ -213,6 +213,10 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "INSTANCES")]
     pub train: Option<PathBuf>,
 
+    /// Train: more prepared shards whose examples join --train's (same tokenizer and lengths).
+    #[arg(long, hide = true, value_delimiter = ',', value_name = "SHARD,SHARD")]
+    pub more_shards: Vec<PathBuf>,
+
     /// Train: where the fine-tuned model, checkpoint/ and train-log.jsonl go.
     #[arg(long, hide = true, value_name = "DIR")]
     pub output: Option<PathBuf>,

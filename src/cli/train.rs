@@ -2,13 +2,14 @@
 //! the eval's code (or reads a shard), trains, validates, checkpoints; `--prepare-shard FILE`
 //! only prepares.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::args::Args;
 use super::progress::BarProgress;
 use super::train_select::{choose, refuse_held_out};
 use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, select, Instance};
+use coret::model::tokenize::InputTokenizer;
 use coret::model::tower_layers::{BOTH_TOWERS, META_TOWERS};
 use coret::model::{
     model_id_of, resolve_model_dir, select_device, DeviceChoice, EncoderOptions, TowerLayers,
@@ -31,6 +32,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let path = args.train.as_deref().ok_or_else(|| Usage("--train needs a file".into()))?;
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) = select_device(choice)?;
+    if device.is_cuda() {
+        // TF32 products (10-bit mantissas, f32 sums): the GPU's fast path for f32 training.
+        candle_core::cuda::set_gemm_reduced_precision_f32(true);
+    }
     let init = resolve_model_dir(args.init.as_deref().or(args.model.as_deref()), &super::model::log_line)?;
     let (mut model, resume) = if args.resume {
         let output = args.output.as_deref().ok_or_else(|| Usage("--resume needs --output DIR".into()))?;
@@ -149,6 +154,41 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 }
 
 /// Training or validation examples from a shard or, through the eval's code, from instances.
+/// `first` and `more` as one shard: the headers must agree (the ids were made alike), and an
+/// instance in two shards is kept once.
+fn read_shards(
+    first: &Path,
+    more: &[PathBuf],
+    tok: &InputTokenizer,
+    max_len: usize,
+) -> anyhow::Result<Shard> {
+    let mut shard = read_shard(first)?;
+    check_compatible(&shard.header, tok, max_len, first)?;
+    let mut seen: std::collections::HashSet<String> =
+        shard.examples.iter().map(|e| e.instance_id.clone()).collect();
+    for path in more {
+        let next = read_shard(path)?;
+        check_compatible(&next.header, tok, max_len, path)?;
+        let h = &shard.header;
+        if (&next.header.inputs, next.header.query_max_len) != (&h.inputs, h.query_max_len) {
+            anyhow::bail!(Usage(format!(
+                "{}: prepared with other inputs or query length than {}; prepare both alike",
+                path.display(),
+                first.display()
+            )));
+        }
+        let before = shard.examples.len();
+        let total = next.examples.len();
+        shard.examples.extend(next.examples.into_iter().filter(|e| seen.insert(e.instance_id.clone())));
+        let added = shard.examples.len() - before;
+        if added < total {
+            eprintln!("{}: {} examples already in an earlier shard, skipped", path.display(), total - added);
+        }
+        shard.header.source = format!("{} + {}", shard.header.source, next.header.source);
+    }
+    Ok(shard)
+}
+
 fn load_examples(
     args: &Args,
     path: &Path,
@@ -159,8 +199,7 @@ fn load_examples(
     let keep_repo =
         |repo: &str| args.train_repos.as_deref().is_none_or(|r| parse_id_list(r).iter().any(|x| x == repo));
     if is_shard(path)? {
-        let shard = read_shard(path)?;
-        check_compatible(&shard.header, &model.tokenizer, args.max_len, path)?;
+        let shard = read_shards(path, &args.more_shards, &model.tokenizer, args.max_len)?;
         let ids = args.instances.as_deref().map(parse_id_list);
         let mut examples: Vec<Example> = shard
             .examples
@@ -170,6 +209,13 @@ fn load_examples(
         examples.truncate(args.limit.unwrap_or(usize::MAX));
         eprintln!("{}: {} examples", path.display(), examples.len());
         return Ok((examples, shard.header));
+    }
+    if let Some(more) = args.more_shards.first() {
+        anyhow::bail!(Usage(format!(
+            "--more-shards {}: --train {} is not a shard",
+            more.display(),
+            path.display()
+        )));
     }
     let repos_dir =
         args.repos.clone().ok_or_else(|| Usage("instances need --repos DIR (or pass a shard)".into()))?;

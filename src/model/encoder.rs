@@ -22,6 +22,7 @@ use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
 use super::weights::sha256_bytes;
 use crate::error::{Error, Result};
 use crate::progress::{Phase, Progress};
+use crate::train::bert::TrainBert;
 
 /// One batch's vectors, each with its index into the embedded items.
 pub type BatchRows = Vec<(usize, Vec<f32>)>;
@@ -67,6 +68,10 @@ pub struct Encoder {
     bert: BertModel,
     /// The same weights for the CPU's faster forward pass (f32 checkpoints on the CPU).
     cpu_bert: Option<CpuBert>,
+    /// The same weights in bf16 on CUDA (`Precision::Bf16`), through this crate's BERT:
+    /// candle-transformers' turns every padded row into NaN in half precision (its mask is
+    /// `(1 − mask) × f32::MIN`, which is −∞ there).
+    half_bert: Option<TrainBert>,
     /// The weights by name, when loaded from a directory: LoRA adapters and tower layers are
     /// laid over them (the tensors share storage with `bert`, so keeping them costs nothing).
     weights: Option<std::collections::HashMap<String, Tensor>>,
@@ -103,6 +108,7 @@ impl Encoder {
         let mut encoder = Self::from_parts(bert, tokenizer, config, device.clone(), opts, model_id)
             .map_err(|e| Error::context(dir.display().to_string(), e))?;
         encoder.cpu_bert = encoder.cpu_forward(&tensors);
+        encoder.half_bert = encoder.half_forward(&tensors).map_err(weights_err)?;
         // Kept only in f32: then they are the very tensors `bert` holds.
         encoder.weights = (encoder.opts.dtype == DType::F32).then_some(tensors);
         Ok(encoder)
@@ -151,6 +157,7 @@ impl Encoder {
             model_id,
         )?;
         encoder.cpu_bert = encoder.cpu_forward(&tensors);
+        encoder.half_bert = encoder.half_forward(&tensors).map_err(tensor_err)?;
         encoder.weights = Some(tensors);
         Ok(encoder)
     }
@@ -164,6 +171,19 @@ impl Encoder {
             return None;
         }
         CpuBert::from_tensors(tensors, &self.config, self.opts.precision)
+    }
+
+    /// The bf16 forward pass over `tensors`, where it applies: a GPU, f32 weights loaded and
+    /// bf16 asked for (the default precision).
+    fn half_forward(
+        &self,
+        tensors: &std::collections::HashMap<String, Tensor>,
+    ) -> candle_core::Result<Option<TrainBert>> {
+        if self.device.is_cpu() || self.opts.dtype != DType::F32 || self.opts.precision != Precision::Bf16 {
+            return Ok(None);
+        }
+        let vb = VarBuilder::from_tensors(tensors.clone(), DType::BF16, &self.device);
+        TrainBert::load(vb, &self.config, None).map(Some)
     }
 
     /// Assembles an encoder from a model built elsewhere, e.g. by training from a
@@ -196,7 +216,17 @@ impl Encoder {
             dtype: opts.dtype,
             precision: opts.precision,
         };
-        Ok(Encoder { bert, cpu_bert: None, weights: None, tokenizer, config, device, opts, model_id })
+        Ok(Encoder {
+            bert,
+            cpu_bert: None,
+            half_bert: None,
+            weights: None,
+            tokenizer,
+            config,
+            device,
+            opts,
+            model_id,
+        })
     }
 
     /// Names the weights: directory name and a short sha256 of `model.safetensors`.
@@ -217,9 +247,13 @@ impl Encoder {
     }
 
     /// The precision the matrix products actually run in: bf16 only where asked for and the
-    /// CPU forward pass runs it.
+    /// CPU forward pass or the GPU's bf16 model runs it.
     pub fn precision(&self) -> Precision {
-        self.cpu_bert.as_ref().map_or(Precision::F32, CpuBert::precision)
+        match (&self.cpu_bert, &self.half_bert) {
+            (Some(cpu), _) => cpu.precision(),
+            (None, Some(_)) => Precision::Bf16,
+            (None, None) => Precision::F32,
+        }
     }
 
     /// f32 vectors keep the fingerprints (and caches) they always had.
@@ -249,10 +283,12 @@ impl Encoder {
     }
 
     /// Which forward pass runs: `cpu` (this crate's, see `cpu_bert`; `cpu bf16` with bf16
-    /// products) or `candle` (candle-transformers' BERT).
+    /// products), `bf16` (this crate's differentiable BERT in bf16, on a GPU) or `candle`
+    /// (candle-transformers' BERT).
     pub fn forward_name(&self) -> &'static str {
         match (&self.cpu_bert, self.precision()) {
-            (None, _) => "candle",
+            (None, Precision::Bf16) => "bf16",
+            (None, Precision::F32) => "candle",
             (Some(_), Precision::F32) => "cpu",
             (Some(_), Precision::Bf16) => "cpu bf16",
         }
@@ -361,9 +397,12 @@ impl Encoder {
 
     fn forward_refs(&self, batch: &[&TokenizedInput]) -> Result<Tensor> {
         let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(tensor_err)?;
-        let hidden = match &self.cpu_bert {
-            Some(cpu) => cpu.forward(&padded.ids, &padded.type_ids, &padded.mask),
-            None => self.bert.forward(&padded.ids, &padded.type_ids, Some(&padded.mask)),
+        let hidden = match (&self.cpu_bert, &self.half_bert) {
+            (Some(cpu), _) => cpu.forward(&padded.ids, &padded.type_ids, &padded.mask),
+            (None, Some(half)) => {
+                half.forward(&padded.ids, &padded.type_ids, &padded.mask).and_then(|h| h.to_dtype(DType::F32))
+            }
+            (None, None) => self.bert.forward(&padded.ids, &padded.type_ids, Some(&padded.mask)),
         }
         .map_err(tensor_err)?;
         let pooled = mean_pool(&hidden, &padded.mask).map_err(tensor_err)?;

@@ -8,7 +8,7 @@
 //! its weights save into a checkpoint that [`crate::model::Encoder::load`] reads as usual.
 //! Like candle's BERT it applies no dropout.
 
-use candle_core::{DType, Device, Module, Tensor, D};
+use candle_core::{DType, Module, Tensor, D};
 use candle_nn::{embedding, Embedding, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
@@ -162,10 +162,11 @@ impl TrainBert {
     }
 }
 
-/// Additive attention bias [B, 1, 1, L]: 0 for tokens, the dtype's minimum for padding
-/// (as candle's and Hugging Face's BERT do).
+/// Additive attention bias [B, 1, 1, L]: 0 for tokens, −10,000 for padding. A large finite
+/// value, not the dtype's minimum as candle's and Hugging Face's BERT use: `f32::MIN` rounds to
+/// −∞ in f16 and bf16, and `(1 − mask) × −∞` is NaN for every token (the NaN vectors of the H100
+/// session). `exp(−10,000)` is 0 in every dtype, so f32 results are unchanged.
 fn attention_bias(mask: &Tensor, dtype: DType) -> candle_core::Result<Tensor> {
-    let mask = mask.unsqueeze(1)?.unsqueeze(1)?.to_dtype(dtype)?;
-    let min = Tensor::new(f32::MIN, &Device::Cpu)?.to_device(mask.device())?.to_dtype(dtype)?;
-    (mask.ones_like()? - &mask)?.broadcast_mul(&min)
+    let mask = mask.unsqueeze(1)?.unsqueeze(1)?.to_dtype(DType::F32)?;
+    ((mask - 1.0)? * 10_000.0)?.to_dtype(dtype)
 }
