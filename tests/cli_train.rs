@@ -89,3 +89,39 @@ fn prepare_train_resume_and_search_with_the_trained_model() {
     let v: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
     assert!(v["results"]["dense"].as_array().is_some_and(|r| !r.is_empty()), "{v}");
 }
+
+#[test]
+fn more_shards_join_the_first_once_each_and_must_match_it() {
+    let fx = fixture();
+    let root = fx.tmp.path();
+    let cache = root.join("cache");
+    let instances = root.join("instances.jsonl");
+    let lines: Vec<String> = fx.instances.iter().map(|i| serde_json::to_string(i).unwrap()).collect();
+    std::fs::write(&instances, lines.join("\n")).unwrap();
+    let prepare = |shard: &Path, extra: &[&str]| {
+        let mut cmd = coret(&cache);
+        cmd.arg("--train").arg(&instances).arg("--repos").arg(&fx.repos).arg("--init").arg(&fx.model);
+        cmd.arg("--prepare-shard").arg(shard).args(["--negatives", "4", "--query-max-len", "32"]);
+        cmd.args(["--device", "cpu"]).args(extra);
+        run_ok(&mut cmd)
+    };
+    let (some, all, longer) = (root.join("some.shard"), root.join("all.shard"), root.join("longer.shard"));
+    prepare(&some, &["--max-len", "64", "--limit", "3"]);
+    prepare(&all, &["--max-len", "64"]);
+    prepare(&longer, &["--max-len", "48"]);
+
+    let joined = root.join("joined.shard");
+    let mut cmd = coret(&cache);
+    cmd.arg("--train").arg(&some).arg("--more-shards").arg(&all).arg("--init").arg(&fx.model);
+    cmd.arg("--prepare-shard").arg(&joined).args(["--max-len", "64", "--device", "cpu"]);
+    let stderr = run_ok(&mut cmd);
+    assert!(stderr.contains("3 examples already in an earlier shard"), "{stderr}");
+    assert!(stderr.contains("wrote 6 examples"), "{stderr}");
+
+    let mut cmd = coret(&cache);
+    cmd.arg("--train").arg(&all).arg("--more-shards").arg(&longer).arg("--init").arg(&fx.model);
+    cmd.arg("--prepare-shard").arg(&joined).args(["--max-len", "64", "--device", "cpu"]);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("longer.shard"), "{stderr}");
+}
