@@ -207,7 +207,12 @@ fn load_examples(
             .filter(|e| keep_repo(&e.repo) && ids.as_ref().is_none_or(|ids| ids.contains(&e.instance_id)))
             .collect();
         examples.truncate(args.limit.unwrap_or(usize::MAX));
-        eprintln!("{}: {} examples", path.display(), examples.len());
+        let more = match args.more_shards.len() {
+            0 => String::new(),
+            1 => " + 1 more shard".to_string(),
+            n => format!(" + {n} more shards"),
+        };
+        eprintln!("{}{more}: {} examples", path.display(), examples.len());
         return Ok((examples, shard.header));
     }
     if let Some(more) = args.more_shards.first() {
