@@ -32,10 +32,10 @@ pub fn tune_allocator() {
 }
 
 /// Rows of length `len` one batch may hold so that its attention scores
-/// (rows × heads × len² floats) fit [`ATTENTION_BUDGET`]; at least 1.
-pub fn max_rows(len: usize, heads: usize, bytes_per_value: usize) -> usize {
+/// (rows × heads × len² values) fit `budget` bytes ([`ATTENTION_BUDGET`] on the CPU); at least 1.
+pub fn max_rows(len: usize, heads: usize, bytes_per_value: usize, budget: usize) -> usize {
     let per_row = heads.max(1) * len * len * bytes_per_value;
-    (ATTENTION_BUDGET / per_row.max(1)).max(1)
+    (budget / per_row.max(1)).max(1)
 }
 
 /// Splits lengths sorted ascending into consecutive batches of at most `batch_size`
@@ -80,9 +80,10 @@ mod tests {
 
     #[test]
     fn long_sequences_get_smaller_batches() {
-        assert!(max_rows(256, 12, 4) < max_rows(64, 12, 4));
-        assert!(max_rows(256, 12, 4) * 12 * 256 * 256 * 4 <= ATTENTION_BUDGET);
-        assert_eq!(max_rows(100_000, 12, 4), 1);
+        let rows = |len| max_rows(len, 12, 4, ATTENTION_BUDGET);
+        assert!(rows(256) < rows(64));
+        assert!(rows(256) * 12 * 256 * 256 * 4 <= ATTENTION_BUDGET);
+        assert_eq!(rows(100_000), 1);
     }
 
     #[test]

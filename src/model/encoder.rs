@@ -15,7 +15,7 @@ use tokenizers::Tokenizer;
 
 use super::bf16::Precision;
 use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
-use super::cpu::{max_rows, plan_batches, tune_allocator};
+use super::cpu::{max_rows, plan_batches, tune_allocator, ATTENTION_BUDGET};
 use super::cpu_bert::CpuBert;
 use super::pool::{l2_normalize, mean_pool, pad_batch};
 use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
@@ -23,6 +23,11 @@ use super::weights::sha256_bytes;
 use crate::error::{Error, Result};
 use crate::progress::{Phase, Progress};
 use crate::train::bert::TrainBert;
+
+/// Bytes a batch's attention scores may take on a GPU. The CPU's budget keeps them under
+/// glibc's mmap threshold (8 rows of 256 tokens); on a GPU that splits long inputs into
+/// hundreds of tiny batches, and 256 rows of 256 tokens take 805 MB in f32.
+const GPU_ATTENTION_BUDGET: usize = 1 << 30;
 
 /// One batch's vectors, each with its index into the embedded items.
 pub type BatchRows = Vec<(usize, Vec<f32>)>;
@@ -374,7 +379,8 @@ impl Encoder {
         let lens: Vec<usize> = order.iter().map(|&i| items[i].len()).collect();
         let bytes = self.opts.dtype.size_in_bytes();
         let heads = self.config.num_attention_heads;
-        let plan = plan_batches(&lens, self.opts.batch_size, |len| max_rows(len, heads, bytes));
+        let budget = if self.device.is_cpu() { ATTENTION_BUDGET } else { GPU_ATTENTION_BUDGET };
+        let plan = plan_batches(&lens, self.opts.batch_size, |len| max_rows(len, heads, bytes, budget));
         let (mut done, mut tokens) = (0, 0);
         on_batch(Vec::new(), done, tokens)?;
         for range in plan {
