@@ -111,13 +111,18 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     };
     let summary = train(&model, &examples, val.as_ref(), &cfg, resume, &progress, &mut on_event);
+    let trained_on = std::iter::once(path)
+        .chain(args.more_shards.iter().map(PathBuf::as_path))
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     progress.finish();
     let summary = summary?;
     if model.trained_top_layers() > 0 {
         let file = output.join(TOWER_LAYERS_FILE);
         let metadata = [
             (META_TOWERS.to_string(), BOTH_TOWERS.to_string()),
-            ("coret.trained_on".to_string(), path.display().to_string()),
+            ("coret.trained_on".to_string(), trained_on.clone()),
             ("coret.examples".to_string(), examples.len().to_string()),
             ("coret.config".to_string(), format!("{cfg:?}")),
         ]
@@ -132,7 +137,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let repos: std::collections::BTreeSet<&str> = examples.iter().map(|e| e.repo.as_str()).collect();
         let metadata = [
             ("coret.command".to_string(), command.join(" ")),
-            ("coret.trained_on".to_string(), path.display().to_string()),
+            ("coret.trained_on".to_string(), trained_on.clone()),
             ("coret.examples".to_string(), examples.len().to_string()),
             ("coret.repos".to_string(), repos.into_iter().collect::<Vec<_>>().join(",")),
             ("coret.updates".to_string(), summary.steps.to_string()),
