@@ -17,12 +17,12 @@ use super::bf16::Precision;
 use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
 use super::cpu::{max_rows, plan_batches, tune_allocator, ATTENTION_BUDGET};
 use super::cpu_bert::CpuBert;
+use super::graph_bert::TrainBert;
 use super::pool::{l2_normalize, mean_pool, pad_batch};
 use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
 use super::weights::sha256_bytes;
 use crate::error::{Error, Result};
 use crate::progress::{Phase, Progress};
-use crate::train::bert::TrainBert;
 
 /// Bytes a batch's attention scores may take on a GPU. The CPU's budget keeps them under
 /// glibc's mmap threshold (8 rows of 256 tokens); on a GPU that splits long inputs into

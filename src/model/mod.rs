@@ -15,6 +15,8 @@ pub mod cpu;
 pub mod cpu_bert;
 pub mod device;
 pub mod encoder;
+pub mod graph_bert;
+pub mod graph_lora;
 pub mod lora;
 pub mod pool;
 pub mod provision;

@@ -1,4 +1,5 @@
-//! The weights' sha256: identifies a model in cache keys and verifies a download.
+//! Hashes: the weights' sha256 identifies a model in cache keys and verifies a download; a
+//! name's 64-bit blake3 seeds what must draw alike in every run (LoRA factors, negatives).
 //!
 //! The encoder hashes the very bytes it loads (51 ms for all-MiniLM's 90 MB with the CPU's SHA
 //! instructions), so weights edited in place, even with size and mtime kept, get a new
@@ -33,6 +34,12 @@ pub fn hex(bytes: &[u8]) -> String {
 /// sha256 of bytes in memory, hex.
 pub fn sha256_bytes(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
+}
+
+/// A stable 64-bit hash of a string (for per-instance seeds).
+pub fn blake3_u64(s: &str) -> u64 {
+    let h = blake3::hash(s.as_bytes());
+    u64::from_le_bytes(h.as_bytes()[..8].try_into().unwrap_or_default())
 }
 
 #[cfg(test)]

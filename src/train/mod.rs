@@ -7,9 +7,7 @@
 //! `bert` is the differentiable forward; `loss`, `step` and `optim` compute updates;
 //! `trainer` runs the loop with `validate` and `checkpoint`.
 
-pub mod bert;
 pub mod checkpoint;
-pub mod lora;
 pub mod loss;
 pub mod optim;
 pub mod prepare;

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::eval::instances::Instance;
 use crate::eval::snapshot::{index_instance, instance_query, SnapshotOptions};
 use crate::model::tokenize::InputTokenizer;
+use crate::model::weights::blake3_u64;
 use crate::progress::{Phase, Progress};
 use crate::repo::git::find_repo;
 use crate::semantic::{encoder_input, DenseOptions};
@@ -195,12 +196,6 @@ fn hard_negatives(
         .filter(|&c| gold.binary_search(&c).is_err() && !gold_names.contains(&named(c)))
         .take(n)
         .collect())
-}
-
-/// A stable 64-bit hash of a string (for per-instance seeds).
-pub fn blake3_u64(s: &str) -> u64 {
-    let h = blake3::hash(s.as_bytes());
-    u64::from_le_bytes(h.as_bytes()[..8].try_into().unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -438,7 +438,7 @@ fn the_bf16_forward_pass_gives_the_f32_vectors_with_padding() {
     let padded = pad_batch(&refs, 0, &Device::Cpu).unwrap();
     let embed = |dtype| {
         let vb = candle_nn::VarBuilder::from_tensors(tensors.clone(), dtype, &Device::Cpu);
-        let bert = bert::TrainBert::load(vb, &config, None).unwrap();
+        let bert = crate::model::graph_bert::TrainBert::load(vb, &config, None).unwrap();
         let hidden = bert.forward(&padded.ids, &padded.type_ids, &padded.mask).unwrap();
         rows(&l2_normalize(&mean_pool(&hidden, &padded.mask).unwrap()).unwrap())
     };

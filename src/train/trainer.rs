@@ -16,12 +16,12 @@ use serde::Serialize;
 
 use super::checkpoint::{self, plan_mismatch, CheckpointState, Plan};
 use super::optim::{clip_grad_norm, AdamW, AdamWParams, Schedule};
-use super::prepare::blake3_u64;
 use super::shard::{Candidate, Example};
 use super::step::{accumulate_grads, Item, PoolBatch};
 use super::validate::{validate, ValResult, ValSet};
 use super::weights::TrainModel;
 use crate::error::{Error, Result};
+use crate::model::weights::blake3_u64;
 use crate::model::EncoderOptions;
 use crate::progress::Progress;
 

@@ -15,12 +15,12 @@ use candle_transformers::models::bert::{self, BertModel};
 use serde_json::Value;
 use tokenizers::{AddedToken, Tokenizer};
 
-use super::bert::TrainBert;
-use super::lora::LoraSpec;
 use crate::cache::write_atomic;
 use crate::error::{Error, Result};
 use crate::model::config::{parse_bert_config, CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE};
 use crate::model::cpu_bert::CpuBert;
+use crate::model::graph_bert::TrainBert;
+use crate::model::graph_lora::LoraSpec;
 use crate::model::lora::{merge, LoraAdapter, A_SUFFIX, B_SUFFIX};
 use crate::model::pool::{l2_normalize, mean_pool, pad_batch};
 use crate::model::tokenize::{InputTokenizer, SEP_TOKEN};

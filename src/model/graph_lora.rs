@@ -11,7 +11,8 @@ use candle_nn::{Linear, VarBuilder, VarMap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::model::lora::{A_SUFFIX, B_SUFFIX};
+use super::lora::{A_SUFFIX, B_SUFFIX};
+use super::weights::blake3_u64;
 
 /// A LoRA adapter's two factors, A [r, in] and B [out, r], and its scale α/r.
 pub struct Adapter {
@@ -51,7 +52,7 @@ impl Proj {
         let Some(spec) = lora else { return Ok(Proj { linear, adapter: None }) };
         let a = var(spec.vars, &format!("{prefix}{A_SUFFIX}"), (spec.rank, input), || {
             let bound = 1.0 / (input as f64).sqrt();
-            let mut rng = StdRng::seed_from_u64(crate::train::prepare::blake3_u64(prefix));
+            let mut rng = StdRng::seed_from_u64(blake3_u64(prefix));
             let v: Vec<f32> =
                 (0..spec.rank * input).map(|_| rng.random_range(-bound..bound) as f32).collect();
             Tensor::from_vec(v, (spec.rank, input), &device)

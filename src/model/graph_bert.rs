@@ -1,4 +1,5 @@
-//! A differentiable BERT forward over `VarMap` variables, for training.
+//! A differentiable BERT forward over `VarMap` variables (training), or over any weights in
+//! half precision (the encoder's bf16 pass on CUDA).
 //!
 //! candle-transformers' `BertModel` cannot be trained: its layer norms take candle-nn's
 //! fused kernel, which records no backward op (`apply_op3_no_bwd`), so gradients stop at
@@ -6,13 +7,14 @@
 //! same architecture and the same tensor names (`embeddings.word_embeddings.weight`,
 //! `encoder.layer.N.attention.self.query.weight`, …) built from differentiable ops only, so
 //! its weights save into a checkpoint that [`crate::model::Encoder::load`] reads as usual.
-//! Like candle's BERT it applies no dropout.
+//! Like candle's BERT it applies no dropout. Its attention mask stays finite in every dtype,
+//! so the encoder also runs it in bf16 on CUDA, where candle-transformers' mask gives NaN.
 
 use candle_core::{DType, Module, Tensor, D};
 use candle_nn::{embedding, Embedding, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
-use super::lora::{LoraSpec, Proj};
+use super::graph_lora::{LoraSpec, Proj};
 
 /// Layer norm through differentiable ops (mean, variance, scale, shift).
 struct Norm {
