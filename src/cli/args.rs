@@ -146,7 +146,7 @@ pub struct Args {
     pub use_hints: bool,
 
     /// Hybrid: a boost for chunks of files the query names: standard deviations (score fusion) or first-place votes (rrf); 0 turns it off.
-    #[arg(help_heading = "Fusion", long, default_value_t = 0.0, value_parser = weight, value_name = "B")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().path_boost, value_parser = weight, value_name = "B")]
     pub path_boost: f32,
 
     /// Eval: treat module-level chunks as absent (out of rankings and gold), as in the paper.
