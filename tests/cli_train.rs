@@ -20,6 +20,14 @@ fn run_ok(cmd: &mut Command) -> String {
     stderr
 }
 
+/// The fixture's instances as a .jsonl file in its directory.
+fn write_instances(fx: &testkit::Fixture) -> std::path::PathBuf {
+    let path = fx.tmp.path().join("instances.jsonl");
+    let lines: Vec<String> = fx.instances.iter().map(|i| serde_json::to_string(i).unwrap()).collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
 #[test]
 fn training_flags_are_hidden_from_help() {
     let out = Command::cargo_bin("coret-tui").unwrap().arg("--help").output().unwrap();
@@ -35,9 +43,7 @@ fn prepare_train_resume_and_search_with_the_trained_model() {
     let fx = fixture();
     let root = fx.tmp.path();
     let cache = root.join("cache");
-    let instances = root.join("instances.jsonl");
-    let lines: Vec<String> = fx.instances.iter().map(|i| serde_json::to_string(i).unwrap()).collect();
-    std::fs::write(&instances, lines.join("\n")).unwrap();
+    let instances = write_instances(&fx);
     let shard = root.join("train.shard");
     let common = ["--max-len", "64", "--query-max-len", "32", "--device", "cpu"];
 
@@ -95,9 +101,7 @@ fn more_shards_join_the_first_once_each_and_must_match_it() {
     let fx = fixture();
     let root = fx.tmp.path();
     let cache = root.join("cache");
-    let instances = root.join("instances.jsonl");
-    let lines: Vec<String> = fx.instances.iter().map(|i| serde_json::to_string(i).unwrap()).collect();
-    std::fs::write(&instances, lines.join("\n")).unwrap();
+    let instances = write_instances(&fx);
     let prepare = |shard: &Path, extra: &[&str]| {
         let mut cmd = coret(&cache);
         cmd.arg("--train").arg(&instances).arg("--repos").arg(&fx.repos).arg("--init").arg(&fx.model);
