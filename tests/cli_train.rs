@@ -115,18 +115,18 @@ fn more_shards_join_the_first_once_each_and_must_match_it() {
     prepare(&longer, &["--max-len", "48"]);
 
     let joined = root.join("joined.shard");
-    let mut cmd = coret(&cache);
-    cmd.arg("--train").arg(&some).arg("--more-shards").arg(&all).arg("--init").arg(&fx.model);
-    cmd.arg("--prepare-shard").arg(&joined).args(["--max-len", "64", "--device", "cpu"]);
-    let stderr = run_ok(&mut cmd);
+    let join = |first: &Path, more: &Path| {
+        let mut cmd = coret(&cache);
+        cmd.arg("--train").arg(first).arg("--more-shards").arg(more).arg("--init").arg(&fx.model);
+        cmd.arg("--prepare-shard").arg(&joined).args(["--max-len", "64", "--device", "cpu"]);
+        cmd
+    };
+    let stderr = run_ok(&mut join(&some, &all));
     // `some` holds a few of the six; `all` adds the rest and nothing twice.
     assert!(stderr.contains("examples already in an earlier shard, skipped"), "{stderr}");
     assert!(stderr.contains("+ 1 more shard: 6 examples") && stderr.contains("wrote 6 examples"), "{stderr}");
 
-    let mut cmd = coret(&cache);
-    cmd.arg("--train").arg(&all).arg("--more-shards").arg(&longer).arg("--init").arg(&fx.model);
-    cmd.arg("--prepare-shard").arg(&joined).args(["--max-len", "64", "--device", "cpu"]);
-    let out = cmd.output().unwrap();
+    let out = join(&all, &longer).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("longer.shard"), "{stderr}");
 }
