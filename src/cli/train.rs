@@ -137,7 +137,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let repos: std::collections::BTreeSet<&str> = examples.iter().map(|e| e.repo.as_str()).collect();
         let metadata = [
             ("coret.command".to_string(), command.join(" ")),
-            ("coret.trained_on".to_string(), trained_on.clone()),
+            ("coret.trained_on".to_string(), trained_on),
             ("coret.examples".to_string(), examples.len().to_string()),
             ("coret.repos".to_string(), repos.into_iter().collect::<Vec<_>>().join(",")),
             ("coret.updates".to_string(), summary.steps.to_string()),
@@ -158,7 +158,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Training or validation examples from a shard or, through the eval's code, from instances.
 /// `first` and `more` as one shard: the headers must agree (the ids were made alike), and an
 /// instance in two shards is kept once.
 fn read_shards(
@@ -194,6 +193,7 @@ fn read_shards(
     Ok(shard)
 }
 
+/// Training or validation examples from a shard or, through the eval's code, from instances.
 fn load_examples(
     args: &Args,
     path: &Path,
