@@ -172,3 +172,45 @@ fn attention_bias(mask: &Tensor, dtype: DType) -> candle_core::Result<Tensor> {
     let mask = mask.unsqueeze(1)?.unsqueeze(1)?.to_dtype(DType::F32)?;
     ((mask - 1.0)? * 10_000.0)?.to_dtype(dtype)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Half precision (the GPU's bf16 forward pass) must give the f32 vectors, padding included:
+    /// with the dtype's minimum as the mask value, bf16 rounds it to −∞ and every row is NaN.
+    #[test]
+    fn the_bf16_forward_pass_gives_the_f32_vectors_with_padding() {
+        use crate::model::pool::{l2_normalize, mean_pool, pad_batch};
+        use crate::model::{Encoder, EncoderInput, EncoderOptions, Precision, TokenizedInput};
+        use candle_core::Device;
+        let fx = crate::testkit::fixture();
+        let opts = EncoderOptions { max_len: 64, precision: Precision::F32, ..EncoderOptions::default() };
+        let input = |chunk: &str, n: &[&str]| EncoderInput {
+            chunk: chunk.into(),
+            neighbours: n.iter().map(|s| s.to_string()).collect(),
+        };
+        let encoder = Encoder::load(&fx.model, &Device::Cpu, opts).unwrap();
+        let config = crate::model::config::load_bert_config(&fx.model).unwrap();
+        let tensors =
+            candle_core::safetensors::load(fx.model.join("model.safetensors"), &Device::Cpu).unwrap();
+        let inputs = [input("def load(p): return p", &["def parse(t)", "x = 1"]), input("class c", &[])];
+        let tokenized: Vec<TokenizedInput> =
+            inputs.iter().map(|i| encoder.tokenize_input(i).unwrap()).collect();
+        let refs: Vec<&TokenizedInput> = tokenized.iter().collect();
+        assert_ne!(refs[0].len(), refs[1].len(), "the shorter input is padded");
+        let padded = pad_batch(&refs, 0, &Device::Cpu).unwrap();
+        let embed = |dtype| {
+            let vb = candle_nn::VarBuilder::from_tensors(tensors.clone(), dtype, &Device::Cpu);
+            let bert = TrainBert::load(vb, &config, None).unwrap();
+            let hidden = bert.forward(&padded.ids, &padded.type_ids, &padded.mask).unwrap();
+            l2_normalize(&mean_pool(&hidden, &padded.mask).unwrap()).unwrap().to_vec2::<f32>().unwrap()
+        };
+        let (full, half) = (embed(candle_core::DType::F32), embed(candle_core::DType::BF16));
+        for (f, h) in full.iter().zip(&half) {
+            assert!(h.iter().all(|x| x.is_finite()), "bf16 vector has NaN or ∞: {h:?}");
+            let cosine: f32 = f.iter().zip(h).map(|(a, b)| a * b).sum();
+            assert!(cosine > 0.99, "bf16 vector's cosine to f32 is {cosine}");
+        }
+    }
+}
