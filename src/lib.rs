@@ -15,6 +15,7 @@ pub mod eval;
 pub mod history;
 pub mod index;
 pub mod mcp;
+pub mod mentions;
 pub mod model;
 pub mod progress;
 pub mod repo;

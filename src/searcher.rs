@@ -5,10 +5,11 @@ use crate::engine::RepoIndex;
 use crate::error::{Error, Result};
 use crate::history::{HistoryParams, HistoryView};
 use crate::index::dense::VectorStore;
+use crate::mentions::{named_files, NamedSymbols};
 use crate::model::Towers;
 use crate::progress::Progress;
 use crate::repo::source::is_test_path;
-use crate::search::{demote_tests, fuse, named_files, FusionParams, Hit, Retriever, FUSION_DEPTH};
+use crate::search::{demote_tests, fuse, FusionParams, Hit, Retriever, FUSION_DEPTH};
 use crate::semantic::{DenseOptions, DenseSearcher};
 use std::sync::Arc;
 
@@ -149,7 +150,7 @@ pub fn demote_tests_in(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit
 }
 
 /// The hybrid ranking: the fusion (`params.method`) of the BM25, dense and (when given) history lists,
-/// with the path boost for chunks of files the query names.
+/// with the boosts for chunks the query names.
 pub fn hybrid(
     repo: &RepoIndex,
     query: &str,
@@ -159,15 +160,9 @@ pub fn hybrid(
     params: FusionParams,
     k: usize,
 ) -> Vec<Hit> {
-    let named = if params.path_boost > 0.0 {
-        named_files(query, repo.files.iter().map(|f| f.path.as_str()))
-    } else {
-        Default::default()
-    };
     let lists = [(bm25, params.bm25_weight), (dense, params.dense_weight), (history, params.history_weight)];
-    let fused = fuse(&lists, params, if params.graph_weight > 0.0 { usize::MAX } else { k }, |c| {
-        repo.chunks.get(c as usize).is_some_and(|ch| named.contains(ch.path.as_str()))
-    });
+    let bonus = mention_bonus(repo, query, params);
+    let fused = fuse(&lists, params, if params.graph_weight > 0.0 { usize::MAX } else { k }, &bonus);
     if params.graph_weight > 0.0 {
         let mut hits = propagate(&repo.graph, fused, params.graph_weight);
         hits.truncate(k);
@@ -175,6 +170,31 @@ pub fn hybrid(
     } else {
         fused
     }
+}
+
+/// Each chunk's bonus for being named by the query: `path_boost` for every chunk of a file it
+/// names, plus `symbol_boost` times the strength of the mention of the chunk's own name.
+fn mention_bonus(repo: &RepoIndex, query: &str, params: FusionParams) -> std::collections::HashMap<u32, f32> {
+    let mut bonus = std::collections::HashMap::new();
+    if params.path_boost > 0.0 {
+        for path in named_files(query, repo.files.iter().map(|f| f.path.as_str())) {
+            if let Some(span) = repo.file_span(path) {
+                for id in span.first..span.first + span.count {
+                    *bonus.entry(id).or_default() += params.path_boost;
+                }
+            }
+        }
+    }
+    if params.symbol_boost > 0.0 {
+        let named = NamedSymbols::of(query);
+        if !named.is_empty() {
+            let chunks = repo.chunks.iter().zip(0u32..).map(|(c, id)| (id, c.name.as_str()));
+            for (id, strength) in named.strengths(chunks) {
+                *bonus.entry(id).or_default() += params.symbol_boost * strength;
+            }
+        }
+    }
+    bonus
 }
 
 /// How many of the best fused chunks pass score to their call-graph neighbours.
@@ -256,6 +276,32 @@ mod tests {
     }
 
     #[test]
+    fn the_hybrid_lifts_the_function_an_issue_names_over_one_that_only_shares_its_words() {
+        let files = vec![
+            (
+                "net/url.py".to_string(),
+                "def parse(url):\n    return url\n\ndef port(url):\n    # the port after parse: a url with a port gives that port\n    return 80\n"
+                    .to_string(),
+            ),
+            (
+                "net/other.py".to_string(),
+                "def port_number(x):\n    table = load_table(x)\n    rows = [r for r in table if r.valid]\n    return len(rows)\n"
+                    .to_string(),
+            ),
+        ];
+        let repo = RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap();
+        let query = "Calling `port_number` after parse gives the wrong port for a url with a port";
+        let bm25 = repo.search_bm25(query, 10).unwrap();
+        let top = |symbol_boost| {
+            let p = FusionParams { symbol_boost, ..Default::default() };
+            let hits = hybrid(&repo, query, &bm25, &[], &[], p, 10);
+            repo.chunks[hits[0].chunk as usize].name.clone()
+        };
+        assert_ne!(top(0.0), "port_number", "BM25 alone prefers the words");
+        assert_eq!(top(FusionParams::default().symbol_boost), "port_number");
+    }
+
+    #[test]
     fn history_ranks_the_files_past_commits_changed_and_the_hybrid_fuses_it_by_weight() {
         use crate::history::{log::CommitRecord, HistoryIndex};
         let files = vec![
@@ -263,7 +309,11 @@ mod tests {
                 "net/url.py".to_string(),
                 "def parse(u):\n    return u\n\ndef port(u):\n    return 80\n".to_string(),
             ),
-            ("net/other.py".to_string(), "def port_number(x):\n    return x\n".to_string()),
+            (
+                "net/other.py".to_string(),
+                "def port_number(x):\n    table = load_table(x)\n    rows = [r for r in table if r.valid]\n    return len(rows)\n"
+                    .to_string(),
+            ),
         ];
         let repo = RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap();
         let mut index = HistoryIndex::default();

@@ -149,6 +149,10 @@ pub struct Args {
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().path_boost, value_parser = weight, value_name = "B")]
     pub path_boost: f32,
 
+    /// Hybrid: a boost for chunks the query names (`Class.method`, a unique `function_name`), scaled by how uniquely it names them; 0 turns it off.
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().symbol_boost, value_parser = weight, value_name = "B")]
+    pub symbol_boost: f32,
+
     /// Eval: treat module-level chunks as absent (out of rankings and gold), as in the paper.
     #[arg(long, help_heading = "Eval")]
     pub no_module_chunks: bool,

@@ -115,6 +115,7 @@ pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
         rrf_k: args.rrf_k,
         dense_weight: args.dense_weight,
         path_boost: args.path_boost,
+        symbol_boost: args.symbol_boost,
         test_weight: args.test_weight,
         history_weight: args.history_weight,
         graph_weight: args.graph_weight,
