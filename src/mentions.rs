@@ -8,47 +8,61 @@ use std::collections::{HashMap, HashSet};
 /// names `pkg.mod` / `pkg.mod.Class`, matched against `paths` by trailing path components: a
 /// match covers all of the shorter path, or at least a directory and the file name.
 pub fn named_files<'a>(query: &str, paths: impl IntoIterator<Item = &'a str>) -> HashSet<&'a str> {
-    let mut mentions: Vec<Vec<String>> = Vec::new();
-    for word in query.split(|c: char| c.is_whitespace() || "'\"`()[]{}<>,;".contains(c)) {
-        let word = word.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':' || c == '.');
-        if word.ends_with(".py") && word.len() > 3 {
-            mentions.push(
-                word.replace('\\', "/")
-                    .split('/')
-                    .filter(|p| !p.is_empty() && *p != ".")
-                    .map(str::to_string)
-                    .collect(),
-            );
-        } else if word.contains('.')
-            && word.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
-        {
-            // `a.b.c.D` may name module `a/b/c.py` or `a/b/c/D.py`: try every prefix of 2+ parts.
-            let parts: Vec<&str> = word.split('.').collect();
-            for n in 2..=parts.len() {
-                let mut m: Vec<String> = parts[..n].iter().map(|p| p.to_string()).collect();
-                if let Some(last) = m.last_mut() {
-                    last.push_str(".py");
+    let named = NamedFiles::of(query);
+    if named.mentions.is_empty() {
+        return HashSet::new();
+    }
+    paths.into_iter().filter(|p| named.names(p)).collect()
+}
+
+/// The file mentions of a query, parsed once (see [`named_files`]).
+#[derive(Debug, Default)]
+pub struct NamedFiles {
+    /// Path components of each mention, `.py` on the last.
+    mentions: Vec<Vec<String>>,
+}
+
+impl NamedFiles {
+    pub fn of(query: &str) -> Self {
+        let mut mentions: Vec<Vec<String>> = Vec::new();
+        for word in query.split(|c: char| c.is_whitespace() || "'\"`()[]{}<>,;".contains(c)) {
+            let word = word.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':' || c == '.');
+            if word.ends_with(".py") && word.len() > 3 {
+                mentions.push(
+                    word.replace('\\', "/")
+                        .split('/')
+                        .filter(|p| !p.is_empty() && *p != ".")
+                        .map(str::to_string)
+                        .collect(),
+                );
+            } else if word.contains('.')
+                && word
+                    .split('.')
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            {
+                // `a.b.c.D` may name module `a/b/c.py` or `a/b/c/D.py`: try every prefix of 2+ parts.
+                let parts: Vec<&str> = word.split('.').collect();
+                for n in 2..=parts.len() {
+                    let mut m: Vec<String> = parts[..n].iter().map(|p| p.to_string()).collect();
+                    if let Some(last) = m.last_mut() {
+                        last.push_str(".py");
+                    }
+                    mentions.push(m);
                 }
-                mentions.push(m);
             }
         }
+        NamedFiles { mentions }
     }
-    let mut out = HashSet::new();
-    if mentions.is_empty() {
-        return out;
-    }
-    for path in paths {
+
+    /// Whether the query names the repository file `path`.
+    pub fn names(&self, path: &str) -> bool {
         let comps: Vec<&str> = path.split('/').collect();
-        let hit = mentions.iter().any(|m| {
+        self.mentions.iter().any(|m| {
             let common =
                 comps.iter().rev().zip(m.iter().rev()).take_while(|(a, b)| **a == b.as_str()).count();
             common > 0 && (common == comps.len().min(m.len()) || common >= 2)
-        });
-        if hit {
-            out.insert(path);
-        }
+        })
     }
-    out
 }
 
 /// The code identifiers a query names. An identifier counts when it looks like code
@@ -103,6 +117,12 @@ impl NamedSymbols {
         self.names.is_empty()
     }
 
+    /// Whether the query names the chunk called `name` (qualified) by its own last part, as
+    /// [`NamedSymbols::strengths`] counts it, however many chunks share it.
+    pub fn names(&self, name: &str) -> bool {
+        self.names.contains(last_part(name))
+    }
+
     /// How strongly the query names each of `chunks` (ids and qualified names, `Class.method`):
     /// 1 when every part of the qualified name is named (`Class` and `method`), else 1 / n when
     /// only its last part is, shared by n of the chunks (a unique name is as good as a qualified
@@ -112,7 +132,7 @@ impl NamedSymbols {
     pub fn strengths<'a>(&self, chunks: impl IntoIterator<Item = (u32, &'a str)>) -> HashMap<u32, f32> {
         let mut by_last: HashMap<&str, Vec<(u32, bool)>> = HashMap::new();
         for (id, name) in chunks {
-            let last = name.rsplit('.').next().unwrap_or(name);
+            let last = last_part(name);
             if !self.names.contains(last) {
                 continue;
             }
@@ -128,6 +148,10 @@ impl NamedSymbols {
         }
         out
     }
+}
+
+fn last_part(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
 }
 
 /// `snake_case`, `CamelCase`, `__dunder__` or with a digit: not an English word.

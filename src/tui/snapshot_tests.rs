@@ -231,6 +231,31 @@ fn every_row_keeps_a_distinguishing_name_and_its_path_and_line() {
     }
 }
 
+/// The hybrid marks the hits the issue names outright (they are lifted for it) and says so
+/// under the list; the other hits and the other columns carry no mark.
+#[test]
+fn the_hybrid_marks_the_hits_the_issue_names() {
+    let mut app = long_names_app((160, 45));
+    let commands = app.update(Action::ToggleHybrid);
+    settle(&mut app, commands);
+    let screen = draw(&app);
+    let hybrid = app.columns.iter().position(|c| c.retriever == Retriever::Hybrid).expect("a hybrid column");
+    let mut marked = 0;
+    for index in 0..2 {
+        for (row, chunk) in rows(&app, &screen, index) {
+            let own = chunk.name.rsplit('.').next().unwrap();
+            let named = index == hybrid && own == "send_static_file";
+            assert_eq!(row.contains('•'), named, "`{}` in column {index}: {row}", chunk.name);
+            marked += usize::from(named);
+        }
+    }
+    assert!(marked >= 2, "{screen:?}");
+    let area = app.areas().columns[hybrid];
+    let bottom: String =
+        (area.x..area.right()).map(|x| screen.buffer()[(x, area.bottom() - 1)].symbol()).collect();
+    assert!(bottom.contains("• named in the issue"), "{bottom}");
+}
+
 #[test]
 fn long_names_at_100x30() {
     insta::assert_snapshot!(draw(&long_names_app((100, 30))));

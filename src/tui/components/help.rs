@@ -35,6 +35,11 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
             Span::raw(" = in a test file: ranked as if at 10× its rank (--test-weight), T hides"),
         ]),
         Line::from(vec![
+            Span::styled("Named  ", theme.style("help.section")),
+            Span::styled("•", theme.style("results.marker")),
+            Span::raw(" = hybrid: the issue names its file or its own name, and the hybrid lifts it"),
+        ]),
+        Line::from(vec![
             Span::styled("Scores ", theme.style("help.section")),
             Span::raw("BM25; cosine (dense); BM25+CoRet fused, in σ (hybrid); history: best commit's BM25"),
         ]),
@@ -54,11 +59,11 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-/// Lines in the overlay (for clamping its scroll): four legend lines, then per section a
+/// Lines in the overlay (for clamping its scroll): five legend lines, then per section a
 /// blank line and a heading, and one line per binding.
 pub fn line_count() -> usize {
     let sections = BINDINGS.windows(2).filter(|w| w[0].section != w[1].section).count() + 1;
-    4 + 2 * sections + BINDINGS.len()
+    5 + 2 * sections + BINDINGS.len()
 }
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {

@@ -1,10 +1,12 @@
 //! A ranked results column: `rank score↓ kind name  path:line  mark`. The header says what the
 //! score is; `↓` marks a hit in a test file, ranked lower than its score (the legend under the
-//! list says so); the mark gives the chunk's rank in the other column (`D3`: third in the
+//! list says so); `•` marks a hybrid hit the issue names outright (its file or its own name,
+//! which the hybrid lifts); the mark gives the chunk's rank in the other column (`D3`: third in the
 //! dense column).
 
 use super::fit::{fit, fits_whole};
 use super::{dim_line, kind_span, pad_line, pane_block, width};
+use crate::mentions::{NamedFiles, NamedSymbols};
 use crate::progress::Phase;
 use crate::repo::source::is_test_path;
 use crate::search::{FusionMethod, FusionParams, Hit, Retriever};
@@ -22,6 +24,8 @@ use ratatui::Frame;
 const SCORE_MIN_WIDTH: usize = 56;
 /// The mark of a demoted hit (in a test file), after its score.
 const DEMOTED: &str = "↓";
+/// The mark of a hybrid hit the issue names (lifted by the path or symbol boost).
+const NAMED: &str = "•";
 
 pub fn title(retriever: Retriever) -> &'static str {
     match retriever {
@@ -151,6 +155,13 @@ fn legend(
             out.push((text, true));
         }
     }
+    if layout.named.contains(&true) {
+        let text = format!(" {NAMED} named in the issue ");
+        if width(&text) <= room {
+            room -= width(&text) + 1;
+            out.push((text, false));
+        }
+    }
     if layout.flag {
         let text = format!(" {DEMOTED} {} ", demotion_text(fusion));
         let short = format!(" {DEMOTED} test file, ranked lower ");
@@ -219,6 +230,19 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
     (text, false)
 }
 
+/// Per hit of a hybrid column, whether the issue it was searched for names it by file or own
+/// name, where the fusion boosts such hits (the rule is the engine's: `crate::mentions`).
+fn named_hits(app: &App, column: &ResultsColumn, fusion: &FusionParams) -> Vec<bool> {
+    let query = app.last_query.as_deref().unwrap_or_default();
+    let boosts = (fusion.path_boost > 0.0, fusion.symbol_boost > 0.0);
+    if column.retriever != Retriever::Hybrid || boosts == (false, false) || query.is_empty() {
+        return vec![false; column.hits.len()];
+    }
+    let (files, symbols) = (NamedFiles::of(query), NamedSymbols::of(query));
+    let named = |c: &Chunk| (boosts.0 && files.names(&c.path)) || (boosts.1 && symbols.names(&c.name));
+    column.hits.iter().map(|h| app.chunk(h.chunk).is_some_and(named)).collect()
+}
+
 /// The cells every row of a column shares, so ranks, scores and locations line up.
 struct RowLayout {
     retriever: Retriever,
@@ -231,6 +255,8 @@ struct RowLayout {
     score_w: usize,
     /// Whether some hit is demoted (a cell for `↓`).
     flag: bool,
+    /// Per hit, whether the issue names it (`•` before its kind).
+    named: Vec<bool>,
     marker_w: usize,
     marks: Vec<Option<usize>>,
 }
@@ -259,6 +285,7 @@ impl RowLayout {
                 .max()
                 .unwrap_or(0),
             flag: column.hits.iter().any(|h| app.chunk(h.chunk).is_some_and(|c| demoted(fusion, c))),
+            named: named_hits(app, column, fusion),
             marker_w,
             marks,
         }
@@ -281,7 +308,13 @@ impl RowLayout {
             let flag = if demoted(&self.fusion, chunk) { DEMOTED } else { " " };
             spans.push(Span::styled(flag, theme.style("results.marker")));
         }
-        spans.extend([Span::raw(" "), kind_span(theme, chunk.kind), Span::raw(" ")]);
+        // A named hit's mark takes the gap before its kind, so no row loses a cell to it.
+        let gap = if self.named[rank - 1] { NAMED } else { " " };
+        spans.extend([
+            Span::styled(gap, theme.style("results.marker")),
+            kind_span(theme, chunk.kind),
+            Span::raw(" "),
+        ]);
         let used: usize = spans.iter().map(|s| width(&s.content)).sum();
         let available = self.cells.saturating_sub(used);
         // Locations line up before the marks; a row whose name and file do not fit there takes
