@@ -5,17 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 /// Files a query names: `pkg/mod.py` (also inside tracebacks, with `:LINE` suffixes) or dotted
-/// names `pkg.mod` / `pkg.mod.Class`, matched against `paths` by trailing path components: a
-/// match covers all of the shorter path, or at least a directory and the file name.
-pub fn named_files<'a>(query: &str, paths: impl IntoIterator<Item = &'a str>) -> HashSet<&'a str> {
-    let named = NamedFiles::of(query);
-    if named.mentions.is_empty() {
-        return HashSet::new();
-    }
-    paths.into_iter().filter(|p| named.names(p)).collect()
-}
-
-/// The file mentions of a query, parsed once (see [`named_files`]).
+/// names `pkg.mod` / `pkg.mod.Class`, matched against repository paths by trailing path
+/// components: a match covers all of the shorter path, or at least a directory and the file name.
 #[derive(Debug, Default)]
 pub struct NamedFiles {
     /// Path components of each mention, `.py` on the last.
@@ -163,6 +154,11 @@ fn looks_like_code(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn named_files<'a>(query: &str, paths: [&'a str; 4]) -> HashSet<&'a str> {
+        let named = NamedFiles::of(query);
+        paths.into_iter().filter(|p| named.names(p)).collect()
+    }
 
     #[test]
     fn finds_files_named_by_path_traceback_or_module() {

@@ -5,7 +5,7 @@ use crate::engine::RepoIndex;
 use crate::error::{Error, Result};
 use crate::history::{HistoryParams, HistoryView};
 use crate::index::dense::VectorStore;
-use crate::mentions::{named_files, NamedSymbols};
+use crate::mentions::{NamedFiles, NamedSymbols};
 use crate::model::Towers;
 use crate::progress::Progress;
 use crate::repo::source::is_test_path;
@@ -177,11 +177,10 @@ pub fn hybrid(
 fn mention_bonus(repo: &RepoIndex, query: &str, params: FusionParams) -> std::collections::HashMap<u32, f32> {
     let mut bonus = std::collections::HashMap::new();
     if params.path_boost > 0.0 {
-        for path in named_files(query, repo.files.iter().map(|f| f.path.as_str())) {
-            if let Some(span) = repo.file_span(path) {
-                for id in span.first..span.first + span.count {
-                    *bonus.entry(id).or_default() += params.path_boost;
-                }
+        let named = NamedFiles::of(query);
+        for span in repo.files.iter().filter(|f| named.names(&f.path)) {
+            for id in span.first..span.first + span.count {
+                *bonus.entry(id).or_default() += params.path_boost;
             }
         }
     }
