@@ -39,6 +39,39 @@ fn training_flags_are_hidden_from_help() {
 }
 
 #[test]
+fn a_run_into_an_output_another_run_holds_is_refused_naming_it() {
+    let fx = fixture();
+    let tmp = fx.tmp.path();
+    let (out, cache, shard) = (tmp.join("run"), tmp.join("cache"), tmp.join("missing.shard"));
+    std::fs::create_dir_all(&out).unwrap();
+    // What a running `--train --output run` holds for its whole life.
+    let held = std::fs::File::create(out.join(".train.lock")).unwrap();
+    held.try_lock().unwrap();
+    let train = |cache: &Path| {
+        let mut cmd = coret(cache);
+        let o = cmd
+            .arg("--train")
+            .arg(&shard)
+            .arg("--init")
+            .arg(&fx.model)
+            .arg("--output")
+            .arg(&out)
+            .output()
+            .unwrap();
+        (o.status.success(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (ok, stderr) = train(&cache);
+    assert!(
+        !ok && stderr.contains(&out.display().to_string()) && stderr.contains("another training run"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("missing.shard"), "refused before reading anything: {stderr}");
+    drop(held);
+    let (ok, stderr) = train(&cache);
+    assert!(!ok && !stderr.contains("another training run") && stderr.contains("missing.shard"), "{stderr}");
+}
+
+#[test]
 fn prepare_train_resume_and_search_with_the_trained_model() {
     let fx = fixture();
     let root = fx.tmp.path();

@@ -30,6 +30,11 @@ pub const LORA_FILE: &str = "coret-lora.safetensors";
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let path = args.train.as_deref().ok_or_else(|| Usage("--train needs a file".into()))?;
+    // Taken before anything is read, and held until the run ends.
+    let _lock = match (&args.output, &args.prepare_shard) {
+        (Some(dir), None) => Some(coret::train::lock_output(dir)?),
+        _ => None,
+    };
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) = select_device(choice)?;
     if device.is_cuda() {

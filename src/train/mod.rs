@@ -5,11 +5,13 @@
 //! `prepare` turns instances into tokenised [`shard::Example`]s (storable as a shard);
 //! `weights` holds the trainable model (`[DOWN]` added) and saves it as a model directory;
 //! `bert` is the differentiable forward; `loss`, `step` and `optim` compute updates;
-//! `trainer` runs the loop with `validate` and `checkpoint`.
+//! `trainer` runs the loop with `validate` and `checkpoint`; `output_lock` keeps one run per
+//! output directory.
 
 pub mod checkpoint;
 pub mod loss;
 pub mod optim;
+pub mod output_lock;
 pub mod prepare;
 pub mod shard;
 pub mod step;
@@ -17,6 +19,7 @@ pub mod trainer;
 pub mod validate;
 pub mod weights;
 
+pub use output_lock::{lock_output, OutputLock};
 pub use prepare::{prepare_examples, PrepareOptions, PrepareReport};
 pub use shard::{read_shard, write_shard, Example, Shard, ShardHeader};
 pub use trainer::{train, LogEvent, Resume, TrainConfig, TrainSummary};
