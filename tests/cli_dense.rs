@@ -106,7 +106,7 @@ fn sigint_during_dense_embedding_exits_130_at_once_and_keeps_the_finished_slices
         .arg(&repo)
         .args(args)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let started = std::time::Instant::now();
@@ -118,9 +118,14 @@ fn sigint_during_dense_embedding_exits_130_at_once_and_keeps_the_finished_slices
     let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(kill.success());
     let interrupted = std::time::Instant::now();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "SIGINT exits 130");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "SIGINT exits 130");
     assert!(interrupted.elapsed().as_secs() < 10, "stopped at once, not after the embedding");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stopping after the work in hand"),
+        "the first Ctrl-C says what happens: {stderr}"
+    );
 
     let resumed = run_json(coret(&cache, &model).arg(&repo).args(args));
     let stats = &resumed["stats"];

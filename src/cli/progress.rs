@@ -14,11 +14,14 @@ fn cancel_flag() -> Arc<AtomicBool> {
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
         let seen = flag.clone();
-        // A second Ctrl-C while stopping exits at once.
+        // A second Ctrl-C while stopping exits at once. The first says what happens next:
+        // a training update in hand can take minutes on a CPU, and a user who sees nothing
+        // presses again and loses it.
         let _ = ctrlc::set_handler(move || {
             if seen.swap(true, Ordering::SeqCst) {
                 std::process::exit(130);
             }
+            eprintln!("\ncoret-tui: stopping after the work in hand, keeping what is done (Ctrl-C again quits at once)");
         });
         flag
     })
