@@ -5,12 +5,14 @@
 //! however it ends, so a killed run never leaves a stale lock behind.
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// The lock file's name inside the output directory (it stays there, empty, after a run:
-/// removing it could race with a run that has just opened it).
+/// The lock file's name inside the output directory. It holds the running process's id, for
+/// the message a second run gets, and stays after a run: removing it could race with a run
+/// that has just opened it.
 pub const LOCK_FILE: &str = ".train.lock";
 
 /// Held for a run's whole life; dropping it releases the directory.
@@ -19,7 +21,7 @@ pub struct OutputLock {
     _file: File,
 }
 
-/// Creates `dir` if needed and takes it for this run, or says which run holds it.
+/// Creates `dir` if needed and takes it for this run, or names the process that holds it.
 pub fn lock_output(dir: &Path) -> Result<OutputLock> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let path = dir.join(LOCK_FILE);
@@ -30,11 +32,22 @@ pub fn lock_output(dir: &Path) -> Result<OutputLock> {
         .open(&path)
         .map_err(|e| Error::io(&path, e))?;
     match file.try_lock() {
-        Ok(()) => Ok(OutputLock { _file: file }),
-        Err(TryLockError::WouldBlock) => Err(Error::invalid(format!(
-            "{}: another training run is writing there (it holds {LOCK_FILE}); wait for it to end, or give another --output",
-            dir.display()
-        ))),
+        Ok(()) => {
+            // The id only informs the message: the lock itself is the kernel's.
+            file.set_len(0)
+                .and_then(|()| write!(&file, "{}", std::process::id()))
+                .map_err(|e| Error::io(&path, e))?;
+            Ok(OutputLock { _file: file })
+        }
+        Err(TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = holder.trim();
+            let who = if holder.is_empty() { String::new() } else { format!(", process {holder}") };
+            Err(Error::invalid(format!(
+                "{}: another training run is writing there ({LOCK_FILE}{who}); wait for it to end, or give another --output",
+                dir.display()
+            )))
+        }
         Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
     }
 }
@@ -51,6 +64,7 @@ mod tests {
         let err = lock_output(&dir).unwrap_err().to_string();
         assert!(err.contains(&dir.display().to_string()), "{err}");
         assert!(err.contains("another training run"), "{err}");
+        assert!(err.contains(&format!("process {}", std::process::id())), "names the holder: {err}");
         drop(first);
         lock_output(&dir).expect("the directory is free once the first run ends");
     }
