@@ -9,12 +9,14 @@
 //! its weights save into a checkpoint that [`crate::model::Encoder::load`] reads as usual.
 //! Like candle's BERT it applies no dropout. Its attention mask stays finite in every dtype,
 //! so the encoder also runs it in bf16 on CUDA, where candle-transformers' mask gives NaN.
+//! On the CPU in f32 its softmax, layer norms and GELU are the fused kernels of `graph_ops`.
 
 use candle_core::{DType, Module, Tensor, D};
 use candle_nn::{embedding, Embedding, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
 use super::graph_lora::{LoraSpec, Proj};
+use super::graph_ops::{fused, AttentionSoftmax, Gelu, LayerNorm};
 
 /// Layer norm through differentiable ops (mean, variance, scale, shift).
 struct Norm {
@@ -31,6 +33,9 @@ impl Norm {
     }
 
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        if fused(x) {
+            return x.apply_op3(&self.weight, &self.bias, LayerNorm { eps: self.eps });
+        }
         candle_nn::ops::layer_norm_slow(x, &self.weight, &self.bias, self.eps)
     }
 }
@@ -132,7 +137,11 @@ impl TrainBert {
         mask: &Tensor,
         range: std::ops::Range<usize>,
     ) -> candle_core::Result<Tensor> {
-        let bias = attention_bias(mask, x.dtype())?;
+        let bias = if fused(x) {
+            KeyBias::Fused(AttentionSoftmax::key_bias(mask)?)
+        } else {
+            KeyBias::Tensor(attention_bias(mask, x.dtype())?)
+        };
         let mut x = x.clone();
         for layer in &self.layers[range] {
             x = self.layer_forward(layer, &x, &bias)?;
@@ -144,24 +153,39 @@ impl TrainBert {
         self.layers.len()
     }
 
-    fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
+    fn layer_forward(&self, l: &Layer, x: &Tensor, bias: &KeyBias) -> candle_core::Result<Tensor> {
         let (b, len, hidden) = x.dims3()?;
         let head = hidden / self.heads;
         let split = |t: Tensor| t.reshape((b, len, self.heads, head))?.transpose(1, 2)?.contiguous();
         let q = split(l.query.forward(x)?)?;
         let k = split(l.key.forward(x)?)?;
         let v = split(l.value.forward(x)?)?;
-        let scores = (q.matmul(&k.t()?)? / (head as f64).sqrt())?.broadcast_add(bias)?;
-        let context = softmax_last(&scores)?.matmul(&v)?.transpose(1, 2)?.contiguous()?.flatten_from(2)?;
+        let scores = q.matmul(&k.t()?)?;
+        let probs = match bias {
+            KeyBias::Fused(bias) => {
+                let scale = 1.0 / (head as f32).sqrt();
+                scores.apply_op1(AttentionSoftmax { scale, bias: bias.clone() })?
+            }
+            KeyBias::Tensor(bias) => softmax_last(&(scores / (head as f64).sqrt())?.broadcast_add(bias)?)?,
+        };
+        let context = probs.matmul(&v)?.transpose(1, 2)?.contiguous()?.flatten_from(2)?;
         let attended = l.attn_norm.forward(&l.attn_out.forward(&context)?.add(x)?)?;
         let inner = l.intermediate.forward(&attended)?;
         let inner = match self.act {
+            HiddenAct::Gelu if fused(&inner) => inner.apply_op1(Gelu)?,
             HiddenAct::Gelu => inner.gelu_erf()?,
             HiddenAct::GeluApproximate => inner.gelu()?,
             HiddenAct::Relu => inner.relu()?,
         };
         l.out_norm.forward(&l.output.forward(&inner)?.add(&attended)?)
     }
+}
+
+/// The keys' additive mask, as the attention's softmax takes it: the fused CPU kernel's values
+/// [B × L], or a tensor [B, 1, 1, L] for the composite ops.
+enum KeyBias {
+    Fused(std::sync::Arc<Vec<f32>>),
+    Tensor(Tensor),
 }
 
 /// Additive attention bias [B, 1, 1, L]: 0 for tokens, −10,000 for padding. A large finite

@@ -17,6 +17,7 @@ pub mod device;
 pub mod encoder;
 pub mod graph_bert;
 pub mod graph_lora;
+pub mod graph_ops;
 pub mod lora;
 pub mod pool;
 pub mod provision;
