@@ -2,16 +2,18 @@
 //! and a LoRA adapter beside it learns (`W·x + b + (α/r)·B·A·x`, B starting at zero so step 0 is
 //! the pretrained model; the file format and the merge are `model::lora`).
 //!
-//! A frozen layer's product goes through [`FrozenLinear`], a custom op whose backward returns
-//! only the input's gradient: candle's matmul backward also computes the weight's gradient,
-//! which for a frozen matrix is as much work as the forward product and thrown away.
+//! On the CPU an adapted layer is one custom op, [`LoraLinear`]: one product with the merged
+//! weight each way, and a backward pass that gives x's and the adapter's gradients only.
+//! candle's matmul backward would also compute the frozen weight's gradient, as much work as
+//! the forward product and thrown away, and the adapter's composite ops add element-wise
+//! passes over every layer's output.
 
-use candle_core::{CpuStorage, CustomOp1, DType, Device, Layout, Module, Shape, Tensor, Var};
+use candle_core::{CpuStorage, CustomOp3, DType, Device, Layout, Module, Shape, Tensor, Var};
 use candle_nn::{Linear, VarBuilder, VarMap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::lora::{A_SUFFIX, B_SUFFIX};
+use super::lora::{merge, A_SUFFIX, B_SUFFIX};
 use super::weights::blake3_u64;
 
 /// A LoRA adapter's two factors, A [r, in] and B [out, r], and its scale α/r.
@@ -68,18 +70,22 @@ impl Proj {
         let dims = x.dims().to_vec();
         let input = *dims.last().unwrap_or(&0);
         let flat = x.reshape(((), input))?;
-        let frozen = if flat.device().is_cpu() {
-            let op = FrozenLinear { weight: self.linear.weight().clone(), bias: self.linear.bias().cloned() };
-            flat.contiguous()?.apply_op1(op)?
+        let y = if flat.device().is_cpu() && flat.dtype() == DType::F32 {
+            let op = LoraLinear {
+                weight: self.linear.weight().clone(),
+                bias: self.linear.bias().cloned(),
+                scale: ad.scale,
+            };
+            flat.contiguous()?.apply_op3(&ad.a, &ad.b, op)?
         } else {
-            // Other devices: the plain product (its weight gradient is computed and dropped).
-            self.linear.forward(&flat)?
+            // Other devices: the composite ops (the frozen weight's gradient is computed and dropped).
+            let delta = (flat.matmul(&ad.a.t()?)?.matmul(&ad.b.t()?)? * ad.scale)?;
+            (self.linear.forward(&flat)? + delta)?
         };
-        let delta = (flat.matmul(&ad.a.t()?)?.matmul(&ad.b.t()?)? * ad.scale)?;
         let mut out = dims;
         let last = out.len() - 1;
-        out[last] = frozen.dim(1)?;
-        (frozen + delta)?.reshape(out)
+        out[last] = y.dim(1)?;
+        y.reshape(out)
     }
 }
 
@@ -103,25 +109,48 @@ fn var(
     Ok(t)
 }
 
-/// `x·Wᵀ + b` for a frozen W and b: the backward pass gives x's gradient only.
-struct FrozenLinear {
+/// `x·(W + s·B·A)ᵀ + b` for a frozen W and b, over x [N, in] and the adapter's A and B: one
+/// product with the merged weight each way (merging costs out × in × r, a sliver of a batch's
+/// product), and no element-wise passes over [N, out] for the adapter's share. The backward
+/// pass gives the gradients of x, A and B, never W's.
+struct LoraLinear {
     weight: Tensor,
     bias: Option<Tensor>,
+    scale: f64,
 }
 
-impl CustomOp1 for FrozenLinear {
+impl LoraLinear {
+    fn merged(&self, a: &Tensor, b: &Tensor) -> candle_core::Result<Tensor> {
+        merge(&self.weight, a, b, self.scale)
+    }
+}
+
+/// A contiguous f32 CPU argument of a custom op as a tensor of its own (a copy).
+fn cpu_tensor(storage: &CpuStorage, layout: &Layout) -> candle_core::Result<Tensor> {
+    let (start, end) = layout
+        .contiguous_offsets()
+        .ok_or_else(|| candle_core::Error::Msg("lora-linear: input not contiguous".into()))?;
+    Tensor::from_slice(&storage.as_slice::<f32>()?[start..end], layout.shape(), &Device::Cpu)
+}
+
+impl CustomOp3 for LoraLinear {
     fn name(&self) -> &'static str {
-        "frozen-linear"
+        "coret-lora-linear"
     }
 
-    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (start, end) = layout
-            .contiguous_offsets()
-            .ok_or_else(|| candle_core::Error::Msg("frozen-linear: input not contiguous".into()))?;
-        let x = Tensor::from_slice(&storage.as_slice::<f32>()?[start..end], layout.shape(), &Device::Cpu)?;
-        let mut y = x.matmul(&self.weight.t()?)?;
-        if let Some(b) = &self.bias {
-            y = y.broadcast_add(b)?;
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (x, a, b) = (cpu_tensor(s1, l1)?, cpu_tensor(s2, l2)?, cpu_tensor(s3, l3)?);
+        let mut y = x.matmul(&self.merged(&a, &b)?.t()?)?;
+        if let Some(bias) = &self.bias {
+            y = y.broadcast_add(bias)?;
         }
         let shape = y.shape().clone();
         let (st, l) = y.storage_and_layout();
@@ -129,11 +158,65 @@ impl CustomOp1 for FrozenLinear {
             (candle_core::Storage::Cpu(cpu), Some((0, n))) if n == shape.elem_count() => {
                 Ok((cpu.clone(), shape))
             }
-            _ => Err(candle_core::Error::Msg("frozen-linear: unexpected output layout".into())),
+            _ => Err(candle_core::Error::Msg("lora-linear: unexpected output layout".into())),
         }
     }
 
-    fn bwd(&self, _arg: &Tensor, _res: &Tensor, grad: &Tensor) -> candle_core::Result<Option<Tensor>> {
-        Ok(Some(grad.matmul(&self.weight)?))
+    /// d x = g·(W + s·B·A); d A = s·(g·B)ᵀ·x; d B = s·gᵀ·(x·Aᵀ).
+    fn bwd(
+        &self,
+        x: &Tensor,
+        a: &Tensor,
+        b: &Tensor,
+        _res: &Tensor,
+        g: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let (x, a, b, g) = (x.detach(), a.detach(), b.detach(), g.detach());
+        let dx = g.matmul(&self.merged(&a, &b)?)?;
+        let da = (g.matmul(&b)?.t()?.matmul(&x)? * self.scale)?;
+        let db = (g.t()?.matmul(&x.matmul(&a.t()?)?)? * self.scale)?;
+        Ok((Some(dx), Some(da), Some(db)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fused layer against the composite ops it replaces: `x·Wᵀ + b + s·(x·Aᵀ)·Bᵀ`, values
+    /// and the gradients of x, A and B.
+    #[test]
+    fn the_fused_lora_layer_equals_the_composite_one_gradients_included() {
+        let dev = Device::Cpu;
+        let mut rng = StdRng::seed_from_u64(11);
+        let mut t = |shape: (usize, usize)| {
+            let v: Vec<f32> = (0..shape.0 * shape.1).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+            Tensor::from_vec(v, shape, &dev).unwrap()
+        };
+        let (n, input, output, rank) = (13, 24, 40, 4);
+        let (w, bias, probe) = (t((output, input)), t((1, output)).flatten_all().unwrap(), t((n, output)));
+        let (x, a, b) = (Var::from_tensor(&t((n, input))).unwrap(), t((rank, input)), t((output, rank)));
+        let (a, b) = (Var::from_tensor(&a).unwrap(), Var::from_tensor(&b).unwrap());
+        let scale = 2.5;
+        let grads_of = |y: &Tensor| {
+            let g = (y * &probe).unwrap().sum_all().unwrap().backward().unwrap();
+            [&x, &a, &b]
+                .map(|v| g.get(v.as_tensor()).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap())
+        };
+        let composite = {
+            let frozen = x.as_tensor().matmul(&w.t().unwrap()).unwrap().broadcast_add(&bias).unwrap();
+            let delta = x.as_tensor().matmul(&a.as_tensor().t().unwrap()).unwrap();
+            let delta = (delta.matmul(&b.as_tensor().t().unwrap()).unwrap() * scale).unwrap();
+            (frozen + delta).unwrap()
+        };
+        let op = LoraLinear { weight: w.clone(), bias: Some(bias.clone()), scale };
+        let fused = x.as_tensor().apply_op3(a.as_tensor(), b.as_tensor(), op).unwrap();
+        let flat = |y: &Tensor| y.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let worst = |p: &[f32], q: &[f32]| p.iter().zip(q).map(|(u, v)| (u - v).abs()).fold(0f32, f32::max);
+        assert!(worst(&flat(&fused), &flat(&composite)) < 1e-4, "values differ");
+        for (name, (f, c)) in ["x", "A", "B"].iter().zip(grads_of(&fused).iter().zip(&grads_of(&composite))) {
+            assert_eq!(f.len(), c.len());
+            assert!(worst(f, c) < 1e-3, "gradient of {name} differs by {}", worst(f, c));
+        }
     }
 }
