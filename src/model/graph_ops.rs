@@ -14,6 +14,9 @@ use std::sync::Arc;
 use candle_core::{CpuStorage, CustomOp1, CustomOp3, DType, Device, Layout, Shape, Storage, Tensor};
 use rayon::prelude::*;
 
+use crate::simd::{dot, fold};
+
+use super::attention::exp;
 use super::cpu::contiguous_f32;
 use super::cpu_bert::{erf, gelu_erf};
 
@@ -63,21 +66,11 @@ impl CustomOp1 for AttentionSoftmax {
         }
         let per_seq = heads * rows;
         let mut out = vec![0f32; scores.len()];
-        out.par_chunks_mut(len).zip(scores.par_chunks(len)).enumerate().for_each(|(r, (y, s))| {
-            let bias = &self.bias[(r / per_seq) * len..][..len];
-            let mut max = f32::NEG_INFINITY;
-            for ((y, &s), &c) in y.iter_mut().zip(s).zip(bias) {
-                *y = s * self.scale + c;
-                max = max.max(*y);
-            }
-            let mut sum = 0f32;
-            for y in y.iter_mut() {
-                *y = (*y - max).exp();
-                sum += *y;
-            }
-            let inv = 1.0 / sum;
-            y.iter_mut().for_each(|y| *y *= inv);
-        });
+        let span = len * ROWS;
+        out.par_chunks_mut(span)
+            .zip(scores.par_chunks(span))
+            .enumerate()
+            .for_each(|(t, (y, s))| softmax_rows(s, y, &self.bias, len, t * ROWS, per_seq, self.scale));
         Ok((CpuStorage::F32(out), layout.shape().clone()))
     }
 
@@ -87,18 +80,46 @@ impl CustomOp1 for AttentionSoftmax {
         let out = with_values(self.name(), res, |y| {
             with_values(self.name(), grad, |g| {
                 let mut d = vec![0f32; y.len()];
-                d.par_chunks_mut(len).zip(y.par_chunks(len).zip(g.par_chunks(len))).for_each(
-                    |(d, (y, g))| {
-                        let dot: f32 = y.iter().zip(g).map(|(y, g)| y * g).sum();
-                        for ((d, &y), &g) in d.iter_mut().zip(y).zip(g) {
-                            *d = self.scale * y * (g - dot);
-                        }
-                    },
-                );
+                let span = len * ROWS;
+                d.par_chunks_mut(span)
+                    .zip(y.par_chunks(span).zip(g.par_chunks(span)))
+                    .for_each(|(d, (y, g))| softmax_grad_rows(y, g, d, len, self.scale));
                 d
             })
         })??;
         Ok(Some(tensor(out, res.shape())?))
+    }
+}
+
+/// Rows of attention scores per parallel task.
+const ROWS: usize = 64;
+
+vectorised! {
+    /// `y ← softmax(scale · s + bias)` row by row; `first` is the first row's index in the
+    /// batch, `per_seq` the rows of one sequence (its bias row).
+    fn softmax_rows(s: &[f32], y: &mut [f32], bias: &[f32], len: usize, first: usize, per_seq: usize, scale: f32) {
+        for (r, (y, s)) in y.chunks_mut(len).zip(s.chunks(len)).enumerate() {
+            let bias = &bias[((first + r) / per_seq) * len..][..len];
+            for ((y, &s), &c) in y.iter_mut().zip(s).zip(bias) {
+                *y = s.mul_add(scale, c);
+            }
+            let max = fold(y, f32::NEG_INFINITY, f32::max);
+            y.iter_mut().for_each(|v| *v = exp(*v - max));
+            let inv = 1.0 / fold(y, 0.0, |a, b| a + b);
+            y.iter_mut().for_each(|v| *v *= inv);
+        }
+    }
+}
+
+vectorised! {
+    /// `d ← scale · y ⊙ (g − Σ g ⊙ y)` row by row.
+    fn softmax_grad_rows(y: &[f32], g: &[f32], d: &mut [f32], len: usize, scale: f32) {
+        for ((d, y), g) in d.chunks_mut(len).zip(y.chunks(len)).zip(g.chunks(len)) {
+            let dot = dot(y, g);
+            for ((d, &y), &g) in d.iter_mut().zip(y).zip(g) {
+                *d = scale * y * (g - dot);
+            }
+        }
     }
 }
 
