@@ -137,10 +137,11 @@ impl TrainBert {
         mask: &Tensor,
         range: std::ops::Range<usize>,
     ) -> candle_core::Result<Tensor> {
+        let bias = attention_bias(mask, x.dtype())?;
         let bias = if fused(x) {
-            KeyBias::Fused(AttentionSoftmax::key_bias(mask)?)
+            KeyBias::Fused(std::sync::Arc::new(bias.flatten_all()?.to_vec1::<f32>()?))
         } else {
-            KeyBias::Tensor(attention_bias(mask, x.dtype())?)
+            KeyBias::Tensor(bias)
         };
         let mut x = x.clone();
         for layer in &self.layers[range] {
@@ -192,7 +193,7 @@ enum KeyBias {
 /// value, not the dtype's minimum as candle's and Hugging Face's BERT use: `f32::MIN` rounds to
 /// −∞ in f16 and bf16, and `(1 − mask) × −∞` is NaN for every token (the NaN vectors of the H100
 /// session). `exp(−10,000)` is 0 in every dtype, so f32 results are unchanged.
-fn attention_bias(mask: &Tensor, dtype: DType) -> candle_core::Result<Tensor> {
+pub(super) fn attention_bias(mask: &Tensor, dtype: DType) -> candle_core::Result<Tensor> {
     let mask = mask.unsqueeze(1)?.unsqueeze(1)?.to_dtype(DType::F32)?;
     ((mask - 1.0)? * 10_000.0)?.to_dtype(dtype)
 }

@@ -13,6 +13,7 @@ use candle_nn::{Linear, VarBuilder, VarMap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::cpu::contiguous_f32;
 use super::lora::{merge, A_SUFFIX, B_SUFFIX};
 use super::weights::blake3_u64;
 
@@ -127,10 +128,7 @@ impl LoraLinear {
 
 /// A contiguous f32 CPU argument of a custom op as a tensor of its own (a copy).
 fn cpu_tensor(storage: &CpuStorage, layout: &Layout) -> candle_core::Result<Tensor> {
-    let (start, end) = layout
-        .contiguous_offsets()
-        .ok_or_else(|| candle_core::Error::Msg("lora-linear: input not contiguous".into()))?;
-    Tensor::from_slice(&storage.as_slice::<f32>()?[start..end], layout.shape(), &Device::Cpu)
+    Tensor::from_slice(contiguous_f32("lora-linear", storage, layout)?, layout.shape(), &Device::Cpu)
 }
 
 impl CustomOp3 for LoraLinear {

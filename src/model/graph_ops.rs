@@ -38,19 +38,11 @@ fn tensor(values: Vec<f32>, shape: &Shape) -> candle_core::Result<Tensor> {
 }
 
 /// `softmax(scale · scores + bias)` over the last dimension of the attention scores
-/// [B, heads, L, L], where `bias` [B × L] is each sequence's additive key mask (0 or −10,000).
+/// [B, heads, L, L], where `bias` [B × L] is each sequence's additive key mask
+/// (`graph_bert::attention_bias`'s values).
 pub struct AttentionSoftmax {
     pub scale: f32,
     pub bias: Arc<Vec<f32>>,
-}
-
-impl AttentionSoftmax {
-    /// The key bias of a [B, L] mask of 1s (tokens) and 0s (padding), as `graph_bert`'s
-    /// composite path builds it.
-    pub fn key_bias(mask: &Tensor) -> candle_core::Result<Arc<Vec<f32>>> {
-        let mask = mask.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
-        Ok(Arc::new(mask.into_iter().map(|m| (m - 1.0) * 10_000.0).collect()))
-    }
 }
 
 impl CustomOp1 for AttentionSoftmax {
@@ -312,17 +304,13 @@ mod tests {
         // The second sequence has two padding keys.
         let mask = Tensor::new(&[[1u32, 1, 1, 1, 1], [1, 1, 1, 0, 0]], &dev).unwrap();
         let scale = 0.37f32;
-        let bias4 = ((mask.to_dtype(DType::F32).unwrap() - 1.0).unwrap() * 10_000.0)
-            .unwrap()
-            .unsqueeze(1)
-            .unwrap()
-            .unsqueeze(1)
-            .unwrap();
+        let bias4 = crate::model::graph_bert::attention_bias(&mask, DType::F32).unwrap();
         let composite = |s: &Tensor| {
             let s = (s * scale as f64).unwrap().broadcast_add(&bias4).unwrap();
             candle_nn::ops::softmax(&s, D::Minus1).unwrap()
         };
-        let op = || AttentionSoftmax { scale, bias: AttentionSoftmax::key_bias(&mask).unwrap() };
+        let key_bias = Arc::new(bias4.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+        let op = || AttentionSoftmax { scale, bias: key_bias.clone() };
         let (want, want_grad) = value_and_grad(&scores, &probe, composite);
         let (got, got_grad) = value_and_grad(&scores, &probe, |s| s.apply_op1(op()).unwrap());
         close(&got, &want, 1e-6, "probabilities");
