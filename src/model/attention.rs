@@ -290,9 +290,10 @@ fn rows_any(b: &Block, scores: &mut [f32], ctx: &mut [f32]) {
     }
 }
 
-/// `row ← softmax(row)` in place (reductions by lanes, so they vectorise).
+/// `row ← softmax(row)` in place (reductions by lanes, so they vectorise). Training's fused
+/// softmax (`graph_ops`) uses it too.
 #[inline(always)]
-fn softmax_row(row: &mut [f32]) {
+pub(super) fn softmax_row(row: &mut [f32]) {
     let max = fold(row, f32::NEG_INFINITY, f32::max);
     row.iter_mut().for_each(|x| *x = exp(*x - max));
     let inv = 1.0 / fold(row, 0.0, |a, b| a + b);

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use candle_core::{CpuStorage, CustomOp1, CustomOp3, DType, Device, Layout, Shape, Storage, Tensor};
 use rayon::prelude::*;
 
-use crate::simd::{dot, fold};
+use crate::simd::dot;
 
-use super::attention::exp;
+use super::attention::softmax_row;
 use super::cpu::contiguous_f32;
 use super::cpu_bert::{erf, gelu_erf};
 
@@ -95,10 +95,7 @@ vectorised! {
             for ((y, &s), &c) in y.iter_mut().zip(s).zip(bias) {
                 *y = s.mul_add(scale, c);
             }
-            let max = fold(y, f32::NEG_INFINITY, f32::max);
-            y.iter_mut().for_each(|v| *v = exp(*v - max));
-            let inv = 1.0 / fold(y, 0.0, |a, b| a + b);
-            y.iter_mut().for_each(|v| *v *= inv);
+            softmax_row(y);
         }
     }
 }
