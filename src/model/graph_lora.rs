@@ -8,6 +8,8 @@
 //! the forward product and thrown away, and the adapter's composite ops add element-wise
 //! passes over every layer's output.
 
+use std::sync::Mutex;
+
 use candle_core::{CpuStorage, CustomOp3, DType, Device, Layout, Module, Shape, Tensor, Var};
 use candle_nn::{Linear, VarBuilder, VarMap};
 use rand::rngs::StdRng;
@@ -28,6 +30,16 @@ pub struct Adapter {
 pub struct Proj {
     linear: Linear,
     adapter: Option<Adapter>,
+    merged: Mutex<Option<Merged>>,
+}
+
+/// `W + s·B·A` for the adapter's values `a` and `b` (row-major copies): valid while A and B
+/// still hold them. The values, not a version count, decide, so an update made any way (the
+/// optimiser, a resume, a test setting a variable) can never leave a stale weight in use.
+struct Merged {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    weight: Tensor,
 }
 
 /// How adapters are added: rank, α, and the map their variables live in.
@@ -52,7 +64,7 @@ impl Proj {
     ) -> candle_core::Result<Self> {
         let device = vb.device().clone();
         let linear = candle_nn::linear(input, output, vb)?;
-        let Some(spec) = lora else { return Ok(Proj { linear, adapter: None }) };
+        let Some(spec) = lora else { return Ok(Proj { linear, adapter: None, merged: Mutex::new(None) }) };
         let a = var(spec.vars, &format!("{prefix}{A_SUFFIX}"), (spec.rank, input), || {
             let bound = 1.0 / (input as f64).sqrt();
             let mut rng = StdRng::seed_from_u64(blake3_u64(prefix));
@@ -63,7 +75,20 @@ impl Proj {
         let b = var(spec.vars, &format!("{prefix}{B_SUFFIX}"), (output, spec.rank), || {
             Tensor::zeros((output, spec.rank), DType::F32, &device)
         })?;
-        Ok(Proj { linear, adapter: Some(Adapter { a, b, scale: spec.alpha / spec.rank as f64 }) })
+        let adapter = Some(Adapter { a, b, scale: spec.alpha / spec.rank as f64 });
+        Ok(Proj { linear, adapter, merged: Mutex::new(None) })
+    }
+
+    /// `W + s·B·A` for the adapter's current values, merged again only when they changed.
+    fn merged_weight(&self, ad: &Adapter) -> candle_core::Result<Tensor> {
+        let (a, b) = (ad.a.flatten_all()?.to_vec1::<f32>()?, ad.b.flatten_all()?.to_vec1::<f32>()?);
+        let mut cache = self.merged.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = cache.as_ref().filter(|m| m.a == a && m.b == b) {
+            return Ok(m.weight.clone());
+        }
+        let weight = merge(self.linear.weight(), &ad.a, &ad.b, ad.scale)?;
+        *cache = Some(Merged { a, b, weight: weight.clone() });
+        Ok(weight)
     }
 
     pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
@@ -73,7 +98,7 @@ impl Proj {
         let flat = x.reshape(((), input))?;
         let y = if flat.device().is_cpu() && flat.dtype() == DType::F32 {
             let op = LoraLinear {
-                weight: self.linear.weight().clone(),
+                merged: self.merged_weight(ad)?,
                 bias: self.linear.bias().cloned(),
                 scale: ad.scale,
             };
@@ -111,19 +136,13 @@ fn var(
 }
 
 /// `x·(W + s·B·A)ᵀ + b` for a frozen W and b, over x [N, in] and the adapter's A and B: one
-/// product with the merged weight each way (merging costs out × in × r, a sliver of a batch's
-/// product), and no element-wise passes over [N, out] for the adapter's share. The backward
-/// pass gives the gradients of x, A and B, never W's.
+/// product with the merged weight each way, and no element-wise passes over [N, out] for the
+/// adapter's share. The backward pass gives the gradients of x, A and B, never W's.
 struct LoraLinear {
-    weight: Tensor,
+    /// `W + s·B·A` for the A and B the op is applied to.
+    merged: Tensor,
     bias: Option<Tensor>,
     scale: f64,
-}
-
-impl LoraLinear {
-    fn merged(&self, a: &Tensor, b: &Tensor) -> candle_core::Result<Tensor> {
-        merge(&self.weight, a, b, self.scale)
-    }
 }
 
 /// A contiguous f32 CPU argument of a custom op as a tensor of its own (a copy).
@@ -140,13 +159,14 @@ impl CustomOp3 for LoraLinear {
         &self,
         s1: &CpuStorage,
         l1: &Layout,
-        s2: &CpuStorage,
-        l2: &Layout,
-        s3: &CpuStorage,
-        l3: &Layout,
+        // A and B enter through `merged`; they are arguments so that the backward pass gives theirs.
+        _a: &CpuStorage,
+        _la: &Layout,
+        _b: &CpuStorage,
+        _lb: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (x, a, b) = (cpu_tensor(s1, l1)?, cpu_tensor(s2, l2)?, cpu_tensor(s3, l3)?);
-        let mut y = x.matmul(&self.merged(&a, &b)?.t()?)?;
+        let x = cpu_tensor(s1, l1)?;
+        let mut y = x.matmul(&self.merged.t()?)?;
         if let Some(bias) = &self.bias {
             y = y.broadcast_add(bias)?;
         }
@@ -170,7 +190,7 @@ impl CustomOp3 for LoraLinear {
         g: &Tensor,
     ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         let (x, a, b, g) = (x.detach(), a.detach(), b.detach(), g.detach());
-        let dx = g.matmul(&self.merged(&a, &b)?)?;
+        let dx = g.matmul(&self.merged)?;
         let da = (g.matmul(&b)?.t()?.matmul(&x)? * self.scale)?;
         let db = (g.t()?.matmul(&x.matmul(&a.t()?)?)? * self.scale)?;
         Ok((Some(dx), Some(da), Some(db)))
@@ -207,7 +227,8 @@ mod tests {
             let delta = (delta.matmul(&b.as_tensor().t().unwrap()).unwrap() * scale).unwrap();
             (frozen + delta).unwrap()
         };
-        let op = LoraLinear { weight: w.clone(), bias: Some(bias.clone()), scale };
+        let merged = merge(&w, a.as_tensor(), b.as_tensor(), scale).unwrap();
+        let op = LoraLinear { merged, bias: Some(bias.clone()), scale };
         let fused = x.as_tensor().apply_op3(a.as_tensor(), b.as_tensor(), op).unwrap();
         let flat = |y: &Tensor| y.flatten_all().unwrap().to_vec1::<f32>().unwrap();
         let worst = |p: &[f32], q: &[f32]| p.iter().zip(q).map(|(u, v)| (u - v).abs()).fold(0f32, f32::max);
@@ -216,5 +237,42 @@ mod tests {
             assert_eq!(f.len(), c.len());
             assert!(worst(f, c) < 1e-3, "gradient of {name} differs by {}", worst(f, c));
         }
+    }
+
+    /// An adapted layer follows its adapter's values: after B changes (as an update changes it),
+    /// the next forward pass uses the new merged weight, never the one kept from before.
+    #[test]
+    fn an_adapted_layer_merges_again_when_its_adapter_changes() {
+        let dev = Device::Cpu;
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut t = |shape: (usize, usize)| {
+            let v: Vec<f32> = (0..shape.0 * shape.1).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+            Tensor::from_vec(v, shape, &dev).unwrap()
+        };
+        let (n, input, output, rank) = (6, 16, 12, 4);
+        let (w, bias, x, new_b) =
+            (t((output, input)), t((1, output)).flatten_all().unwrap(), t((n, input)), t((output, rank)));
+        let base = std::collections::HashMap::from([
+            ("weight".to_string(), w.clone()),
+            ("bias".to_string(), bias.clone()),
+        ]);
+        let vb = VarBuilder::from_tensors(base, DType::F32, &dev);
+        let vars = VarMap::new();
+        let spec = LoraSpec { rank, alpha: 8.0, vars: &vars };
+        let proj = Proj::load(input, output, vb, Some(spec), "layer").unwrap();
+        let frozen = x.matmul(&w.t().unwrap()).unwrap().broadcast_add(&bias).unwrap();
+        let worst = |p: &Tensor, q: &Tensor| {
+            (p - q).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap()
+        };
+        assert!(worst(&proj.forward(&x).unwrap(), &frozen) < 1e-5, "B starts at zero: the frozen layer");
+        let a = {
+            let data = vars.data().lock().unwrap();
+            data[&format!("layer{B_SUFFIX}")].set(&new_b).unwrap();
+            data[&format!("layer{A_SUFFIX}")].as_tensor().clone()
+        };
+        let delta = (x.matmul(&a.t().unwrap()).unwrap().matmul(&new_b.t().unwrap()).unwrap() * 2.0).unwrap();
+        let adapted = (&frozen + delta).unwrap();
+        assert!(worst(&adapted, &frozen) > 1e-2, "the new B moves the output");
+        assert!(worst(&proj.forward(&x).unwrap(), &adapted) < 1e-4, "the layer uses the new B");
     }
 }
