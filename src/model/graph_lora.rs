@@ -201,16 +201,20 @@ impl CustomOp3 for LoraLinear {
 mod tests {
     use super::*;
 
+    /// Tensors of the given shapes, uniform in ±1, from a generator seeded with `seed`.
+    fn uniform(seed: u64) -> impl FnMut((usize, usize)) -> Tensor {
+        let mut rng = StdRng::seed_from_u64(seed);
+        move |shape| {
+            let v: Vec<f32> = (0..shape.0 * shape.1).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+            Tensor::from_vec(v, shape, &Device::Cpu).unwrap()
+        }
+    }
+
     /// The fused layer against the composite ops it replaces: `x·Wᵀ + b + s·(x·Aᵀ)·Bᵀ`, values
     /// and the gradients of x, A and B.
     #[test]
     fn the_fused_lora_layer_equals_the_composite_one_gradients_included() {
-        let dev = Device::Cpu;
-        let mut rng = StdRng::seed_from_u64(11);
-        let mut t = |shape: (usize, usize)| {
-            let v: Vec<f32> = (0..shape.0 * shape.1).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-            Tensor::from_vec(v, shape, &dev).unwrap()
-        };
+        let mut t = uniform(11);
         let (n, input, output, rank) = (13, 24, 40, 4);
         let (w, bias, probe) = (t((output, input)), t((1, output)).flatten_all().unwrap(), t((n, output)));
         let (x, a, b) = (Var::from_tensor(&t((n, input))).unwrap(), t((rank, input)), t((output, rank)));
@@ -244,11 +248,7 @@ mod tests {
     #[test]
     fn an_adapted_layer_merges_again_when_its_adapter_changes() {
         let dev = Device::Cpu;
-        let mut rng = StdRng::seed_from_u64(5);
-        let mut t = |shape: (usize, usize)| {
-            let v: Vec<f32> = (0..shape.0 * shape.1).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-            Tensor::from_vec(v, shape, &dev).unwrap()
-        };
+        let mut t = uniform(5);
         let (n, input, output, rank) = (6, 16, 12, 4);
         let (w, bias, x, new_b) =
             (t((output, input)), t((1, output)).flatten_all().unwrap(), t((n, input)), t((output, rank)));
