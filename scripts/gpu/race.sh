@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# On the GPU machine: train several variants at once, one process each (one candle process
-# leaves the GPU mostly idle: its time goes to launches and syncs, not products), stop those
-# still running after DEADLINE seconds (SIGINT: each writes its resumable checkpoint), then
-# evaluate every finished variant and the shipped adapters on DEV at f32, so that the figures
-# are the CPU's. What comes back: one archive per variant in $OUT (logs, adapters, checkpoint
-# without the base model's copy, eval summaries).
+# On the GPU machine: train several variants at once, one process each, stop those still
+# running after DEADLINE seconds (SIGINT: each writes its resumable checkpoint), then evaluate
+# every finished variant and the shipped adapters on DEV at f32, so that the figures are the
+# CPU's. At once they share the GPU rather than add to it (session 21 on an H200: 100 % busy,
+# ~82,000 instances an hour for three runs against ~74,000 for one alone on an H100), so give
+# DEADLINE ~250 s per run of the shipped recipe's size (5,382 instances). What comes back: one
+# archive per variant in $OUT (logs, adapters, an unfinished run's checkpoint, eval summaries).
 #   DEADLINE=400 EVAL_DEADLINE=110 SOUPS=NAME scripts/gpu/race.sh DEV PACKS NAME='TRAIN ARGS'...
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
