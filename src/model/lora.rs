@@ -281,7 +281,7 @@ mod tests {
     fn the_built_in_adapters_are_intact_and_belong_to_the_default_model() {
         let lora = builtin().expect("adapters are built in").expect("their sha256 matches");
         assert_eq!(lora.base(), "all-MiniLM-L6-v2-53aa51172d14", "trained on the default model");
-        assert_eq!((lora.rank(), lora.alpha()), (8, 16.0));
+        assert_eq!((lora.rank(), lora.alpha()), (32, 64.0));
         assert_eq!(
             lora.tensors().len(),
             2 * 6 * 6,
