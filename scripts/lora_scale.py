@@ -9,9 +9,14 @@ import hashlib, json, struct, sys
 
 src, out, s = sys.argv[1], sys.argv[2], float(sys.argv[3])
 b = open(src, 'rb').read()
-n = struct.unpack('<Q', b[:8])[0]
-header, data = json.loads(b[8:8 + n]), b[8 + n:]
-meta = header['__metadata__']
+try:
+    n = struct.unpack('<Q', b[:8])[0]
+    header, data = json.loads(b[8:8 + n]), b[8 + n:]
+except (struct.error, ValueError) as e:
+    sys.exit(f"{src}: not a safetensors file ({e})")
+meta = header.get('__metadata__', {})
+if 'coret.lora.alpha' not in meta:
+    sys.exit(f"{src}: not a coret LoRA adapter file (no coret.lora.alpha in its metadata)")
 alpha = float(meta['coret.lora.alpha'])
 meta['coret.lora.alpha'] = repr(alpha * s)
 meta['coret.command'] = meta.get('coret.command', '') + f' ; alpha scaled x{s}'
