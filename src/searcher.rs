@@ -405,6 +405,7 @@ mod tests {
         let graph = crate::callgraph::CallGraph {
             callees: vec![vec![2], vec![], vec![], vec![]],
             callers: vec![vec![], vec![], vec![0], vec![]],
+            unresolved: vec![vec![]; 4],
         };
         let hits =
             vec![Hit { chunk: 0, score: 1.0 }, Hit { chunk: 1, score: 0.5 }, Hit { chunk: 3, score: 0.4 }];

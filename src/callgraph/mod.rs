@@ -4,11 +4,19 @@
 //! (function-level imports shadow it); a name bound by `import` / `from … import`
 //! (relative imports and package re-exports followed); `mod.f()` through imported
 //! modules; `self.m()` / `cls.m()` to the class's method or an in-repository base
-//! class's; `super().m()` to a base class's method; `Class()` to the class chunk.
-//! Names that none of these find fall back to a repository-unique last name component;
-//! names bound to modules outside the repository, ambiguous names and self-calls give no edge,
-//! and neither do built-in type methods (`x.append()`, `d.items()`) on unresolved receivers.
+//! class's; `self.attr.m()` to a method of the class the class's methods assign to
+//! `self.attr` (`self.attr = Class(…)`, or an annotation `self.attr: Class`);
+//! `super().m()` to a base class's method; `Class()` to the class chunk.
+//! Plain names that none of these find fall back to a repository-unique last name component
+//! (not a function or class defined inside the caller: that is the caller's own); names bound to
+//! modules outside the repository, ambiguous names and self-calls give no edge, and neither do
+//! calls through receivers of unknown type (`x.run()`): no edge is invented.
+//!
+//! What stays unresolved yet may be in the repository is kept per chunk as written
+//! ([`CallGraph::unresolved`]), so that clients can say where the graph has holes; builtins,
+//! library calls and built-in type methods (`x.append()`, `", ".join()`) are left out of it.
 
+mod builtins;
 mod modules;
 mod resolve;
 
@@ -17,9 +25,13 @@ use std::collections::HashSet;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::FileSyntax;
+use crate::chunk::{CallSite, FileSyntax, Receiver};
+use builtins::{is_builtin_method, is_dunder};
 pub use modules::{module_name_of, resolve_relative};
-use resolve::Repo;
+use resolve::{Repo, Target};
+
+/// How many unresolved calls a chunk keeps (the first ones in its source).
+pub const MAX_UNRESOLVED: usize = 16;
 
 /// Edges between chunks, indexed by global chunk id: the chunks of `files[0]`, then
 /// `files[1]`, … in order.
@@ -29,13 +41,17 @@ pub struct CallGraph {
     pub callees: Vec<Vec<u32>>,
     /// Upstream neighbours, by ascending caller id.
     pub callers: Vec<Vec<u32>>,
+    /// Calls left unresolved that may be in the repository, as written (`ctx.lookup_default`,
+    /// `self.console.print`; `….m` for a receiver that is not a dotted name), deduplicated,
+    /// in source order, at most [`MAX_UNRESOLVED`] per chunk.
+    pub unresolved: Vec<Vec<String>>,
 }
 
 impl CallGraph {
     /// Global chunk ids are the chunks of files[0], then files[1], ... in order.
     pub fn build(files: &[FileSyntax]) -> CallGraph {
         let repo = Repo::new(files);
-        let callees: Vec<Vec<u32>> = files
+        let (callees, unresolved): (Vec<Vec<u32>>, Vec<Vec<String>>) = files
             .par_iter()
             .enumerate()
             .flat_map_iter(|(f, file)| {
@@ -43,15 +59,30 @@ impl CallGraph {
                 (0..file.chunks.len() as u32).map(move |local| {
                     let id = repo.global_id(f, local);
                     let sites = file.calls.get(local as usize).map(Vec::as_slice).unwrap_or(&[]);
+                    let mut callees = Vec::new();
                     let mut seen = HashSet::new();
-                    sites
-                        .iter()
-                        .filter_map(|site| repo.resolve_call(f, local, site))
-                        .filter(|&callee| callee != id && seen.insert(callee))
-                        .collect()
+                    let mut unresolved = Vec::new();
+                    for site in sites {
+                        match repo.resolve_call(f, local, site) {
+                            Target::Chunk(callee) => {
+                                if callee != id && seen.insert(callee) {
+                                    callees.push(callee);
+                                }
+                            }
+                            Target::Unknown if unresolved.len() < MAX_UNRESOLVED => {
+                                if let Some(text) = worth_listing(site) {
+                                    if !unresolved.contains(&text) {
+                                        unresolved.push(text);
+                                    }
+                                }
+                            }
+                            Target::Unknown | Target::Outside => {}
+                        }
+                    }
+                    (callees, unresolved)
                 })
             })
-            .collect();
+            .unzip();
         let mut callers = vec![Vec::new(); callees.len()];
         for (caller, targets) in callees.iter().enumerate() {
             for &callee in targets {
@@ -60,19 +91,39 @@ impl CallGraph {
                 }
             }
         }
-        CallGraph { callees, callers }
+        CallGraph { callees, callers, unresolved }
     }
 
     /// Number of (caller, callee) edges.
     /// A graph without edges over `chunks` chunks, for clients that never follow calls (a
     /// BM25 or plain dense eval): linking calls costs as much as building the BM25 index.
     pub fn unlinked(chunks: usize) -> CallGraph {
-        CallGraph { callees: vec![Vec::new(); chunks], callers: vec![Vec::new(); chunks] }
+        CallGraph {
+            callees: vec![Vec::new(); chunks],
+            callers: vec![Vec::new(); chunks],
+            unresolved: vec![Vec::new(); chunks],
+        }
     }
 
     pub fn edge_count(&self) -> usize {
         self.callees.iter().map(Vec::len).sum()
     }
+}
+
+/// An unresolved call as written, unless it is most likely a built-in type's method
+/// (`parts.append`, `", ".join`) or a protocol method (`x.__enter__`).
+fn worth_listing(site: &CallSite) -> Option<String> {
+    let name = site.name.as_str();
+    let with_receiver = !matches!(site.receiver, Receiver::None | Receiver::Local);
+    if is_dunder(name) || (with_receiver && is_builtin_method(name)) {
+        return None;
+    }
+    Some(match &site.receiver {
+        Receiver::None | Receiver::Local => name.to_string(),
+        Receiver::Path(path) => format!("{}.{name}", path.join(".")),
+        Receiver::Super => format!("super().{name}"),
+        Receiver::Other => format!("….{name}"),
+    })
 }
 
 #[cfg(test)]

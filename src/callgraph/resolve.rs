@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::builtins::{adds_no_methods, is_builtin_function, is_dunder};
 use super::modules::{resolve_relative, ModuleIndex};
 use crate::chunk::{CallSite, ChunkKind, FileSyntax, Import, Imported, Receiver};
 
@@ -27,11 +28,31 @@ enum Entity {
     Unknown,
 }
 
+/// What a call site resolves to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// A chunk of the repository (global id).
+    Chunk(u32),
+    /// Not found, and it may well be in the repository: a receiver of unknown type
+    /// (`ctx.lookup_default()`), an ambiguous name, a method missing from a class whose bases
+    /// are all known. Clients list these as the graph's holes.
+    Unknown,
+    /// Known not to be another chunk: a builtin, a name bound to a library, a method of
+    /// `object` or of a base class outside the repository, a function defined in the caller.
+    Outside,
+}
+
 #[derive(Default)]
 struct ClassData<'a> {
     methods: HashMap<&'a str, u32>,
     nested: HashMap<&'a str, u32>,
     bases: Vec<u32>,
+    /// Some base class is outside the repository (or not understood): a method missing here
+    /// may be inherited from it.
+    open: bool,
+    /// `self.attr = Class(…)` in the class's methods: the class of each attribute
+    /// (`None`: assigned something else too, or classes that disagree).
+    attributes: HashMap<&'a str, Option<u32>>,
 }
 
 /// Read-only repository index, shared by the threads that resolve calls.
@@ -53,6 +74,23 @@ pub(crate) struct Repo<'a> {
     class_of: Vec<Option<u32>>,
     /// Last name component → the only chunk with it (`None`: more than one).
     unique: HashMap<&'a str, Option<u32>>,
+}
+
+fn target(entity: Entity) -> Target {
+    match entity {
+        Entity::Def(id) | Entity::Class(id) => Target::Chunk(id),
+        Entity::Unknown => Target::Unknown,
+        Entity::Module(_) | Entity::External => Target::Outside,
+    }
+}
+
+/// `self…` or a bare `cls`: a receiver typed by the calling method's class.
+fn is_self_path(path: &[String]) -> bool {
+    match path {
+        [only] => only == "self" || only == "cls",
+        [first, ..] => first == "self",
+        [] => false,
+    }
 }
 
 fn last_component(name: &str) -> &str {
@@ -83,6 +121,7 @@ impl<'a> Repo<'a> {
             repo.index_file(f, file);
         }
         repo.resolve_bases();
+        repo.type_attributes();
         repo
     }
 
@@ -158,23 +197,55 @@ impl<'a> Repo<'a> {
         for (f, file) in self.files.iter().enumerate() {
             for class in &file.classes {
                 let id = self.offsets[f] + class.chunk;
-                let bases: Vec<u32> = class
-                    .bases
-                    .iter()
-                    .filter_map(|base| {
-                        let parts: Vec<&str> = base.split('.').collect();
-                        match self.resolve_path(f, None, &parts) {
-                            Entity::Class(c) if c != id => Some(c),
-                            _ => None,
-                        }
-                    })
-                    .collect();
-                resolved.push((id, bases));
+                let mut open = false;
+                let mut bases = Vec::new();
+                for base in &class.bases {
+                    let parts: Vec<&str> = base.split('.').collect();
+                    match self.resolve_path(f, None, &parts) {
+                        Entity::Class(c) if c != id => bases.push(c),
+                        _ => open |= !adds_no_methods(base),
+                    }
+                }
+                resolved.push((id, bases, open));
             }
         }
-        for (id, bases) in resolved {
+        for (id, bases, open) in resolved {
             if let Some(class) = self.classes.get_mut(&id) {
                 class.bases = bases;
+                class.open = open;
+            }
+        }
+    }
+
+    /// Types `self.attr` per class from its methods' `self.attr = Class(…)`, once. The class
+    /// expression resolves like a call in the assigning method (its own imports included).
+    fn type_attributes(&mut self) {
+        let mut typed = Vec::new();
+        for (f, file) in self.files.iter().enumerate() {
+            for assign in &file.attributes {
+                let Some(owner) = self.class_of(f, assign.chunk) else {
+                    continue;
+                };
+                let class = assign.class.as_ref().and_then(|path| {
+                    let parts: Vec<&str> = path.iter().map(String::as_str).collect();
+                    match self.resolve_path(f, Some(assign.chunk), &parts) {
+                        Entity::Class(c) => Some(c),
+                        _ => None,
+                    }
+                });
+                typed.push((owner, assign.attr.as_str(), class));
+            }
+        }
+        for (owner, attr, class) in typed {
+            if let Some(data) = self.classes.get_mut(&owner) {
+                data.attributes
+                    .entry(attr)
+                    .and_modify(|known| {
+                        if *known != class {
+                            *known = None;
+                        }
+                    })
+                    .or_insert(class);
             }
         }
     }
@@ -184,37 +255,76 @@ impl<'a> Repo<'a> {
         self.offsets[f] + local
     }
 
-    /// The chunk a call site refers to, if it resolves inside the repository.
-    pub fn resolve_call(&self, f: usize, owner: u32, site: &CallSite) -> Option<u32> {
+    /// What a call site refers to.
+    pub fn resolve_call(&self, f: usize, owner: u32, site: &CallSite) -> Target {
         let name = site.name.as_str();
-        let entity = match &site.receiver {
-            Receiver::None => self.resolve_name(f, Some(owner), name, 0),
-            Receiver::Path(path) if path.len() == 1 && (path[0] == "self" || path[0] == "cls") => {
-                match self.class_of(f, owner) {
-                    Some(class) => self.method(class, name).map_or(Entity::Unknown, Entity::Def),
-                    None => Entity::Unknown,
+        match &site.receiver {
+            Receiver::None => match self.resolve_name(f, Some(owner), name, 0) {
+                // Only a plain call `f()` falls back to a repository-unique name. A call through
+                // a receiver whose type is unknown (`x.run()`, `items[0].run()`, `self.run()`
+                // on an external base class) is not resolved by its bare method name: that
+                // would invent an edge.
+                Entity::Unknown => match self.unique.get(name).copied().flatten() {
+                    Some(id) => Target::Chunk(id),
+                    // Otherwise a name neither defined nor imported in the file is a builtin.
+                    None if is_builtin_function(name) => Target::Outside,
+                    None => Target::Unknown,
+                },
+                entity => target(entity),
+            },
+            Receiver::Local => Target::Outside,
+            // `self.m()`, `cls.m()`, and `self.attr.m()` through attributes typed in the class.
+            Receiver::Path(path) if is_self_path(path) => {
+                let mut class = self.class_of(f, owner);
+                for attr in path.iter().skip(1) {
+                    class = class.and_then(|c| self.attribute_class(c, attr));
+                }
+                match class {
+                    Some(class) => {
+                        self.method(class, name).map_or_else(|| self.missing(class, name), Target::Chunk)
+                    }
+                    None => Target::Unknown,
                 }
             }
             Receiver::Path(path) => {
                 let parts: Vec<&str> = path.iter().map(String::as_str).collect();
-                let base = self.resolve_path(f, Some(owner), &parts);
-                self.member(base, name, 0)
+                match self.resolve_path(f, Some(owner), &parts) {
+                    Entity::Class(class) => match self.member(Entity::Class(class), name, 0) {
+                        Entity::Unknown => self.missing(class, name),
+                        entity => target(entity),
+                    },
+                    base => target(self.member(base, name, 0)),
+                }
             }
+            // What `super()` does not find in the repository's bases is `object`'s or a
+            // library base's.
             Receiver::Super => self
                 .class_of(f, owner)
                 .and_then(|class| self.classes.get(&class))
                 .and_then(|data| data.bases.iter().find_map(|&base| self.method(base, name)))
-                .map_or(Entity::Unknown, Entity::Def),
-            Receiver::Other => Entity::Unknown,
-        };
-        match entity {
-            Entity::Def(id) | Entity::Class(id) => Some(id),
-            // Only a plain call `f()` falls back to a repository-unique name. A call through a
-            // receiver whose type is unknown (`x.run()`, `items[0].run()`, `self.run()` on an
-            // external base class) is dropped: the bare method name would invent an edge.
-            Entity::Unknown if site.receiver == Receiver::None => self.unique.get(name).copied().flatten(),
-            Entity::Unknown | Entity::Module(_) | Entity::External => None,
+                .map_or(Target::Outside, Target::Chunk),
+            Receiver::Other => Target::Unknown,
         }
+    }
+
+    /// Method `name` not found in `class` or its bases: `object`'s or an outside base's, or a
+    /// hole when every base is in the repository.
+    fn missing(&self, class: u32, name: &str) -> Target {
+        let open = self.mro(class).iter().any(|c| self.classes.get(c).is_some_and(|d| d.open));
+        if open || is_dunder(name) {
+            Target::Outside
+        } else {
+            Target::Unknown
+        }
+    }
+
+    /// The class of `self.attr` in `class` (assigned in it or, first found, in a base).
+    fn attribute_class(&self, class: u32, attr: &str) -> Option<u32> {
+        self.mro(class)
+            .iter()
+            .find_map(|c| self.classes.get(c).and_then(|d| d.attributes.get(attr)))
+            .copied()
+            .flatten()
     }
 
     /// The class whose `self`/`cls` a chunk sees: a method's class, or a class itself.
@@ -224,20 +334,24 @@ impl<'a> Repo<'a> {
 
     /// Method `name` of a class or, depth-first left to right, of its bases.
     fn method(&self, class: u32, name: &str) -> Option<u32> {
+        self.mro(class).iter().find_map(|c| self.classes.get(c)?.methods.get(name).copied())
+    }
+
+    /// A class and its in-repository bases, depth-first left to right, each once.
+    fn mro(&self, class: u32) -> Vec<u32> {
         let mut seen = Vec::new();
         let mut stack = vec![class];
         while let Some(c) = stack.pop() {
             if seen.contains(&c) || seen.len() >= MAX_MRO {
                 continue;
             }
+            let Some(data) = self.classes.get(&c) else {
+                continue;
+            };
             seen.push(c);
-            let data = self.classes.get(&c)?;
-            if let Some(&m) = data.methods.get(name) {
-                return Some(m);
-            }
             stack.extend(data.bases.iter().rev());
         }
-        None
+        seen
     }
 
     fn entity_of(&self, id: u32) -> Entity {

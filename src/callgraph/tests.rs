@@ -269,3 +269,128 @@ fn empty_input_builds_an_empty_graph() {
     assert_eq!(graph.edge_count(), 0);
     assert!(graph.callees.is_empty() && graph.callers.is_empty());
 }
+
+impl Repo {
+    /// Unresolved calls of `key`, as the graph keeps them.
+    fn unresolved(&self, key: &str) -> Vec<String> {
+        self.graph.unresolved[self.id(key)].clone()
+    }
+}
+
+#[test]
+fn self_attribute_assigned_a_class_in_init_resolves_its_methods() {
+    let repo = Repo::new(&[
+        ("helper.py", "class Helper:\n    def run(self):\n        pass\n"),
+        ("other.py", "class Other:\n    def run(self):\n        pass\n"),
+        (
+            "app.py",
+            "from helper import Helper\n\nclass App:\n    def __init__(self):\n        self.helper = Helper()\n\n    def go(self):\n        self.helper.run()\n",
+        ),
+    ]);
+    assert_eq!(repo.callees("app.py::App.go"), ["helper.py::Helper.run"]);
+    assert!(repo.unresolved("app.py::App.go").is_empty());
+    assert_eq!(repo.callers("helper.py::Helper.run"), ["app.py::App.go"]);
+}
+
+#[test]
+fn self_attributes_resolve_through_bases_annotations_and_the_attribute_class_bases() {
+    let repo = Repo::new(&[(
+        "m.py",
+        concat!(
+            "class Base:\n    def run(self):\n        pass\n\n",
+            "class Helper(Base):\n    pass\n\n",
+            "class Owner:\n    def __init__(self, h):\n        self.helper = Helper()\n        self.typed: Helper = h\n        self.later = None\n\n",
+            "    def setup(self):\n        self.later = Helper()\n\n",
+            "class Child(Owner):\n    def go(self):\n        self.helper.run()\n        self.typed.run()\n        self.later.run()\n",
+        ),
+    )]);
+    assert_eq!(repo.callees("m.py::Child.go"), ["m.py::Base.run"]);
+    assert!(repo.unresolved("m.py::Child.go").is_empty());
+}
+
+#[test]
+fn self_attributes_of_unknown_or_disagreeing_types_stay_unresolved() {
+    let repo = Repo::new(&[(
+        "m.py",
+        concat!(
+            "class A:\n    def run(self):\n        pass\n\n",
+            "class B:\n    def run(self):\n        pass\n\n",
+            "def make():\n    return A()\n\n",
+            "class Owner:\n    def __init__(self, console):\n        self.console = console\n        self.made = make()\n        self.either = A()\n\n",
+            "    def reset(self):\n        self.either = B()\n\n",
+            "    def go(self):\n        self.console.print('x')\n        self.made.run()\n        self.either.run()\n",
+        ),
+    )]);
+    assert!(repo.callees("m.py::Owner.go").is_empty(), "no edge is invented");
+    assert_eq!(repo.unresolved("m.py::Owner.go"), ["self.console.print", "self.made.run", "self.either.run"]);
+}
+
+#[test]
+fn unknown_receivers_are_listed_as_written_deduplicated_in_source_order() {
+    let repo = Repo::new(&[
+        ("a.py", "class Runner:\n    def run(self):\n        pass\n"),
+        (
+            "b.py",
+            "def go(x, ctx, items):\n    x.run()\n    ctx.lookup_default('n')\n    x.run()\n    items[0].start()\n    callback()\n",
+        ),
+    ]);
+    assert!(repo.callees("b.py::go").is_empty());
+    assert_eq!(repo.unresolved("b.py::go"), ["x.run", "ctx.lookup_default", "….start", "callback"]);
+}
+
+#[test]
+fn builtins_libraries_and_builtin_type_methods_are_not_listed() {
+    let repo = Repo::new(&[
+        ("a.py", "def helper():\n    pass\n"),
+        (
+            "b.py",
+            concat!(
+                "import os\nfrom click import echo\n\n",
+                "def go(x, parts):\n    print(len(x))\n    isinstance(x, str)\n    raise ValueError(str(x))\n",
+                "    os.path.join('a')\n    echo(x)\n    parts.append(x)\n    ', '.join(parts)\n    x.__enter__()\n",
+                "    helper()\n    x.frob()\n",
+            ),
+        ),
+    ]);
+    assert_eq!(repo.callees("b.py::go"), ["a.py::helper"]);
+    assert_eq!(repo.unresolved("b.py::go"), ["x.frob"]);
+}
+
+#[test]
+fn methods_missing_from_a_class_are_listed_only_when_every_base_is_known() {
+    let repo = Repo::new(&[(
+        "m.py",
+        concat!(
+            "from unittest import TestCase\n\n",
+            "class Closed(object):\n    def go(self):\n        self.missing()\n        super().__init__()\n        self.__class__()\n\n",
+            "class Open(TestCase):\n    def go(self):\n        self.assertEqual(1, 1)\n        super().setUp()\n",
+        ),
+    )]);
+    assert_eq!(repo.unresolved("m.py::Closed.go"), ["self.missing"]);
+    assert!(repo.unresolved("m.py::Open.go").is_empty(), "inherited from outside the repository");
+}
+
+#[test]
+fn functions_defined_inside_the_caller_are_its_own_not_a_unique_name_elsewhere() {
+    let repo = Repo::new(&[
+        ("a.py", "def inner():\n    pass\n"),
+        ("b.py", "def outer():\n    def inner():\n        pass\n    inner()\n"),
+    ]);
+    assert!(repo.callees("b.py::outer").is_empty());
+    assert!(repo.unresolved("b.py::outer").is_empty());
+}
+
+#[test]
+fn unresolved_calls_are_capped_per_chunk() {
+    let body: String = (0..MAX_UNRESOLVED + 5).map(|i| format!("    x.m{i}()\n")).collect();
+    let repo = Repo::new(&[("a.py", &format!("def f(x):\n{body}"))]);
+    let listed = repo.unresolved("a.py::f");
+    assert_eq!(listed.len(), MAX_UNRESOLVED);
+    assert_eq!(listed[0], "x.m0");
+}
+
+#[test]
+fn unlinked_graphs_have_no_unresolved_calls() {
+    let graph = CallGraph::unlinked(3);
+    assert_eq!(graph.unresolved, vec![Vec::<String>::new(); 3]);
+}

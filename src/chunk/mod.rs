@@ -10,7 +10,7 @@ mod text;
 
 pub use python::{chunk_file, MODULE_CHUNK_NAME};
 pub use render::MAX_CLASS_ATTR_LINES;
-pub use syntax::{CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
+pub use syntax::{AttrAssign, CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]

@@ -16,11 +16,12 @@
 //! those outside every definition.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 use tree_sitter::{Node, Parser, Tree};
 
 use super::render::{Def, Renderer};
-use super::syntax::{CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
+use super::syntax::{AttrAssign, CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
 use super::text::{children, code_end, node_text, slice, statements};
 use super::{Chunk, ChunkKind};
 
@@ -85,6 +86,9 @@ struct Extractor<'s> {
     calls: Vec<Vec<(usize, CallSite)>>,
     imports: Vec<Import>,
     classes: Vec<ClassInfo>,
+    attributes: Vec<AttrAssign>,
+    /// Names of the functions and classes defined inside each chunk (not chunks themselves).
+    local_defs: Vec<HashSet<String>>,
     /// `@overload` signatures waiting for their implementation, by qualified name.
     overloads: std::collections::HashMap<String, String>,
 }
@@ -98,6 +102,8 @@ impl<'s> Extractor<'s> {
             calls: Vec::new(),
             imports: Vec::new(),
             classes: Vec::new(),
+            attributes: Vec::new(),
+            local_defs: Vec::new(),
             overloads: Default::default(),
         }
     }
@@ -124,7 +130,11 @@ impl<'s> Extractor<'s> {
                         }
                     }
                 }
+                "function_definition" | "class_definition" if !at_def_scope => {
+                    self.record_local_def(node, ctx)
+                }
                 "call" => self.record_call(node, ctx),
+                "assignment" => self.record_assignment(node, ctx),
                 "import_statement" | "import_from_statement" => {
                     self.record_import(node, ctx);
                     continue;
@@ -137,12 +147,22 @@ impl<'s> Extractor<'s> {
                 stack.push((child, ctx, opened));
             }
         }
+        let local_defs = std::mem::take(&mut self.local_defs);
         let calls = self
             .calls
             .into_iter()
-            .map(|mut sites| {
+            .zip(local_defs)
+            .map(|(mut sites, locals)| {
                 sites.sort_by_key(|(pos, _)| *pos);
-                sites.into_iter().map(|(_, site)| site).collect()
+                sites
+                    .into_iter()
+                    .map(|(_, mut site)| {
+                        if site.receiver == Receiver::None && locals.contains(&site.name) {
+                            site.receiver = Receiver::Local;
+                        }
+                        site
+                    })
+                    .collect()
             })
             .collect();
         FileSyntax {
@@ -151,6 +171,7 @@ impl<'s> Extractor<'s> {
             calls,
             imports: self.imports,
             classes: self.classes,
+            attributes: self.attributes,
             has_syntax_errors: root.has_error(),
         }
     }
@@ -168,6 +189,7 @@ impl<'s> Extractor<'s> {
             text: format!("{}\n{}", self.path, code),
         });
         self.calls.push(Vec::new());
+        self.local_defs.push(HashSet::new());
         self.chunks.len() - 1
     }
 
@@ -291,6 +313,67 @@ impl<'s> Extractor<'s> {
         let pos = name_node.start_byte();
         let line = self.r.lines.line_of(pos) as u32;
         self.calls[owner].push((pos, CallSite { name: name.to_string(), receiver, line }));
+    }
+
+    /// A function or class defined inside a chunk: calls to its name stay inside the chunk.
+    fn record_local_def(&mut self, def: Node, ctx: Ctx) {
+        let (Some(owner), Some(name)) = (ctx.owner, def.child_by_field_name("name")) else {
+            return;
+        };
+        let name = node_text(self.r.src, name);
+        if !name.is_empty() {
+            self.local_defs[owner].insert(name.to_string());
+        }
+    }
+
+    /// `self.name = value` inside a method (its insides included). In a chained
+    /// `self.a = self.b = X()` each `assignment` node records its own target, with the
+    /// innermost value.
+    fn record_assignment(&mut self, node: Node, ctx: Ctx) {
+        let (Some(owner), Scope::Function) = (ctx.owner, ctx.scope) else {
+            return;
+        };
+        if self.chunks[owner].kind != ChunkKind::Method {
+            return;
+        }
+        let Some(attr) = node.child_by_field_name("left").and_then(|left| self.self_attribute(left)) else {
+            return;
+        };
+        let mut value = node.child_by_field_name("right");
+        while let Some(inner) = value.filter(|v| v.kind() == "assignment") {
+            value = inner.child_by_field_name("right");
+        }
+        let annotation = node
+            .child_by_field_name("type")
+            .and_then(|t| if t.kind() == "type" { t.named_child(0) } else { Some(t) })
+            .and_then(|t| self.dotted(t));
+        let called = value
+            .filter(|v| v.kind() == "call")
+            .and_then(|call| call.child_by_field_name("function"))
+            .and_then(|f| self.dotted(f));
+        let class = match value {
+            // A declaration (`self.h: Helper`) or `None` types the attribute only by its annotation.
+            None => annotation,
+            Some(v) if v.kind() == "none" => annotation,
+            Some(_) => called.or(annotation),
+        };
+        if class.is_none() && value.is_none_or(|v| v.kind() == "none") {
+            return;
+        }
+        self.attributes.push(AttrAssign { chunk: owner as u32, attr, class });
+    }
+
+    /// `name` when `node` is `self.name`.
+    fn self_attribute(&self, node: Node) -> Option<String> {
+        if node.kind() != "attribute" {
+            return None;
+        }
+        let object = node.child_by_field_name("object")?;
+        if object.kind() != "identifier" || node_text(self.r.src, object) != "self" {
+            return None;
+        }
+        let attr = node_text(self.r.src, node.child_by_field_name("attribute")?);
+        (!attr.is_empty()).then(|| attr.to_string())
     }
 
     fn receiver(&self, object: Node) -> Receiver {

@@ -18,6 +18,8 @@ pub struct FileSyntax {
     pub imports: Vec<Import>,
     /// Every class that is a chunk, with its base-class expressions.
     pub classes: Vec<ClassInfo>,
+    /// `self.name = …` assignments in methods, in source order (for `self.name.m()`).
+    pub attributes: Vec<AttrAssign>,
     /// Tree-sitter reported ERROR/MISSING nodes; the chunks are what it recovered.
     pub has_syntax_errors: bool,
 }
@@ -30,6 +32,7 @@ impl FileSyntax {
             calls: Vec::new(),
             imports: Vec::new(),
             classes: Vec::new(),
+            attributes: Vec::new(),
             has_syntax_errors,
         }
     }
@@ -46,6 +49,9 @@ pub enum Receiver {
     Super,
     /// Anything else: `f().m()`, `x[0].m()`, `"".join()`.
     Other,
+    /// None, and the name is a function or class defined inside the calling chunk
+    /// (`def inner(): …` then `inner()`): part of the chunk itself, never another chunk.
+    Local,
 }
 
 /// One `call` node, before resolution.
@@ -108,6 +114,19 @@ pub struct ClassInfo {
     /// Dotted base-class expressions (`Base`, `mod.Base`; `Generic[T]` → `Generic`);
     /// keyword arguments and other expressions are left out.
     pub bases: Vec<String>,
+}
+
+/// `self.name = value` in a method: what types `self.name.m()` for the call graph.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttrAssign {
+    /// Index into `FileSyntax::chunks` of the method that assigns.
+    pub chunk: u32,
+    /// The attribute: `helper` in `self.helper = Helper()`.
+    pub attr: String,
+    /// The dotted callee when the value is a call of plain names (`Helper(…)`,
+    /// `mod.Helper(…)`) or, failing that, the dotted annotation (`self.h: Helper = …`);
+    /// `None` for any other value (`None` itself is not recorded: it types nothing).
+    pub class: Option<Vec<String>>,
 }
 
 #[cfg(test)]

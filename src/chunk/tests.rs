@@ -422,3 +422,43 @@ fn overload_stubs_fold_into_their_implementation() {
     let parse = chunk(&fs, "parse");
     assert_eq!(parse.text, "m.py\n@overload\ndef parse(x: str) -> str: ...\ndef parse(x):\n    return x");
 }
+
+#[test]
+fn self_attribute_assignments_are_recorded_with_their_class_expression() {
+    let src = concat!(
+        "class C:\n    def __init__(self, c):\n        self.a = pkg.Helper(1)\n        self.b: Typed = c\n",
+        "        self.n = None\n        self.u = c\n        self.x = self.y = Made()\n        other.z = Z()\n",
+        "        def inner():\n            self.i = I()\n",
+        "\ndef f(self):\n    self.f = F()\n",
+    );
+    let fs = chunk_file("a.py", src);
+    let init = fs.chunks.iter().position(|c| c.name == "C.__init__").unwrap() as u32;
+    let got: Vec<(u32, &str, Option<String>)> = fs
+        .attributes
+        .iter()
+        .map(|a| (a.chunk, a.attr.as_str(), a.class.as_ref().map(|p| p.join("."))))
+        .collect();
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(
+        got,
+        vec![
+            (init, "a", some("pkg.Helper")),
+            (init, "b", some("Typed")),
+            (init, "u", None),
+            (init, "x", some("Made")),
+            (init, "y", some("Made")),
+            (init, "i", some("I")),
+        ]
+    );
+}
+
+#[test]
+fn calls_to_definitions_inside_a_chunk_are_local() {
+    let src = "def outer():\n    helper()\n    def helper():\n        pass\n    class K:\n        pass\n    K()\n    other()\n";
+    let fs = chunk_file("a.py", src);
+    let sites: Vec<(&str, &Receiver)> = fs.calls[0].iter().map(|c| (c.name.as_str(), &c.receiver)).collect();
+    assert_eq!(
+        sites,
+        vec![("helper", &Receiver::Local), ("K", &Receiver::Local), ("other", &Receiver::None)]
+    );
+}

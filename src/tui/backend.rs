@@ -54,6 +54,11 @@ pub trait Backend: Send + Sync {
     fn callers(&self, id: u32) -> Vec<u32>;
     /// Chunks that `id` calls, in a stable order.
     fn callees(&self, id: u32) -> Vec<u32>;
+    /// Calls of `id` the call graph left unresolved, as written (`ctx.lookup_default`), in
+    /// source order: shown, never jumped to.
+    fn unresolved(&self, _id: u32) -> Vec<String> {
+        Vec::new()
+    }
     /// Top `k` chunks for `query`, best first. May be slow (dense encodes the query):
     /// it is only called from search worker threads.
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>>;

@@ -22,6 +22,10 @@ impl Backend for Searcher {
         self.repo.graph.callees.get(id as usize).cloned().unwrap_or_default()
     }
 
+    fn unresolved(&self, id: u32) -> Vec<String> {
+        self.repo.graph.unresolved.get(id as usize).cloned().unwrap_or_default()
+    }
+
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>> {
         Ok(Searcher::search(self, query, retriever, k)?)
     }

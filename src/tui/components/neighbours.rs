@@ -1,4 +1,5 @@
-//! Call-graph neighbours of the current chunk: its callers, then its callees.
+//! Call-graph neighbours of the current chunk: its callers, then its callees, then (dim, not
+//! selectable) the calls the graph left unresolved, so that its holes are visible.
 
 use super::{dim_line, kind_span, pad_line, pane_block, truncate_end, truncate_start, width};
 use crate::tui::action::Pane;
@@ -66,10 +67,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let height = list_rows(area);
     let top = scroll_top(&rows, app.neighbour_selected, height);
     let w = inner.width as usize;
+    let unresolved = match (app.backend.as_deref(), app.current_chunk()) {
+        (Some(backend), Some(id)) => backend.unresolved(id),
+        _ => Vec::new(),
+    };
+    // The unresolved calls follow the rows (under the callees), so the rows' positions, which
+    // mouse clicks map back through `display_rows`, stay the same.
+    let below = unresolved_lines(&unresolved, w).into_iter().map(|text| dim_line(theme, text));
     let lines: Vec<Line> = rows
         .iter()
-        .skip(top)
-        .take(height)
         .map(|row| match *row {
             Row::Header(direction, n) => {
                 let label = match direction {
@@ -90,8 +96,37 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 }
             }
         })
+        .chain(below)
+        .skip(top)
+        .take(height)
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// `not resolved: a, b, c` wrapped to `w` cells, continuation lines indented; a name wider
+/// than a line is cut.
+pub fn unresolved_lines(names: &[String], w: usize) -> Vec<String> {
+    const LABEL: &str = "not resolved: ";
+    const INDENT: &str = "  ";
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    let mut line = LABEL.to_string();
+    for (i, name) in names.iter().enumerate() {
+        let item = if i + 1 < names.len() { format!("{name},") } else { name.clone() };
+        if i > 0 {
+            if width(&line) + 1 + width(&item) <= w {
+                line.push(' ');
+            } else {
+                lines.push(std::mem::replace(&mut line, INDENT.to_string()));
+            }
+        }
+        let room = w.saturating_sub(width(&line)).max(1);
+        line.push_str(&truncate_end(&item, room));
+    }
+    lines.push(line);
+    lines
 }
 
 fn item_line(app: &App, id: u32, w: usize, selected: bool) -> Line<'static> {
@@ -117,6 +152,80 @@ fn item_line(app: &App, id: u32, w: usize, selected: bool) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::app::tests::new_app;
+    use crate::tui::app::NavEntry;
+    use crate::tui::demo::DemoBackend;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+    use std::sync::Arc;
+
+    /// click's and rich's holes (issue #47): a parameter read through `ctx`, a console kept in
+    /// `self.console` from an argument.
+    const CORE: &str = "\
+class Parameter:
+    def consume_value(self, ctx):
+        value = ctx.lookup_default(self.name)
+        source = ctx.get_parameter_source(self.name)
+        if value is None:
+            value = self.get_default(ctx)
+        return value, source
+
+    def get_default(self, ctx):
+        return len(self.name)
+
+
+class PromptBase:
+    def __init__(self, console=None):
+        self.console = console
+
+    def on_validate_error(self, value, error):
+        self.console.print(error)
+";
+
+    /// The pane alone, on a `size` screen, showing the chunk `name` of [`CORE`].
+    fn pane(name: &str, size: (u16, u16)) -> (App, TestBackend) {
+        let backend = DemoBackend::new(&[("click/core.py", CORE)]);
+        let id = backend.id_of(name).unwrap();
+        let mut app = new_app(size);
+        app.backend = Some(Arc::new(backend));
+        app.nav.push(NavEntry { chunk: id, came_from_selection: 0 });
+        let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+        terminal.draw(|frame| render(&app, frame, frame.area())).unwrap();
+        let screen = terminal.backend().clone();
+        (app, screen)
+    }
+
+    /// Where `text` starts on the screen, and the style of its first cell.
+    fn find(screen: &TestBackend, text: &str) -> Option<(u16, u16, ratatui::style::Style)> {
+        let buffer = screen.buffer();
+        (0..buffer.area.height).find_map(|y| {
+            let row: String = (0..buffer.area.width).map(|x| buffer[(x, y)].symbol()).collect();
+            let x = row.find(text)?;
+            let x = row[..x].chars().count() as u16;
+            Some((x, y, buffer[(x, y)].style()))
+        })
+    }
+
+    #[test]
+    fn unresolved_calls_show_dim_under_the_callees_and_are_not_selectable() {
+        let (app, screen) = pane("Parameter.consume_value", (48, 10));
+        insta::assert_snapshot!(screen);
+        let dim = app.theme.style("text.dim");
+        let (_, label_row, style) =
+            find(&screen, "not resolved: ctx.lookup_default,").expect("the grey line");
+        assert_eq!(style.fg, dim.fg, "drawn in the theme's dim style");
+        let (_, callee_row, _) = find(&screen, "Parameter.get_default").expect("the resolved callee");
+        assert!(label_row > callee_row, "under the callees");
+        assert!(find(&screen, "  ctx.get_parameter_source").is_some(), "wrapped, indented");
+        assert_eq!(app.neighbours().len(), 1, "only the resolved callee is a jump target");
+    }
+
+    #[test]
+    fn a_method_calling_only_through_an_untyped_attribute_says_so() {
+        let (_, screen) = pane("PromptBase.on_validate_error", (48, 8));
+        assert!(find(&screen, "callees (0)").is_some());
+        assert!(find(&screen, "not resolved: self.console.print").is_some());
+    }
 
     #[test]
     fn rows_have_headers_and_none_markers() {
@@ -128,5 +237,21 @@ mod tests {
         );
         assert_eq!(scroll_top(&rows, 0, 2), 2);
         assert_eq!(scroll_top(&rows, 0, 10), 0);
+    }
+
+    #[test]
+    fn unresolved_calls_wrap_under_one_label() {
+        let names: Vec<String> =
+            ["ctx.lookup_default", "self.console.print", "x.run"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            unresolved_lines(&names, 60),
+            ["not resolved: ctx.lookup_default, self.console.print, x.run"]
+        );
+        assert_eq!(
+            unresolved_lines(&names, 36),
+            ["not resolved: ctx.lookup_default,", "  self.console.print, x.run"]
+        );
+        assert_eq!(unresolved_lines(&names[..1], 20), ["not resolved: ctx.l…"]);
+        assert!(unresolved_lines(&[], 40).is_empty());
     }
 }

@@ -116,6 +116,10 @@ impl Backend for DemoBackend {
         self.searcher.callees(id)
     }
 
+    fn unresolved(&self, id: u32) -> Vec<String> {
+        self.searcher.unresolved(id)
+    }
+
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>> {
         Backend::search(self.searcher.as_ref(), query, retriever, k)
     }
