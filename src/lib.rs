@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod mentions;
 pub mod model;
 pub mod progress;
+pub mod query_first;
 pub mod repo;
 pub mod search;
 pub mod searcher;

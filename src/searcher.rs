@@ -10,7 +10,7 @@ use crate::model::Towers;
 use crate::progress::Progress;
 use crate::repo::source::is_test_path;
 use crate::search::{demote_tests, fuse, FusionParams, Hit, Retriever, FUSION_DEPTH};
-use crate::semantic::{DenseOptions, DenseSearcher};
+use crate::semantic::{DenseOptions, DenseSearcher, Scope};
 use std::sync::Arc;
 
 /// A repository's indexes: BM25 always, dense once built, its git history when it has one.
@@ -34,14 +34,29 @@ impl Searcher {
         opts: DenseOptions,
         progress: &dyn Progress,
     ) -> Result<Searcher> {
-        let mut store = match &self.repo.cache_entry {
-            Some(entry) => {
-                let (store, _note) = VectorStore::open(&vector_log(entry, &towers), towers.chunk.dim())?;
-                store
-            }
+        self.with_dense_scoped(towers, opts, Scope::All, progress)
+    }
+
+    /// [`Searcher::with_dense`] over the chunks `scope` names (query-first: see
+    /// [`Searcher::query_candidates`]).
+    pub fn with_dense_scoped(
+        &self,
+        towers: Towers,
+        opts: DenseOptions,
+        scope: Scope,
+        progress: &dyn Progress,
+    ) -> Result<Searcher> {
+        let mut store = self.vector_store(&towers)?;
+        self.with_dense_store_scoped(towers, opts, &mut store, scope, progress)
+    }
+
+    /// The store the dense index of this repository keeps its vectors in: the cache entry's
+    /// log, or memory without a cache.
+    pub fn vector_store(&self, towers: &Towers) -> Result<VectorStore> {
+        Ok(match &self.repo.cache_entry {
+            Some(entry) => VectorStore::open(&vector_log(entry, towers), towers.chunk.dim())?.0,
             None => VectorStore::in_memory(towers.chunk.dim()),
-        };
-        self.with_dense_store(towers, opts, &mut store, progress)
+        })
     }
 
     /// Adds the dense index with vectors from `store` (eval shares one per repository).
@@ -52,13 +67,58 @@ impl Searcher {
         store: &mut VectorStore,
         progress: &dyn Progress,
     ) -> Result<Searcher> {
-        let dense = DenseSearcher::build(towers, &self.repo.chunks, &self.repo.graph, opts, store, progress)?;
+        self.with_dense_store_scoped(towers, opts, store, Scope::All, progress)
+    }
+
+    /// [`Searcher::with_dense_store`] over the chunks `scope` names.
+    pub fn with_dense_store_scoped(
+        &self,
+        towers: Towers,
+        opts: DenseOptions,
+        store: &mut VectorStore,
+        scope: Scope,
+        progress: &dyn Progress,
+    ) -> Result<Searcher> {
+        let (chunks, graph) = (&self.repo.chunks, &self.repo.graph);
+        let dense = DenseSearcher::build_scoped(towers, chunks, graph, opts, store, progress, scope)?;
         Ok(Searcher {
             repo: self.repo.clone(),
             dense: Some(Arc::new(dense)),
             history: self.history.clone(),
             fusion: self.fusion,
         })
+    }
+
+    /// The chunks a query needs embedded first when the dense index is not complete: BM25's
+    /// top `bm25_top`, every chunk of the files the query names and of the symbols it names,
+    /// and the callers and callees of BM25's top 10 (the hybrid's graph and mention boosts
+    /// reach those). Ascending chunk ids, no repeats.
+    pub fn query_candidates(&self, query: &str, bm25_top: usize) -> Result<Vec<u32>> {
+        let repo = &self.repo;
+        let bm25 = repo.search_bm25(query, bm25_top)?;
+        let mut ids: Vec<u32> = bm25.iter().map(|h| h.chunk).collect();
+        for h in bm25.iter().take(CANDIDATE_NEIGHBOURS_OF) {
+            let c = h.chunk as usize;
+            ids.extend(repo.graph.callees.get(c).into_iter().flatten());
+            ids.extend(repo.graph.callers.get(c).into_iter().flatten());
+        }
+        let named = NamedFiles::of(query);
+        for span in repo.files.iter().filter(|f| named.names(&f.path)) {
+            ids.extend(span.first..span.first + span.count);
+        }
+        let symbols = NamedSymbols::of(query);
+        if !symbols.is_empty() {
+            let chunks = repo.chunks.iter().zip(0u32..).map(|(c, id)| (id, c.name.as_str()));
+            ids.extend(symbols.strengths(chunks).into_keys());
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    /// This searcher without its dense index (the same repository, history and fusion).
+    pub fn clone_sides(&self) -> Searcher {
+        Searcher { repo: self.repo.clone(), dense: None, history: self.history.clone(), fusion: self.fusion }
     }
 
     pub fn has_dense(&self) -> bool {
@@ -93,7 +153,7 @@ impl Searcher {
             Vec::new()
         };
         let dense = if wants(Retriever::Dense) {
-            demote_tests_in(&self.repo, self.dense()?.search(query, depth)?, w)
+            demote_tests_in(&self.repo, self.dense_for(query)?.search(query, depth)?, w)
         } else {
             Vec::new()
         };
@@ -122,10 +182,26 @@ impl Searcher {
             .collect())
     }
 
-    fn dense(&self) -> Result<&DenseSearcher> {
-        self.dense.as_deref().ok_or_else(|| Error::invalid("the dense index is not ready"))
+    /// The dense index to rank `query` with: the one built, or, while that is partial and
+    /// still being built, the one its builder returns once the chunks this query needs are
+    /// embedded (at most [`QUERY_FIRST_WAIT`] later; else the partial one as it is).
+    pub fn dense_for(&self, query: &str) -> Result<Arc<DenseSearcher>> {
+        let dense = self.dense.clone().ok_or_else(|| Error::invalid("the dense index is not ready"))?;
+        let Some(first) = dense.query_first() else { return Ok(dense) };
+        let candidates = self.query_candidates(query, QUERY_FIRST_BM25)?;
+        Ok(first.first(candidates, QUERY_FIRST_WAIT).unwrap_or(dense))
     }
 }
+
+/// Query-first: the callers and callees of this many of BM25's best are embedded with them.
+const CANDIDATE_NEIGHBOURS_OF: usize = 10;
+
+/// Query-first: how many of BM25's best a query embeds before the dense index is complete
+/// (README "Dense answers on a cold repository": the hybrid over these against the full one).
+pub const QUERY_FIRST_BM25: usize = 500;
+
+/// How long a search waits for its query-first chunks (a few hundred: seconds on a CPU).
+pub const QUERY_FIRST_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Where a repository's cache entry keeps the chunk tower's vectors: one log per chunk tower.
 pub fn vector_log(entry: &std::path::Path, towers: &Towers) -> std::path::PathBuf {

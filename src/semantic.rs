@@ -7,10 +7,12 @@ use crate::error::{Error, Result};
 use crate::index::dense::{token_key, vector_key, DenseIndex, VectorKey, VectorStore};
 use crate::model::{Encoder, EncoderInput, TokenizedInput, Towers};
 use crate::progress::{EmbedWork, Phase, Progress};
+use crate::query_first::QueryFirst;
 use crate::repo::source::is_test_path;
 use crate::search::Hit;
 use rayon::prelude::*;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// Choices that change what the encoder sees (and so the cache keys).
 #[derive(Clone, Debug, PartialEq)]
@@ -80,18 +82,169 @@ pub fn encoder_input(chunks: &[Chunk], graph: &CallGraph, opts: &DenseOptions, i
 /// interruption can lose.
 const SLICE: usize = 512;
 
+/// Which chunks a build embeds and ranks over.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Scope<'a> {
+    /// Every chunk (tests aside, per [`DenseOptions::skip_tests`]): the full index.
+    #[default]
+    All,
+    /// Embeds only these chunks (those a query needs first) and ranks over every chunk the
+    /// store has a vector for: these and whatever earlier runs embedded. A cold repository
+    /// answers in seconds; the rest is embedded later.
+    First(&'a [u32]),
+    /// Embeds these and ranks over these alone: what a never-indexed repository's first
+    /// answer ranks over (eval measures query-first with it, whatever the store holds).
+    Only(&'a [u32]),
+}
+
+/// A repository's full dense index, planned: the chunks it holds (tests aside, per
+/// [`DenseOptions::skip_tests`]) and each one's vector key, computed once. Embedding and
+/// indexing (all of it, or the part a query needs first) work from it by position.
+pub struct DensePlan {
+    /// The chunk id at each position, ascending.
+    rows: Vec<u32>,
+    keys: Vec<VectorKey>,
+}
+
+/// What an encoder input is made of: the chunks, their call graph and the options.
+pub type InputSource<'a> = (&'a [Chunk], &'a CallGraph, &'a DenseOptions);
+
+impl DensePlan {
+    pub fn new(encoder: &Encoder, chunks: &[Chunk], graph: &CallGraph, opts: &DenseOptions) -> Self {
+        let rows: Vec<u32> = (0..chunks.len())
+            .filter(|&i| !(opts.skip_tests && is_test_path(&chunks[i].path)))
+            .map(|i| i as u32)
+            .collect();
+        // Keyed by the encoder's fingerprint and the input options: new weights, a cache of their own.
+        let tag = format!("{}|{}", encoder.fingerprint(), opts.tag());
+        let keys = rows
+            .par_iter()
+            .map(|&i| {
+                let input = encoder_input(chunks, graph, opts, i as usize);
+                vector_key(&tag, &input.chunk, &input.neighbours)
+            })
+            .collect();
+        DensePlan { rows, keys }
+    }
+
+    /// How many chunks the full index holds.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The chunk id at each position.
+    pub fn rows(&self) -> &[u32] {
+        &self.rows
+    }
+
+    /// Chunk `id`'s position, unless the plan leaves it out.
+    pub fn position(&self, id: u32) -> Option<usize> {
+        self.rows.binary_search(&id).ok()
+    }
+
+    /// The positions `include` accepts whose vectors `store` lacks, each key once.
+    pub fn missing(&self, store: &VectorStore, include: impl Fn(usize) -> bool) -> Vec<usize> {
+        let mut seen = HashSet::new();
+        (0..self.len())
+            .filter(|&p| include(p) && !store.contains(&self.keys[p]) && seen.insert(self.keys[p]))
+            .collect()
+    }
+
+    /// The positions whose vectors `store` has.
+    pub fn available(&self, store: &VectorStore) -> Vec<usize> {
+        (0..self.len()).filter(|&p| store.contains(&self.keys[p])).collect()
+    }
+
+    /// Embeds the inputs at `positions` (missing from `store`, see [`DensePlan::missing`]),
+    /// appending to the store every `slice` of them, so an interrupted run resumes. Reports
+    /// `Phase::Embed` over these positions. Returns how many were embedded (the rest had
+    /// stored token ids).
+    pub fn embed(
+        &self,
+        encoder: &Encoder,
+        (chunks, graph, opts): InputSource,
+        store: &mut VectorStore,
+        positions: &[usize],
+        progress: &dyn Progress,
+        slice: usize,
+    ) -> Result<usize> {
+        let slice_len = slice.max(1);
+        let total = positions.len();
+        let mut embedded = 0;
+        progress.report(Phase::Embed, 0, total);
+        // Tokenised up front, so the ETA can follow tokens from the start.
+        let tokenized: Vec<TokenizedInput> = positions
+            .par_iter()
+            .map(|&p| encoder.tokenize_input(&encoder_input(chunks, graph, opts, self.rows[p] as usize)))
+            .collect::<Result<_>>()?;
+        crate::engine::check_cancel(progress)?;
+        let mut work = EmbedWork {
+            cached: self.len() - total,
+            tokens_done: 0,
+            tokens_total: tokenized.iter().map(TokenizedInput::len).sum(),
+        };
+        progress.report_embed_work(work);
+        for (s, slice) in positions.chunks(slice_len).enumerate() {
+            let offset = s * slice_len;
+            let slice_tokens = &tokenized[offset..offset + slice.len()];
+            let before = work.tokens_done;
+            embedded += embed_slice(encoder, slice_tokens, &self.keys, slice, store, &|done, tokens| {
+                progress.report(Phase::Embed, offset + done, total);
+                progress.report_embed_work(EmbedWork { tokens_done: before + tokens, ..work });
+                !progress.cancelled()
+            })?;
+            work.tokens_done = before + slice_tokens.iter().map(TokenizedInput::len).sum::<usize>();
+        }
+        progress.report(Phase::Embed, total, total);
+        progress.report_embed_work(work);
+        Ok(embedded)
+    }
+
+    /// The dense index over the positions `ranked` (ascending; every one in `store`).
+    pub fn searcher(
+        &self,
+        towers: Towers,
+        opts: DenseOptions,
+        store: &VectorStore,
+        ranked: &[usize],
+    ) -> Result<DenseSearcher> {
+        let keys: Vec<VectorKey> = ranked.iter().map(|&p| self.keys[p]).collect();
+        let index = DenseIndex::from_store(store, &keys)?;
+        let rows = ranked.iter().map(|&p| self.rows[p]).collect();
+        Ok(DenseSearcher {
+            towers,
+            index,
+            rows,
+            eligible: self.len(),
+            opts,
+            embedded: 0,
+            reused: 0,
+            first: None,
+        })
+    }
+}
+
 /// A dense index over one repository, with the towers that made it (chunk) and query it.
 pub struct DenseSearcher {
     towers: Towers,
     index: DenseIndex,
-    /// The chunk id of each index row, ascending (test chunks may be left out).
+    /// The chunk id of each index row, ascending (test chunks may be left out; a query-first
+    /// build holds only the chunks with vectors so far).
     rows: Vec<u32>,
+    /// How many chunks the full index holds (`rows.len()` once complete).
+    eligible: usize,
     opts: DenseOptions,
     /// How many chunk inputs this build embedded (the rest came from the store).
     pub embedded: usize,
     /// How many new inputs needed no embedding: their token ids were embedded before (they
     /// differ from a stored input only past the token budget).
     pub reused: usize,
+    /// While the index is partial and still being built: where a search asks for its chunks.
+    first: Option<Arc<QueryFirst>>,
 }
 
 impl DenseSearcher {
@@ -105,10 +258,24 @@ impl DenseSearcher {
         store: &mut VectorStore,
         progress: &dyn Progress,
     ) -> Result<Self> {
-        Self::build_in_slices(towers, chunks, graph, opts, store, progress, SLICE)
+        Self::build_in_slices(towers, chunks, graph, opts, store, progress, SLICE, Scope::All)
     }
 
-    /// [`DenseSearcher::build`] appending to the store every `slice` inputs.
+    /// [`DenseSearcher::build`] over the chunks `scope` names.
+    pub fn build_scoped(
+        towers: Towers,
+        chunks: &[Chunk],
+        graph: &CallGraph,
+        opts: DenseOptions,
+        store: &mut VectorStore,
+        progress: &dyn Progress,
+        scope: Scope,
+    ) -> Result<Self> {
+        Self::build_in_slices(towers, chunks, graph, opts, store, progress, SLICE, scope)
+    }
+
+    /// [`DenseSearcher::build_scoped`] appending to the store every `slice` inputs.
+    #[allow(clippy::too_many_arguments)]
     pub fn build_in_slices(
         towers: Towers,
         chunks: &[Chunk],
@@ -117,49 +284,46 @@ impl DenseSearcher {
         store: &mut VectorStore,
         progress: &dyn Progress,
         slice: usize,
+        scope: Scope,
     ) -> Result<Self> {
-        let slice_len = slice.max(1);
-        let encoder = towers.chunk.clone();
-        let rows: Vec<u32> = (0..chunks.len())
-            .filter(|&i| !(opts.skip_tests && is_test_path(&chunks[i].path)))
-            .map(|i| i as u32)
-            .collect();
-        let inputs: Vec<EncoderInput> =
-            rows.iter().map(|&i| encoder_input(chunks, graph, &opts, i as usize)).collect();
-        // Keyed by the encoder's fingerprint and the input options: new weights, a cache of their own.
-        let tag = format!("{}|{}", encoder.fingerprint(), opts.tag());
-        let keys: Vec<VectorKey> = inputs.iter().map(|i| vector_key(&tag, &i.chunk, &i.neighbours)).collect();
-        let mut seen = HashSet::new();
-        let missing: Vec<usize> =
-            (0..inputs.len()).filter(|&i| !store.contains(&keys[i]) && seen.insert(keys[i])).collect();
-        let total = missing.len();
-        let mut embedded = 0;
-        progress.report(Phase::Embed, 0, total);
-        // Tokenised up front, so the ETA can follow tokens from the start.
-        let tokenized: Vec<TokenizedInput> =
-            missing.par_iter().map(|&i| encoder.tokenize_input(&inputs[i])).collect::<Result<_>>()?;
-        crate::engine::check_cancel(progress)?;
-        let mut work = EmbedWork {
-            cached: inputs.len() - total,
-            tokens_done: 0,
-            tokens_total: tokenized.iter().map(TokenizedInput::len).sum(),
+        let plan = DensePlan::new(&towers.chunk, chunks, graph, &opts);
+        let wanted: Option<HashSet<u32>> = match scope {
+            Scope::All => None,
+            Scope::First(ids) | Scope::Only(ids) => Some(ids.iter().copied().collect()),
         };
-        progress.report_embed_work(work);
-        for (s, slice) in missing.chunks(slice_len).enumerate() {
-            let offset = s * slice_len;
-            let slice_tokens = &tokenized[offset..offset + slice.len()];
-            let before = work.tokens_done;
-            embedded += embed_slice(&encoder, slice_tokens, &keys, slice, store, &|done, tokens| {
-                progress.report(Phase::Embed, offset + done, total);
-                progress.report_embed_work(EmbedWork { tokens_done: before + tokens, ..work });
-                !progress.cancelled()
-            })?;
-            work.tokens_done = before + slice_tokens.iter().map(TokenizedInput::len).sum::<usize>();
-        }
-        progress.report(Phase::Embed, total, total);
-        progress.report_embed_work(work);
-        let index = DenseIndex::from_store(store, &keys)?;
-        Ok(DenseSearcher { towers, index, rows, opts, embedded, reused: total - embedded })
+        let in_scope = |p: usize| wanted.as_ref().is_none_or(|w| w.contains(&plan.rows[p]));
+        let missing = plan.missing(store, in_scope);
+        let embedded = plan.embed(&towers.chunk, (chunks, graph, &opts), store, &missing, progress, slice)?;
+        let ranked: Vec<usize> = match scope {
+            Scope::All => (0..plan.len()).collect(),
+            Scope::First(_) => plan.available(store),
+            Scope::Only(_) => (0..plan.len()).filter(|&p| in_scope(p)).collect(),
+        };
+        let mut dense = plan.searcher(towers, opts, store, &ranked)?;
+        (dense.embedded, dense.reused) = (embedded, missing.len() - embedded);
+        Ok(dense)
+    }
+
+    /// How many chunks this index ranks over, and how many the full index would: a
+    /// query-first build ranks over fewer until the rest are embedded.
+    pub fn coverage(&self) -> (usize, usize) {
+        (self.rows.len(), self.eligible)
+    }
+
+    /// Whether every chunk the full index would hold is in this one.
+    pub fn is_complete(&self) -> bool {
+        self.rows.len() == self.eligible
+    }
+
+    /// This partial index, answering through `handle` (its builder is still embedding).
+    pub fn with_query_first(mut self, handle: Arc<QueryFirst>) -> Self {
+        self.first = Some(handle);
+        self
+    }
+
+    /// Where a search asks for its chunks first, while this index is partial and being built.
+    pub fn query_first(&self) -> Option<&Arc<QueryFirst>> {
+        self.first.as_ref().filter(|_| !self.is_complete())
     }
 
     pub fn encoder(&self) -> &Encoder {
@@ -307,6 +471,7 @@ mod tests {
             &mut store,
             &cancel,
             slice,
+            Scope::All,
         );
         assert!(matches!(err, Err(crate::Error::Cancelled)));
         VectorStore::open(log, enc.dim()).unwrap().0
@@ -438,6 +603,7 @@ mod tests {
             &mut store,
             &work,
             1,
+            Scope::All,
         )
         .unwrap();
         assert_eq!(full.embedded, n - saved, "the resumed run embeds only what is missing");

@@ -31,7 +31,16 @@ fn all_three_rankings_come_back_and_vectors_are_reused() {
     let model = tmp.path().join("model");
     tiny_model(&model);
     let cache = tmp.path().join("cache");
-    let args = ["--query", "total price with discount", "--retriever", "all", "--json", "--top", "5"];
+    let args = [
+        "--query",
+        "total price with discount",
+        "--retriever",
+        "all",
+        "--json",
+        "--top",
+        "5",
+        "--wait-index",
+    ];
     let first = run_json(coret(&cache, &model).arg(repo.path()).args(args));
     for r in ["bm25", "dense", "hybrid"] {
         let list = first["results"][r].as_array().unwrap_or_else(|| panic!("no {r} results"));
@@ -80,6 +89,13 @@ fn cuda_in_a_cpu_build_and_a_missing_model_are_clear_errors() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nowhere"));
+
+    // A path that is no checkout fails before the model loads: one line, exit 2.
+    let out = coret(tmp.path(), &model).args(["/no/such/path", "--query", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/no/such/path") && !err.contains("tower"), "{err}");
 }
 
 /// Ctrl-C while `--query` embeds: the run stops at once with 130, and what was embedded
@@ -98,7 +114,7 @@ fn sigint_during_dense_embedding_exits_130_at_once_and_keeps_the_finished_slices
     let model = tmp.path().join("model");
     tiny_model(&model);
     let cache = tmp.path().join("cache");
-    let args = ["--query", "total price", "--retriever", "dense", "--json"];
+    let args = ["--query", "total price", "--retriever", "dense", "--json", "--wait-index"];
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("coret-tui"))
         .env("CORET_CACHE_DIR", &cache)
         .env("CORET_MODEL", &model)
@@ -234,4 +250,46 @@ fn a_query_without_retriever_is_hybrid() {
     let results: Vec<&String> = v["results"].as_object().unwrap().keys().collect();
     assert_eq!(results, ["hybrid"]);
     assert!(v["stats"].get("fallback").is_none(), "{v}");
+}
+
+/// A cold repository answers after embedding only what the query needs first; the answer says
+/// over how many chunks dense ranked, a later query ranks over more, and `--wait-index` over all.
+#[test]
+fn a_cold_query_embeds_its_candidates_first_and_later_ones_rank_over_more() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    for f in 0..40 {
+        let body: String =
+            (0..10).map(|i| format!("def helper_{f}_{i}(x):\n    return x + {i}\n\n\n")).collect();
+        common::write(&repo, &format!("pkg/m{f}.py"), body);
+    }
+    common::write(&repo, "shop/cart.py", "def total_price(cart):\n    return sum(cart)\n\n\ndef apply_discount(cart, tax):\n    return total_price(cart) * tax\n");
+    let model = tmp.path().join("model");
+    tiny_model(&model);
+    let cache = tmp.path().join("cache");
+    let query = |q: &str, extra: &[&str]| {
+        let mut args = vec!["--query", q, "--json", "--top", "5"];
+        args.extend_from_slice(extra);
+        run_json(coret(&cache, &model).arg(&repo).args(&args))
+    };
+    let first = query("total price with discount", &[]);
+    let coverage = |v: &Value| {
+        (
+            v["stats"]["dense_coverage"]["ranked"].as_u64().unwrap(),
+            v["stats"]["dense_coverage"]["of"].as_u64().unwrap(),
+        )
+    };
+    let (ranked, of) = coverage(&first);
+    assert_eq!(of, 402, "every chunk outside the tests");
+    assert!(ranked >= 2 && ranked < of, "only the candidates: {ranked} of {of}");
+    assert_eq!(first["stats"]["embedded"].as_u64().unwrap(), ranked, "nothing else was embedded");
+    let names: Vec<&str> =
+        first["results"]["hybrid"].as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"total_price") && names.contains(&"apply_discount"), "{names:?}");
+
+    let second = query("helper 7 returns x", &[]);
+    assert!(coverage(&second).0 > ranked, "the first query's vectors are kept and ranked over too");
+
+    let full = query("total price", &["--wait-index"]);
+    assert_eq!(coverage(&full), (of, of));
 }

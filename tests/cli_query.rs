@@ -184,6 +184,21 @@ fn exit_code_2_for_bad_paths_and_requests() {
     let none = coret(cache.path()).arg(empty.path()).args(["--query", "x"]).output().unwrap();
     assert_eq!(none.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&none.stderr).contains("no Python files"));
+    // Each is one line before any work (no model note, no progress), wherever a model could load.
+    for out in [&missing, &not_dir, &none] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+
+    let both = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "x", "--no-cache", "--cache-dir"])
+        .arg(cache.path())
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert!(err.contains("--no-cache") && err.contains("--cache-dir"), "both flags named: {err}");
 
     let bad =
         coret(cache.path()).arg(repo.path()).args(["--query", "x", "--retriever", "magic"]).output().unwrap();

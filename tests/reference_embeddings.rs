@@ -167,3 +167,31 @@ fn bf16_products_stay_within_cosine_0_999_of_the_reference() {
     }
     eprintln!("bf16 products: lowest cosine to the reference {worst} over {} texts", items.len());
 }
+
+/// The shipped adapters belong to the default model's weights, wherever those live: the same
+/// files in a directory of another name (a Hugging Face cache snapshot, `--model /models/x`)
+/// get them too, and embed exactly as the default directory does.
+#[test]
+fn the_default_weights_under_another_name_still_get_the_shipped_adapters() {
+    use coret::model::{apply_weights, WeightsChoice};
+    let dir = resolve_model_dir(None, &|l| eprintln!("{l}")).expect("default model");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let copy = tmp.path().join("minilm");
+    std::fs::create_dir(&copy).expect("mkdir");
+    for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+        std::os::unix::fs::symlink(dir.join(f), copy.join(f)).expect("link");
+    }
+    let opts = EncoderOptions { max_len: 64, batch_size: 2, ..Default::default() };
+    let load = |d: &std::path::Path| {
+        let e = Encoder::load(d, &Device::Cpu, opts.clone()).expect("load model");
+        apply_weights(e, &WeightsChoice::Trained).expect("adapters")
+    };
+    let (home, home_note) = load(&dir);
+    let (moved, moved_note) = load(&copy);
+    assert_eq!((home_note, moved_note), (None, None), "no fallback to the pretrained weights");
+    assert!(moved.model_id().contains("lora-"), "adapters merged: {}", moved.model_id());
+    let input = [EncoderInput::new("def add(a, b):\n    return a + b")];
+    let a = home.embed_inputs(&input, &NoProgress).expect("embed");
+    let b = moved.embed_inputs(&input, &NoProgress).expect("embed");
+    assert_eq!(a, b, "the same weights and adapters embed alike");
+}

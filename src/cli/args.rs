@@ -46,9 +46,13 @@ pub struct Args {
     #[arg(help_heading = "Index", long, env = "CORET_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
-    /// Index in memory only; neither read nor write the cache (wins over --cache-dir and CORET_CACHE_DIR).
+    /// Index in memory only; neither read nor write the cache (wins over CORET_CACHE_DIR; with --cache-dir it is an error).
     #[arg(long, help_heading = "Index")]
     pub no_cache: bool,
+
+    /// Worker threads for parsing, embedding and eval snapshots [default: every core].
+    #[arg(help_heading = "Index", long, value_name = "N", value_parser = count::<1, 4096>)]
+    pub threads: Option<usize>,
 
     /// Skip source files larger than this many bytes.
     #[arg(help_heading = "Index", long, default_value_t = coret::repo::source::DEFAULT_MAX_FILE_SIZE, value_name = "BYTES")]
@@ -97,6 +101,17 @@ pub struct Args {
     /// Embed test files too (by default the dense index leaves them to BM25).
     #[arg(long, help_heading = "Model")]
     pub dense_tests: bool,
+
+    /// Query: embed every chunk the cache lacks before answering (by default a query embeds
+    /// only the chunks it needs first, and dense ranks over those and what is cached).
+    #[arg(long, help_heading = "Query")]
+    pub wait_index: bool,
+
+    /// Query-first: how many of BM25's best a query embeds first, with the chunks of the files
+    /// and symbols it names and the call-graph neighbours of BM25's top 10 [query default: 500].
+    /// Eval: rank dense over exactly those, as a never-indexed repository's first answer does.
+    #[arg(long, value_name = "N", value_parser = count::<1, 1_000_000>, conflicts_with = "wait_index")]
+    pub query_first: Option<usize>,
 
     /// Ablation: embed chunks without their file-path line.
     #[arg(long, hide = true, help_heading = "Model")]
@@ -350,7 +365,8 @@ pub struct Args {
     pub bench: Option<String>,
 }
 
-/// `--retriever` value: one retriever or all of them.
+/// `--retriever` value: one retriever, a list, or all of them (`all`: history too, where the
+/// repository has one; see [`Args::asked_all`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetrieverArg(pub Vec<Retriever>);
 
@@ -358,7 +374,7 @@ impl std::str::FromStr for RetrieverArg {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s.trim().eq_ignore_ascii_case("all") {
-            return Ok(RetrieverArg(Retriever::ALL.to_vec()));
+            return Ok(RetrieverArg(Retriever::ALL.iter().copied().chain([Retriever::History]).collect()));
         }
         let mut list = Vec::new();
         if s.trim().is_empty() {
@@ -379,6 +395,12 @@ impl Args {
     /// The retrievers asked for, or `default` when none was.
     pub fn retrievers_or(&self, default: &[Retriever]) -> Vec<Retriever> {
         self.retriever.as_ref().map_or_else(|| default.to_vec(), |r| r.0.clone())
+    }
+
+    /// Whether `--retriever all` was given: history is then left out, with a note, where the
+    /// repository has none (naming `history` alone is an error there).
+    pub fn asked_all(&self) -> bool {
+        self.retriever.as_ref().is_some_and(|r| r.0.len() == Retriever::ALL.len() + 1)
     }
 }
 

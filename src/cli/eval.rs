@@ -65,6 +65,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         no_module_chunks: args.no_module_chunks,
         dense,
         keep_lists: args.keep_lists,
+        query_first: args.query_first,
         // Git history indexes and parsed files; --no-cache keeps both in memory.
         cache_dir: match args.no_cache {
             true => None,

@@ -14,19 +14,18 @@ mod train_select;
 mod tui;
 
 use args::Args;
-use clap::Parser;
 use coret::Error;
 
 /// Runs the program; returns the process exit code (0 ok, 1 failure, 2 usage, 130 interrupted).
 pub fn run() -> i32 {
-    let args = match Args::try_parse() {
+    let args = match parse() {
         Ok(a) => a,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    match dispatch(args) {
+    match check_flags(&args).and_then(|()| set_threads(args.0.threads)).and_then(|()| dispatch(args)) {
         Ok(()) => 0,
         Err(e) => {
             let code = exit_code(&e);
@@ -36,7 +35,38 @@ pub fn run() -> i32 {
     }
 }
 
-fn dispatch(args: Args) -> anyhow::Result<()> {
+/// The arguments, and whether `--cache-dir` was given on the command line (not by
+/// `CORET_CACHE_DIR`, which a user sets once for every run).
+fn parse() -> Result<(Args, bool), clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Args::command().try_get_matches()?;
+    let cache_dir_flag = matches.value_source("cache_dir") == Some(clap::parser::ValueSource::CommandLine);
+    Ok((Args::from_arg_matches(&matches)?, cache_dir_flag))
+}
+
+/// Flags that contradict each other: a usage error naming both, before any work.
+fn check_flags((args, cache_dir_flag): &(Args, bool)) -> anyhow::Result<()> {
+    if args.no_cache && *cache_dir_flag {
+        anyhow::bail!(Usage(
+            "--no-cache and --cache-dir contradict each other (no cache, or this cache): give one".into()
+        ));
+    }
+    Ok(())
+}
+
+/// `--threads N`: the one pool every parallel step runs on (rayon's), and candle's own count,
+/// set before any thread starts. Without it both use every core.
+fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
+    let Some(n) = threads else { return Ok(()) };
+    // candle reads it for its CPU kernels; nothing else runs yet, so setting it is sound.
+    std::env::set_var("RAYON_NUM_THREADS", n.to_string());
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| anyhow::anyhow!("--threads {n}: {e}"))
+}
+
+fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
     if let Some(what) = args.bench.clone() {
         return bench::run(&args, &what);
     }

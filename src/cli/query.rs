@@ -8,7 +8,8 @@ use coret::engine::{IndexOptions, RepoIndex};
 use coret::mcp::code::span_lines;
 use coret::repo::source::is_test_path;
 use coret::search::{Hit, Retriever};
-use coret::searcher::Searcher;
+use coret::searcher::{Searcher, QUERY_FIRST_BM25};
+use coret::semantic::Scope;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::sync::Arc;
@@ -18,6 +19,8 @@ const DEFAULT_RETRIEVER: Retriever = Retriever::Hybrid;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    // A path that is not a Python checkout is one line and exit 2, before any model loads.
+    coret::engine::check_checkout(&args.path)?;
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
     if query.trim().is_empty() {
         let from = if args.query.as_deref() == Some("-") { " (stdin was empty)" } else { "" };
@@ -39,6 +42,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e),
     };
+    let loaded = started.elapsed().as_secs_f64();
     let index = open_index(args, &index_options(args))?;
     let mut searcher = Searcher::bm25_only(Arc::new(index));
     searcher.fusion = super::model::fusion_params(args);
@@ -47,24 +51,52 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let (history, notes) =
             coret::history::checkout_history(&searcher.repo.root, searcher.repo.cache_entry.as_deref());
         notes.iter().for_each(|n| eprintln!("note: {n}"));
+        if history.is_none() && args.asked_all() {
+            eprintln!("note: no git history here: --retriever all ranks without history");
+            retrievers.retain(|r| *r != Retriever::History);
+        }
         searcher.history = history;
     }
     let mut device = None;
     let mut towers = None;
     let mut embedded = None;
+    let embed_started = std::time::Instant::now();
+    let mut coverage = None;
     if let Some(m) = model {
         let progress = BarProgress::new();
         towers = Some(m.towers.names());
-        let full = searcher.with_dense(m.towers, super::model::dense_options(args), &progress);
+        // Query-first unless asked to wait: the chunks this query needs, then the answer.
+        let candidates = match args.wait_index {
+            true => None,
+            false => Some(searcher.query_candidates(&query, args.query_first.unwrap_or(QUERY_FIRST_BM25))?),
+        };
+        let scope = candidates.as_deref().map_or(Scope::All, Scope::First);
+        let dense = searcher.with_dense_scoped(m.towers, super::model::dense_options(args), scope, &progress);
         progress.finish();
-        searcher = full?;
+        searcher = dense?;
         device = Some(m.device);
-        embedded = searcher.dense.as_ref().map(|d| d.embedded);
+        if let Some(d) = searcher.dense.as_ref() {
+            embedded = Some(d.embedded);
+            coverage = Some(d.coverage());
+            if !d.is_complete() {
+                let (ranked, of) = d.coverage();
+                eprintln!(
+                    "note: dense ranked over {ranked} of {of} chunks (those this query needs first and those \
+                     cached); --wait-index embeds the rest first"
+                );
+            }
+        }
     }
-    let mut results = Vec::new();
-    for &r in &retrievers {
-        results.push((r, searcher.search(&query, r, args.top)?));
-    }
+    let embed_seconds = embed_started.elapsed().as_secs_f64();
+    let search_started = std::time::Instant::now();
+    let results = searcher.rankings(&query, &retrievers, args.top)?;
+    let timings = Timings {
+        model: loaded,
+        index: searcher.repo.stats.seconds,
+        embed: embed_seconds,
+        search: search_started.elapsed().as_secs_f64(),
+        total: started.elapsed().as_secs_f64(),
+    };
     let index = &searcher.repo;
     let test_weight = searcher.fusion.test_weight;
     if args.json {
@@ -81,12 +113,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         if let Some(n) = embedded {
             v["stats"]["embedded"] = Value::from(n);
         }
+        if let Some((ranked, of)) = coverage {
+            v["stats"]["dense_coverage"] = json!({"ranked": ranked, "of": of});
+        }
         if let Some(why) = fallback {
             v["stats"]["fallback"] = Value::String(why);
         }
+        v["stats"]["timings"] = serde_json::to_value(timings)?;
         println!("{}", serde_json::to_string(&v)?);
     } else {
-        print_table(index, &results, test_weight, started.elapsed().as_secs_f64());
+        print_table(index, &results, test_weight, &timings);
     }
     Ok(())
 }
@@ -126,6 +162,7 @@ fn hit_json(index: &RepoIndex, rank: usize, hit: &Hit, test_weight: f32) -> Valu
         "end_line": c.end_line,
         "callees": neighbour_keys(index, &index.graph.callees[id]),
         "callers": neighbour_keys(index, &index.graph.callers[id]),
+        "unresolved": index.graph.unresolved.get(id).cloned().unwrap_or_default(),
     })
 }
 
@@ -176,7 +213,7 @@ pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)]
 
 /// One table per retriever, its columns aligned across the lists; the totals on stderr. A `↓`
 /// after a score marks a demoted hit (a test file's), as in the TUI.
-fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], test_weight: f32, seconds: f64) {
+fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], test_weight: f32, t: &Timings) {
     let location = |h: &Hit| {
         let c = &index.chunks[h.chunk as usize];
         format!("{}:{}-{}", c.path, c.start_line, c.end_line)
@@ -204,14 +241,29 @@ fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], test_weight
     let s = &index.stats;
     let cache = s.cache.describe();
     eprintln!(
-        "{} files, {} chunks, {} call edges, {} skipped; indexed in {:.2}s ({cache}), {:.2}s in all",
+        "{} files, {} chunks, {} call edges, {} skipped; {:.2}s in all: indexed in {:.2}s ({cache}), embedded in {:.2}s, ranked in {:.2}s",
         s.files,
         s.chunks,
         s.edges,
         s.skipped.total(),
-        s.seconds,
-        seconds
+        t.total,
+        t.index,
+        t.embed,
+        t.search,
     );
+}
+
+/// Where a headless query's wall time went, in seconds (`stats.timings`). `total` is from
+/// launch to the results; `model` is what came before indexing (reading the query, loading
+/// the model), `index` the structural index (walk, parse, call graph, BM25; `stats.seconds`),
+/// `embed` the dense index (embedding what the vector cache lacks), `search` the rankings.
+#[derive(serde::Serialize)]
+struct Timings {
+    model: f64,
+    index: f64,
+    embed: f64,
+    search: f64,
+    total: f64,
 }
 
 /// The index options the flags ask for.

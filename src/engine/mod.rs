@@ -286,6 +286,16 @@ impl RepoIndex {
     }
 }
 
+/// What a client checks before it loads anything: `root` is a directory the walk finds a
+/// Python file in. The error is the one [`RepoIndex::open`] would give after the walk.
+pub fn check_checkout(root: &Path) -> Result<PathBuf> {
+    let root = validate_root(root)?;
+    if !crate::repo::walk::has_python_file(&root) {
+        return Err(Error::NoPythonFiles { root, unreadable: false });
+    }
+    Ok(root)
+}
+
 fn validate_root(root: &Path) -> Result<PathBuf> {
     let bad = |source| Error::Root { path: root.to_path_buf(), source };
     let meta = std::fs::metadata(root).map_err(bad)?;

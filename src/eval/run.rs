@@ -14,7 +14,7 @@ use crate::progress::{EmbedOnly, Phase, Progress};
 use crate::repo::git::find_repo;
 use crate::search::{FusionParams, Hit, Retriever};
 use crate::searcher::Searcher;
-use crate::semantic::DenseOptions;
+use crate::semantic::{DenseOptions, Scope};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,6 +51,9 @@ pub struct EvalConfig {
     /// Keep the top this-many hits of each ranking in the per-instance results (0: none), so
     /// fusions and rerankings can be studied without running the retrievers again.
     pub keep_lists: usize,
+    /// Rank dense over a query-first candidate set alone (BM25's top N and the rest of
+    /// [`Searcher::query_candidates`]), as a never-indexed repository's first answer does.
+    pub query_first: Option<usize>,
 }
 
 impl EvalConfig {
@@ -374,7 +377,10 @@ fn rankings(
         let (Some(d), Some(store)) = (&cfg.dense, st.vectors.as_mut()) else {
             return Err(Error::invalid("dense retrieval needs a model"));
         };
-        searcher = searcher.with_dense_store(d.towers.clone(), d.opts.clone(), store, progress)?;
+        let candidates = cfg.query_first.map(|n| searcher.query_candidates(query, n)).transpose()?;
+        let scope = candidates.as_deref().map_or(Scope::All, Scope::Only);
+        searcher =
+            searcher.with_dense_store_scoped(d.towers.clone(), d.opts.clone(), store, scope, progress)?;
         if let Some(dense) = &searcher.dense {
             result.embedded = Some(dense.embedded);
             result.reused = Some(dense.reused);

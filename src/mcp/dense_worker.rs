@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
 use crate::model::Towers;
 use crate::progress::{Phase, Progress};
+use crate::query_first::{build_serving, QueryFirst};
 use crate::searcher::{vector_log, Searcher};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
@@ -44,7 +45,23 @@ fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
         }
         let Some(store) = store.as_mut() else { continue };
         let progress = BuildProgress { shared, generation: job.generation };
-        match job.searcher.with_dense_store(towers.clone(), setup.opts.clone(), store, &progress) {
+        // Query-first: a `locate` meanwhile ranks over a partial index, its own chunks first.
+        let (handle, requests) = QueryFirst::channel();
+        let publish = |partial: Searcher| match partial.dense {
+            Some(dense) => shared.install_partial(job.generation, dense),
+            None => true,
+        };
+        let opts = setup.opts.clone();
+        match build_serving(
+            &job.searcher,
+            towers.clone(),
+            opts,
+            store,
+            &requests,
+            handle,
+            &progress,
+            &publish,
+        ) {
             Ok(Searcher { dense: Some(dense), .. }) => shared.install_dense(job.generation, dense),
             Ok(_) => shared.fail_dense(Some(job.generation), "no dense index was built".into()),
             // A newer index superseded this one; its job is queued.

@@ -3,7 +3,7 @@
 
 use super::tools::{
     self, LocateAnswer, LocateRequest, NeighboursAnswer, NeighboursRequest, ReadAnswer, ReadRequest,
-    ToolError,
+    RetrieverName, ToolError,
 };
 use super::Workspace;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -59,7 +59,15 @@ impl CoretServer {
     async fn locate(&self, Parameters(req): Parameters<LocateRequest>) -> Result<Json<LocateAnswer>, String> {
         let ws = self.workspace.clone();
         blocking(move || {
-            let (searcher, dense) = ws.refresh()?;
+            let (mut searcher, dense) = ws.refresh_for_search()?;
+            if req.retriever == Some(RetrieverName::History) {
+                searcher = ws.with_history(searcher).ok_or_else(|| {
+                    ToolError::Argument {
+                        arg: "retriever",
+                        message: "history: this checkout has no git history to search (not a git repository, or no commits)".into(),
+                    }
+                })?;
+            }
             tools::locate(&searcher, &dense, ws.default_retriever(), &req)
         })
         .await

@@ -40,12 +40,32 @@ fn bad(arg: &'static str, message: impl Into<String>) -> ToolError {
 }
 
 // Undocumented variants keep the schema a plain string enum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RetrieverName {
     Bm25,
     Dense,
     Hybrid,
+    History,
+}
+
+const RETRIEVER_NAMES: &str = "bm25, dense, hybrid or history";
+
+/// By hand, so a wrong name gets a message that names the valid ones (serde's derive says
+/// "unknown variant").
+impl<'de> Deserialize<'de> for RetrieverName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        match name.trim().to_ascii_lowercase().as_str() {
+            "bm25" => Ok(RetrieverName::Bm25),
+            "dense" => Ok(RetrieverName::Dense),
+            "hybrid" => Ok(RetrieverName::Hybrid),
+            "history" => Ok(RetrieverName::History),
+            _ => Err(serde::de::Error::custom(format!(
+                "retriever: `{name}` is not a retriever; use {RETRIEVER_NAMES}"
+            ))),
+        }
+    }
 }
 
 impl From<RetrieverName> for Retriever {
@@ -54,6 +74,7 @@ impl From<RetrieverName> for Retriever {
             RetrieverName::Bm25 => Retriever::Bm25,
             RetrieverName::Dense => Retriever::Dense,
             RetrieverName::Hybrid => Retriever::Hybrid,
+            RetrieverName::History => Retriever::History,
         }
     }
 }
@@ -66,8 +87,9 @@ pub struct LocateRequest {
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub top_k: Option<usize>,
-    /// Which ranking: bm25 (lexical, always ready), dense (the CoRet neural retriever) or hybrid
-    /// (both fused, usually best). Default: hybrid once the dense index is ready, else bm25. A
+    /// Which ranking: bm25 (lexical, always ready), dense (the CoRet neural retriever), hybrid
+    /// (both fused, usually best) or history (files whose past commits' messages match the
+    /// issue; needs a git checkout). Default: hybrid once the dense index is ready, else bm25. A
     /// dense or hybrid request made before the dense index is ready is answered by bm25, and
     /// the answer's `note` says so.
     #[serde(default)]
@@ -80,7 +102,7 @@ pub struct LocateRequest {
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct LocateAnswer {
-    /// The ranking the hits come from: bm25, dense or hybrid.
+    /// The ranking the hits come from: bm25, dense, hybrid or history.
     pub retriever: String,
     /// The retrievers behind that ranking (a hybrid fuses bm25 and dense).
     pub retrievers_used: Vec<String>,
@@ -143,10 +165,12 @@ pub fn locate(
         return Err(bad("top_k", format!("{top_k} is out of range 1..={MAX_TOP_K}")));
     }
     let ready = dense.is_ready() && searcher.has_dense();
-    let (retriever, note) = match req.retriever.map(Retriever::from).or(default) {
-        None if ready => (Retriever::Hybrid, None),
+    // A partial index (the rest still embedding) answers too: the query's chunks go first.
+    let usable = ready || searcher.has_dense();
+    let (retriever, mut note) = match req.retriever.map(Retriever::from).or(default) {
+        None if usable => (Retriever::Hybrid, None),
         None => (Retriever::Bm25, None),
-        Some(r @ (Retriever::Dense | Retriever::Hybrid)) if !ready => {
+        Some(r @ (Retriever::Dense | Retriever::Hybrid)) if !usable => {
             let why = format!("{r} asked for, but the dense index is {}: answered by bm25", dense.describe());
             (Retriever::Bm25, Some(why))
         }
@@ -163,6 +187,17 @@ pub fn locate(
     };
     let repo = &searcher.repo;
     let mut sources = HashMap::new();
+    let mut view = view;
+    if !ready && matches!(retriever, Retriever::Dense | Retriever::Hybrid) {
+        // Embeds this issue's chunks first (when the build still runs) and ranks over those.
+        let partial = view.dense_for(&req.issue)?;
+        let (ranked, of) = partial.coverage();
+        note = Some(format!(
+            "dense ranked over {ranked} of {of} chunks: this issue's candidates first, the rest are still \
+             being embedded (dense_status)"
+        ));
+        view.dense = Some(partial);
+    }
     let hits = view
         .search(&req.issue, retriever, top_k)?
         .into_iter()
@@ -253,6 +288,10 @@ pub struct Definition {
     /// Chunks this one calls (resolved inside the repository; calls through a receiver of
     /// unknown type are not followed).
     pub callees: Vec<Neighbour>,
+    /// Calls this one makes that could not be resolved (a receiver of unknown type, a name
+    /// defined in several places), as written: `ctx.lookup_default`. Builtins and library
+    /// calls are left out. Search for them with `locate` or `read` the code.
+    pub unresolved: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -302,6 +341,7 @@ pub fn neighbours(repo: &RepoIndex, req: &NeighboursRequest) -> Result<Neighbour
                 end_line: c.end_line,
                 callers: refs(repo.graph.callers.get(i)),
                 callees: refs(repo.graph.callees.get(i)),
+                unresolved: repo.graph.unresolved.get(i).cloned().unwrap_or_default(),
             }
         })
         .collect();

@@ -20,6 +20,11 @@ use std::time::Duration;
 /// How long a call waits for the dense index to catch up with an edit (a few changed chunks
 /// embed in well under this) before BM25 answers alone.
 const DENSE_CATCH_UP: Duration = Duration::from_secs(3);
+/// How long a `locate` waits for a dense index that is nearly there (the model loading over
+/// cached vectors, or a few chunks left to embed) rather than answer with BM25 alone.
+const MODEL_WAIT: Duration = Duration::from_secs(5);
+/// At most this many chunks left to embed count as "nearly there" (a second or two on a CPU).
+const NEARLY_EMBEDDED: usize = 64;
 
 #[derive(Clone, Debug)]
 pub struct WorkspaceOptions {
@@ -48,6 +53,8 @@ pub struct Workspace {
     refresh: Mutex<()>,
     /// The dense thread's queue; None when the dense index is off.
     jobs: Option<Sender<Job>>,
+    /// The checkout's git history for `retriever: history`, read on the first such call.
+    history: std::sync::OnceLock<Option<HistoryView>>,
 }
 
 /// What the tool calls and the dense thread share.
@@ -99,7 +106,7 @@ impl Workspace {
             }
             None => None,
         };
-        Ok(Workspace { root, opts, shared, refresh: Mutex::new(()), jobs })
+        Ok(Workspace { root, opts, shared, refresh: Mutex::new(()), jobs, history: Default::default() })
     }
 
     /// The repository root (canonical).
@@ -168,6 +175,52 @@ impl Workspace {
             self.shared.wait_for_dense(generation, DENSE_CATCH_UP);
         }
         Ok(self.shared.snapshot())
+    }
+}
+
+impl Workspace {
+    /// [`Workspace::refresh`], then, while the dense index is nearly ready (the model loading
+    /// — over cached vectors that is all it lacks — or a few chunks left to embed), waits for
+    /// it, at most [`MODEL_WAIT`]: the first answer is then the hybrid, not BM25 alone. A cold
+    /// index with thousands of chunks to embed is not waited for.
+    pub fn refresh_for_search(&self) -> Result<(Arc<Searcher>, DenseStatus)> {
+        let mut now = self.refresh()?;
+        let deadline = std::time::Instant::now() + MODEL_WAIT;
+        while nearly_ready(&now.1) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(25));
+            now = self.shared.snapshot();
+        }
+        Ok(now)
+    }
+}
+
+impl Workspace {
+    /// `searcher` with the checkout's git history, read once (the hybrid's own history, when
+    /// `--history-weight` fuses it, is kept); None when there is no history to search.
+    pub fn with_history(&self, searcher: Arc<Searcher>) -> Option<Arc<Searcher>> {
+        if searcher.history.is_some() {
+            return Some(searcher);
+        }
+        let history = self
+            .history
+            .get_or_init(|| {
+                crate::history::checkout_history(&self.root, searcher.repo.cache_entry.as_deref()).0
+            })
+            .clone()?;
+        Some(Arc::new(Searcher {
+            repo: searcher.repo.clone(),
+            dense: searcher.dense.clone(),
+            history: Some(history),
+            fusion: searcher.fusion,
+        }))
+    }
+}
+
+fn nearly_ready(status: &DenseStatus) -> bool {
+    match *status {
+        DenseStatus::Loading => true,
+        DenseStatus::Building { done, total } => total.saturating_sub(done) <= NEARLY_EMBEDDED,
+        _ => false,
     }
 }
 
@@ -241,6 +294,20 @@ impl Shared {
             cur.dense = DenseStatus::Ready;
         }
         self.dense_changed.notify_all();
+    }
+
+    /// Serves a partial dense index built for `generation` (the build goes on; the status
+    /// stays `Building`). False once the index moved on, so the build stops.
+    pub(super) fn install_partial(&self, generation: u64, dense: Arc<DenseSearcher>) -> bool {
+        let mut cur = lock(&self.current);
+        if cur.generation != generation {
+            return false;
+        }
+        let s = &cur.searcher;
+        cur.searcher = Arc::new(Searcher { dense: Some(dense), ..s.clone_sides() });
+        drop(cur);
+        self.dense_changed.notify_all();
+        true
     }
 
     /// The dense index failed for `generation` (`None`: for good, e.g. no model).

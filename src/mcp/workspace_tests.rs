@@ -1,6 +1,6 @@
 use super::*;
 use crate::engine::CacheState;
-use crate::mcp::tools::{locate, LocateRequest};
+use crate::mcp::tools::{locate, LocateRequest, RetrieverName};
 use crate::model::{Encoder, EncoderOptions};
 use std::sync::Arc;
 use std::time::Instant;
@@ -114,4 +114,59 @@ fn without_a_model_the_dense_index_is_off_and_each_call_sees_the_files_as_they_a
     let (after, _) = ws.refresh().unwrap();
     assert!(after.repo.chunks.iter().all(|c| c.path != "pkg/gamma.py"), "a deleted file leaves the index");
     assert_eq!(after.repo.stats.cache, CacheState::Updated);
+}
+
+#[test]
+fn the_first_locate_waits_for_a_model_that_is_loading_rather_than_answer_bm25_alone() {
+    let (dir, root, cache) = repo();
+    let model = dir.path().join("model");
+    let towers = tiny_towers(model);
+    // A model that takes a moment to load, as the real one does (~0.4 s, more when cold).
+    let slow: TowerLoader = Box::new(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        (towers.load)()
+    });
+    let ws = workspace(&root, &cache, Some(DenseSetup { load: slow, opts: DenseOptions::default() }));
+    assert_eq!(ws.current().1, DenseStatus::Loading);
+    let (searcher, dense) = ws.refresh_for_search().unwrap();
+    let answer = locate(&searcher, &dense, None, &ask("alpha calls beta")).unwrap();
+    assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("hybrid", true), "{}", answer.dense_status);
+}
+
+#[test]
+fn history_is_searchable_in_a_git_checkout_and_refused_with_a_reason_elsewhere() {
+    let (_dir, root, cache) = repo();
+    let ws = workspace(&root, &cache, None);
+    assert!(ws.with_history(ws.current().0).is_none(), "no git repository: nothing to search");
+
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "Gamma.run returns the wrong constant"]);
+    let ws = workspace(&root, &cache, None);
+    let searcher = ws.with_history(ws.current().0).expect("a checkout with commits");
+    let req =
+        LocateRequest { retriever: Some(RetrieverName::History), ..ask("gamma returns the wrong constant") };
+    let answer = locate(&searcher, &ws.current().1, None, &req).unwrap();
+    assert_eq!(answer.retriever, "history");
+    assert!(!answer.hits.is_empty(), "the commit's files rank");
+}
+
+#[test]
+fn a_retriever_that_does_not_exist_is_named_with_the_valid_ones() {
+    let err = serde_json::from_str::<LocateRequest>(r#"{"issue": "x", "retriever": "bm52"}"#).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("`bm52`") && msg.contains("bm25, dense, hybrid or history"), "{msg}");
+    let ok: LocateRequest = serde_json::from_str(r#"{"issue": "x", "retriever": "History"}"#).unwrap();
+    assert_eq!(ok.retriever, Some(RetrieverName::History));
 }

@@ -61,6 +61,15 @@ fn model_id(dir: &Path, weights_sha256: &str) -> String {
     format!("{name}-{}", &weights_sha256[..12])
 }
 
+/// Whether a file trained on the model `trained_on` (a model id) fits the model `model_id`:
+/// the same weights, by the sha256 prefix that ends both ids. The directory name is only a
+/// label: a copy of the weights elsewhere (`--model /models/minilm`, a Hugging Face cache
+/// snapshot) is the same model.
+pub fn same_weights(trained_on: &str, model_id: &str) -> bool {
+    let hash = |id: &str| id.rsplit_once('-').map(|(_, h)| h.to_string());
+    trained_on == model_id || hash(trained_on).is_some_and(|h| Some(h) == hash(model_id))
+}
+
 /// The id [`Encoder::load`] gives the model in `dir`, without loading it (what a trained
 /// tower file names as its base).
 pub fn model_id_of(dir: &Path) -> Result<String> {

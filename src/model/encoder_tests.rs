@@ -248,3 +248,13 @@ fn weights_edited_in_place_with_size_and_mtime_kept_get_a_new_fingerprint() {
     let after = Encoder::load(dir.path(), &Device::Cpu, EncoderOptions::default()).unwrap();
     assert_ne!(before.fingerprint(), after.fingerprint());
 }
+
+#[test]
+fn trained_files_match_the_weights_by_hash_not_by_directory_name() {
+    let default = "all-MiniLM-L6-v2-53aa51172d14";
+    assert!(same_weights(default, default));
+    assert!(same_weights(default, "minilm-53aa51172d14"), "another directory, the same weights");
+    assert!(same_weights(default, "snapshots-53aa51172d14"));
+    assert!(!same_weights(default, "all-MiniLM-L6-v2-0123456789ab"), "the same name, other weights");
+    assert!(!same_weights(default, "model"));
+}

@@ -191,7 +191,7 @@ pub fn merge(w: &Tensor, a: &Tensor, b: &Tensor, scale: f64) -> candle_core::Res
 /// `chunk` with the adapters merged into its weights, for both towers. `origin` names the
 /// adapter in errors.
 pub fn with_lora(chunk: &Encoder, lora: &LoraAdapter, origin: &str) -> Result<Encoder> {
-    if lora.base() != chunk.model_id() {
+    if !super::same_weights(lora.base(), &chunk.model_id()) {
         return Err(Error::context(
             origin,
             format!("adapters trained on {}, the model is {}", lora.base(), chunk.model_id()),
@@ -259,7 +259,7 @@ pub fn apply_weights(encoder: Encoder, choice: &WeightsChoice) -> Result<(Encode
             None => Ok((encoder, None)),
             Some(lora) => {
                 let lora = lora?;
-                if lora.base() != encoder.model_id() {
+                if !super::same_weights(lora.base(), &encoder.model_id()) {
                     let note = format!(
                         "the shipped adapters were trained on {}; {} runs with its own weights",
                         lora.base(),

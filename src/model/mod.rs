@@ -31,7 +31,7 @@ pub mod weights;
 pub use bench::{bench_embed, EmbedBenchReport};
 pub use bf16::Precision;
 pub use device::{select_device, DeviceChoice};
-pub use encoder::{model_id_of, Encoder, EncoderOptions};
+pub use encoder::{model_id_of, same_weights, Encoder, EncoderOptions};
 pub use lora::{apply_weights, with_lora, LoraAdapter, WeightsChoice};
 pub use provision::{default_model_dir, resolve_model_dir};
 pub use tokenize::{EncoderInput, TokenizedInput, DOWN_TOKEN};

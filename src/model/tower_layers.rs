@@ -132,7 +132,7 @@ pub fn with_tower_layers(model: &Encoder, layers: &TowerLayers, origin: &str) ->
             "these layers retrain the query tower only (a removed experiment), not both towers",
         ));
     }
-    if layers.base() != model.model_id() {
+    if !super::same_weights(layers.base(), &model.model_id()) {
         return Err(Error::context(
             origin,
             format!("layers trained from {}, the model is {}", layers.base(), model.model_id()),

@@ -37,16 +37,7 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     // (path relative to the real root, the file as the walk found it)
     let mut found: Vec<(String, FoundFile)> = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .ignore(true)
-        .parents(true)
-        .require_git(false)
-        .follow_links(true)
-        .build();
-    for entry in walker {
+    for entry in walker(root) {
         let entry = match entry {
             Ok(e) => e,
             Err(err) => {
@@ -130,6 +121,28 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
     result
 }
 
+/// The walk both [`walk_python`] and [`has_python_file`] take.
+fn walker(root: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .follow_links(true)
+        .build()
+}
+
+/// Whether the walk would find at least one Python file under `root`: stops at the first, so
+/// a client can refuse a directory without Python before loading anything.
+pub fn has_python_file(root: &Path) -> bool {
+    walker(root).flatten().any(|e| {
+        e.file_type().is_some_and(|t| t.is_file())
+            && relative_path(root, e.path()).is_some_and(|rel| is_python_path(&rel))
+    })
+}
+
 #[cfg(unix)]
 fn change_stamp(meta: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
@@ -167,6 +180,19 @@ mod tests {
         assert_eq!(walk.files.len(), 1);
         assert_eq!(walk.skipped.not_utf8, 1);
         assert!(walk.notes.iter().any(|n| n.contains("not UTF-8")), "{:?}", walk.notes);
+    }
+
+    #[test]
+    fn a_directory_without_python_has_no_python_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!has_python_file(dir.path()), "empty");
+        std::fs::write(dir.path().join("README.md"), "# not python\n").unwrap();
+        std::fs::create_dir_all(dir.path().join(".hidden")).unwrap();
+        std::fs::write(dir.path().join(".hidden/x.py"), "x = 1\n").unwrap();
+        assert!(!has_python_file(dir.path()), "hidden files are not walked");
+        std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+        std::fs::write(dir.path().join("pkg/m.py"), "x = 1\n").unwrap();
+        assert!(has_python_file(dir.path()));
     }
 }
 

@@ -96,6 +96,7 @@ fn full_eval(
         no_module_chunks: false,
         cache_dir: None,
         keep_lists: 0,
+        query_first: None,
         dense: Some(DenseEval {
             towers: crate::model::Towers::tied(encoder),
             opts: dense.clone(),

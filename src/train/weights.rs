@@ -170,7 +170,7 @@ impl TrainModel {
                 ),
             ));
         }
-        if adapter.base() != base_id {
+        if !crate::model::same_weights(adapter.base(), base_id) {
             return Err(Error::context(origin, format!("trained from {}, not {base_id}", adapter.base())));
         }
         let mut tensors = HashMap::new();

@@ -1,0 +1,239 @@
+//! Query-first dense indexing. A repository's chunks are embedded in the background, a batch
+//! at a time; a search that arrives before they are all done asks for the chunks it needs
+//! (see [`Searcher::query_candidates`]), which jump the queue, and ranks over what is embedded
+//! by then. A cold repository answers in seconds instead of after its whole embedding.
+
+use crate::engine::check_cancel;
+use crate::error::{Error, Result};
+use crate::index::dense::VectorStore;
+use crate::model::Towers;
+use crate::progress::{EmbedWork, Phase, Progress};
+use crate::searcher::Searcher;
+use crate::semantic::{DenseOptions, DensePlan, DenseSearcher};
+use std::collections::HashSet;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Inputs embedded between two looks at the request queue: a search waits at most about one
+/// batch (≈ 2 s on two cores) before its own chunks start.
+const BATCH: usize = 64;
+/// Background batches between two published partial indexes (each copies every vector).
+const PUBLISH_EVERY: usize = 8;
+
+/// A search's request: embed these chunks first, then answer with the index as it stands.
+pub struct Request {
+    ids: Vec<u32>,
+    reply: Sender<Arc<DenseSearcher>>,
+}
+
+/// The handle a partial dense index carries: searches ask through it for their chunks first.
+pub struct QueryFirst {
+    requests: Mutex<Sender<Request>>,
+}
+
+impl QueryFirst {
+    /// A handle and the queue the builder serves ([`build_serving`]).
+    pub fn channel() -> (Arc<QueryFirst>, Receiver<Request>) {
+        let (tx, rx) = mpsc::channel();
+        (Arc::new(QueryFirst { requests: Mutex::new(tx) }), rx)
+    }
+
+    /// Asks for `ids` to be embedded first and waits, at most `timeout`, for the dense index
+    /// over them and everything embedded before. `None` when the builder is gone (finished or
+    /// failed) or too slow: the caller ranks with the index it has.
+    pub fn first(&self, ids: Vec<u32>, timeout: Duration) -> Option<Arc<DenseSearcher>> {
+        let (reply, answer) = mpsc::channel();
+        let sent = self.requests.lock().unwrap_or_else(|p| p.into_inner()).send(Request { ids, reply });
+        sent.ok()?;
+        answer.recv_timeout(timeout).ok()
+    }
+}
+
+/// Builds `searcher`'s full dense index into `store`, serving query-first requests between
+/// batches. `publish` gets a searcher over each partial index (the first at once, over the
+/// vectors already stored; its dense side answers queries through `handle`) and returns false
+/// to stop (the client went away or the index moved on: then `Error::Cancelled`, and what was
+/// embedded stays in the store). Returns the searcher over the complete index.
+#[allow(clippy::too_many_arguments)]
+pub fn build_serving(
+    searcher: &Searcher,
+    towers: Towers,
+    opts: DenseOptions,
+    store: &mut VectorStore,
+    requests: &Receiver<Request>,
+    handle: Arc<QueryFirst>,
+    progress: &dyn Progress,
+    publish: &dyn Fn(Searcher) -> bool,
+) -> Result<Searcher> {
+    let repo = &searcher.repo;
+    let source = (&repo.chunks[..], &repo.graph, &opts);
+    let plan = DensePlan::new(&towers.chunk, &repo.chunks, &repo.graph, &opts);
+    // Published partial indexes carry the handle (a search through them asks for its chunks);
+    // the one a request gets back does not (it already has them).
+    let answer =
+        |store: &VectorStore| plan.searcher(towers.clone(), opts.clone(), store, &plan.available(store));
+    let partial = |store: &VectorStore| -> Result<Arc<DenseSearcher>> {
+        Ok(Arc::new(answer(store)?.with_query_first(handle.clone())))
+    };
+    let with = |dense: Arc<DenseSearcher>| Searcher { dense: Some(dense), ..searcher.clone_sides() };
+    let todo = plan.missing(store, |_| true);
+    let total = todo.len();
+    let mut done = 0;
+    if todo.is_empty() {
+        return finish(&plan, towers, opts, store, searcher, done);
+    }
+    if !publish(with(partial(store)?)) {
+        return Err(Error::Cancelled);
+    }
+    let mut since_publish = 0;
+    let mut next = 0;
+    while next < todo.len() {
+        check_cancel(progress)?;
+        let mut served = false;
+        while let Ok(req) = requests.try_recv() {
+            let wanted: HashSet<usize> = req.ids.iter().filter_map(|&id| plan.position(id)).collect();
+            let need = plan.missing(store, |p| wanted.contains(&p));
+            let step = Offset { inner: progress, done, total };
+            done += plan.embed(&towers.chunk, source, store, &need, &step, BATCH)?;
+            let _ = req.reply.send(Arc::new(answer(store)?));
+            served = true;
+        }
+        let batch: Vec<usize> = todo[next..].iter().copied().take(BATCH).collect();
+        next += batch.len();
+        let need = plan.missing(store, |p| batch.contains(&p));
+        let step = Offset { inner: progress, done, total };
+        done += plan.embed(&towers.chunk, source, store, &need, &step, BATCH)?;
+        since_publish += 1;
+        if served || since_publish >= PUBLISH_EVERY {
+            since_publish = 0;
+            if !publish(with(partial(store)?)) {
+                return Err(Error::Cancelled);
+            }
+        }
+    }
+    finish(&plan, towers, opts, store, searcher, done)
+}
+
+/// The searcher over the complete index (`embedded` of its chunks embedded by this build).
+fn finish(
+    plan: &DensePlan,
+    towers: Towers,
+    opts: DenseOptions,
+    store: &VectorStore,
+    searcher: &Searcher,
+    embedded: usize,
+) -> Result<Searcher> {
+    let mut dense = plan.searcher(towers, opts, store, &plan.available(store))?;
+    dense.embedded = embedded;
+    Ok(Searcher { dense: Some(Arc::new(dense)), ..searcher.clone_sides() })
+}
+
+/// One step's `Phase::Embed` reports as part of the whole build's; its token counts cover only
+/// the step, so they are not passed on (the client's ETA follows the chunk rate, which is even
+/// here: batches are in path order, not sorted by length).
+struct Offset<'a> {
+    inner: &'a dyn Progress,
+    done: usize,
+    total: usize,
+}
+
+impl Progress for Offset<'_> {
+    fn report(&self, phase: Phase, done: usize, _total: usize) {
+        if phase == Phase::Embed {
+            self.inner.report(phase, (self.done + done).min(self.total), self.total);
+        }
+    }
+    fn report_embed_work(&self, _work: EmbedWork) {}
+    fn cancelled(&self) -> bool {
+        self.inner.cancelled()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{RepoIndex, SyntaxCache};
+    use crate::model::{Encoder, EncoderOptions};
+    use crate::progress::NoProgress;
+    use crate::search::Retriever;
+
+    /// `files` files of ten functions each; `pkg/cart.py` holds the two a query is after.
+    fn repo(files: usize) -> Searcher {
+        let mut texts: Vec<(String, String)> = (0..files)
+            .map(|f| {
+                let body =
+                    (0..10).map(|i| format!("def helper_{f}_{i}(x):\n    return x + {i}\n\n\n")).collect();
+                (format!("pkg/m{f:03}.py"), body)
+            })
+            .collect();
+        let cart = "def total_price(cart):\n    return sum(cart)\n\n\ndef apply_discount(cart):\n    return total_price(cart)\n";
+        texts.push(("pkg/zz_cart.py".into(), cart.into()));
+        Searcher::bm25_only(Arc::new(
+            RepoIndex::from_texts("r".into(), &texts, &mut SyntaxCache::new()).unwrap(),
+        ))
+    }
+
+    fn towers(dir: &std::path::Path) -> Towers {
+        crate::testkit::write_tiny_bert(
+            dir,
+            &["total", "price", "cart", "discount", "helper", "return", "def"],
+        );
+        let opts = EncoderOptions { max_len: 64, ..EncoderOptions::default() };
+        Towers::tied(Arc::new(Encoder::load(dir, &candle_core::Device::Cpu, opts).unwrap()))
+    }
+
+    #[test]
+    fn a_search_during_the_build_gets_its_chunks_first_and_the_build_then_completes() {
+        let dir = tempfile::tempdir().unwrap();
+        let searcher = repo(60);
+        let towers = towers(dir.path());
+        let (handle, requests) = QueryFirst::channel();
+        let (published_tx, published) = mpsc::channel::<Searcher>();
+        let published_tx = Mutex::new(published_tx);
+        let query = "total price with a discount";
+        let candidates = searcher.query_candidates(query, 50).unwrap();
+        let cart: Vec<u32> = (0..searcher.repo.chunks.len() as u32)
+            .filter(|&i| searcher.repo.chunks[i as usize].path == "pkg/zz_cart.py")
+            .collect();
+        assert!(cart.iter().all(|c| candidates.contains(c)), "the query's own chunks are candidates");
+
+        let complete = std::thread::scope(|scope| {
+            let build = scope.spawn(move || {
+                let mut store = VectorStore::in_memory(towers.chunk.dim());
+                let publish = |s: Searcher| published_tx.lock().unwrap().send(s).is_ok();
+                let opts = DenseOptions::default();
+                build_serving(
+                    &searcher,
+                    towers.clone(),
+                    opts,
+                    &mut store,
+                    &requests,
+                    handle,
+                    &NoProgress,
+                    &publish,
+                )
+            });
+            // The first partial index comes at once, before any embedding (nothing was cached).
+            let first = published.recv().unwrap();
+            let dense = first.dense.clone().unwrap();
+            assert!(!dense.is_complete());
+            // A search through it asks for its chunks and ranks over them: the cart is embedded
+            // first although its file is last in the background's order.
+            let answered = first.dense_for(query).unwrap();
+            let (ranked, of) = answered.coverage();
+            assert!(ranked < of, "answered before the whole index: {ranked} of {of}");
+            assert!(
+                cart.iter().all(|&c| answered.vector(c as usize).is_some()),
+                "the cart was embedded first"
+            );
+            let ranked_first = Searcher { dense: Some(answered), ..first.clone_sides() };
+            let hits = ranked_first.search(query, Retriever::Dense, 700).unwrap();
+            assert_eq!(hits.len(), ranked, "dense ranks over what is embedded");
+            build.join().unwrap().unwrap()
+        });
+        let dense = complete.dense.unwrap();
+        assert!(dense.is_complete() && dense.query_first().is_none());
+        assert_eq!(dense.coverage(), (602, 602), "600 helpers and the cart's two functions");
+    }
+}
