@@ -60,10 +60,14 @@ struct Tui {
 impl Tui {
     /// Starts the binary on `repo` with its model, cache and data directories under `home`.
     fn spawn(repo: &Path, home: &Path, model: &Path) -> Tui {
+        Tui::spawn_command(command(repo, home, model))
+    }
+
+    fn spawn_command(cmd: CommandBuilder) -> Tui {
         let pty = native_pty_system()
             .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
             .unwrap();
-        let child = pty.slave.spawn_command(command(repo, home, model)).unwrap();
+        let child = pty.slave.spawn_command(cmd).unwrap();
         // Only the child may hold the slave side, or the reader never sees the end.
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().unwrap();
@@ -96,7 +100,7 @@ impl Tui {
     /// Feeds what the TUI wrote within `wait` to the emulator.
     fn pump(&mut self, wait: Duration) {
         match self.output.recv_timeout(wait) {
-            Ok(bytes) => self.parser.process(&bytes),
+            Ok(bytes) => self.process(&bytes),
             Err(RecvTimeoutError::Timeout) => return,
             Err(RecvTimeoutError::Disconnected) => {
                 self.closed = true;
@@ -104,7 +108,17 @@ impl Tui {
             }
         }
         while let Ok(bytes) = self.output.try_recv() {
-            self.parser.process(&bytes);
+            self.process(&bytes);
+        }
+    }
+
+    /// Feeds the emulator and answers cursor-position queries as a terminal does (ratatui asks
+    /// when it clears the screen, e.g. back from `$EDITOR`).
+    fn process(&mut self, bytes: &[u8]) {
+        self.parser.process(bytes);
+        if bytes.windows(4).any(|w| w == b"\x1b[6n") {
+            let (row, col) = self.parser.screen().cursor_position();
+            self.send(&format!("\x1b[{};{}R", row + 1, col + 1));
         }
     }
 
@@ -275,6 +289,73 @@ fn both_columns_rank_with_a_tiny_model_and_ctrl_c_quits() {
     assert!(!dense.contains("unavailable"), "dense failed with the tiny model:\n{dense}");
 
     tui.send("\x03"); // Ctrl-C: a key in raw mode, not a signal
+    assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
+    assert_terminal_restored(&tui);
+}
+
+/// The chunk count on the status line (`… │ 12 chunks │ …`).
+fn status_chunks(screen: &vt100::Screen) -> Option<usize> {
+    let status = screen.rows(0, COLS).last()?;
+    let before = &status[..status.find(" chunks")?];
+    before.rsplit(' ').next()?.replace(',', "").parse().ok()
+}
+
+/// Reported: a running TUI never saw an edit (BM25 said "No matches" for a function added in
+/// `$EDITOR` until a restart). Each search re-checks the tree: a function appended to a file
+/// is found without a restart, the chunk count follows, and a note says what changed; and so
+/// is one added in `$EDITOR` after Enter on a hit.
+#[test]
+fn an_edit_is_found_without_a_restart() {
+    let repo = common::fixture_repo();
+    let home = tempfile::tempdir().unwrap();
+    // The "editor" appends a second function to the file it is given (its last argument).
+    let editor = home.path().join("append-function.sh");
+    let script = concat!(
+        "#!/bin/sh\nfor f; do :; done\n",
+        "printf '\\n\\ndef tint_widget_border(colour):\\n    return colour\\n' >> \"$f\"\n",
+    );
+    std::fs::write(&editor, script).unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut cmd = command(repo.path(), home.path(), &home.path().join("no-such-model"));
+    cmd.env("EDITOR", &editor);
+    let mut tui = Tui::spawn_command(cmd);
+
+    // BM25 alone: no model, so the dense column says why once BM25 is ready.
+    tui.wait_for("the BM25 index", |s| s.contents().contains("Dense index unavailable"));
+    // The paste clears the long message that left no room for the chunk count.
+    paste(&mut tui, "frobnicate the widget colours");
+    tui.wait_for("the pasted issue and the chunk count", |s| {
+        s.contents().contains("frobnicate the widget colours") && status_chunks(s).is_some()
+    });
+    let chunks = status_chunks(tui.parser.screen()).unwrap();
+    let pricing = repo.path().join("shop/pricing.py");
+    let mut text = std::fs::read_to_string(&pricing).unwrap();
+    text.push_str("\n\ndef frobnicate_widget_colours(palette):\n");
+    text.push_str("    \"\"\"Blend the palette.\"\"\"\n    return palette\n");
+    std::fs::write(&pricing, text).unwrap();
+    tui.send("\x13"); // Ctrl-S
+    tui.wait_for("the new function ranked first by BM25", |s| {
+        first_hit(&column(s, "1 BM25")).is_some_and(|h| h.contains("frobnicate"))
+    });
+    tui.wait_for("the note and the new chunk count", |s| {
+        s.contents().contains("re-indexed: 1 file changed, +1 chunk") && status_chunks(s) == Some(chunks + 1)
+    });
+    // The preview reads the edited file, not a copy from before the edit.
+    tui.wait_for("the new function in the preview", |s| {
+        s.contents().contains("def frobnicate_widget_colours(palette):")
+    });
+
+    // Enter opens the hit in $EDITOR, which adds a function; back in the TUI the index catches up.
+    tui.send("\r");
+    tui.wait_for("the index after the editor's edit", |s| status_chunks(s) == Some(chunks + 2));
+    paste(&mut tui, "tint the widget border");
+    tui.wait_for("the second issue", |s| s.contents().contains("tint the widget border"));
+    tui.send("\x13"); // Ctrl-S
+    tui.wait_for("the function added in $EDITOR ranked first", |s| {
+        first_hit(&column(s, "1 BM25")).is_some_and(|h| h.contains("tint_widget"))
+    });
+
+    tui.send("\x11"); // Ctrl-Q
     assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
     assert_terminal_restored(&tui);
 }

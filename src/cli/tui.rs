@@ -1,13 +1,13 @@
 //! `coret-tui [PATH]`: the interactive TUI over the engine. Indexing runs on the TUI's
-//! background thread: BM25 first, then the dense index.
+//! background threads (`tui::engine_indexer`): BM25 first, then the dense index, then the
+//! working tree is re-checked before each search.
 
 use super::args::Args;
 use super::model::dense_options;
 use super::Usage;
-use coret::engine::{IndexOptions, RepoIndex};
+use coret::engine::IndexOptions;
 use coret::model::{resolve_model_dir, select_device, DeviceChoice, Towers, WeightsChoice};
-use coret::searcher::Searcher;
-use coret::tui::{backend::IndexReporter, Session, Theme};
+use coret::tui::{backend::IndexReporter, EngineIndexer, Session, Theme, TowerLoader};
 use std::sync::Arc;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
@@ -57,44 +57,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let enc_opts = super::model::encoder_options(args);
     let dense_opts = dense_options(args);
     let fusion = super::model::fusion_params(args);
-    let indexer = Box::new(move |reporter: IndexReporter| {
-        let index = match RepoIndex::open(&repo, &opts, &reporter) {
-            Ok(i) => i,
-            Err(e) => return reporter.failed(e.to_string()),
-        };
-        let s = &index.stats;
-        reporter.info(format!(
-            "indexed {} files, {} chunks, {} call edges, {} skipped ({})",
-            s.files,
-            s.chunks,
-            s.edges,
-            s.skipped.total(),
-            s.cache.describe()
-        ));
-        let bm25 = Searcher { fusion, ..Searcher::bm25_only(Arc::new(index)) };
-        reporter.bm25_ready(Arc::new(Searcher { fusion, ..Searcher::bm25_only(bm25.repo.clone()) }));
-        // The history column is served with the dense index (the right column waits for it).
-        let (history, notes) =
-            coret::history::checkout_history(&bm25.repo.root, bm25.repo.cache_entry.as_deref());
-        notes.into_iter().for_each(|n| reporter.info(n));
-        let bm25 = Searcher { history, ..bm25 };
-        let dir = match model_dir {
-            Ok(d) => d,
-            Err(e) => return reporter.failed(format!("dense index: {e}")),
-        };
-        let towers =
-            match super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref(), &weights) {
-                Ok(e) => {
-                    let t = Towers::tied(Arc::new(e));
-                    reporter.info(format!("query tower {}", t.names().query));
-                    t
-                }
-                Err(e) => return reporter.failed(format!("dense index: {e}")),
-            };
-        match bm25.with_dense(towers, dense_opts, &reporter) {
-            Ok(full) => reporter.dense_ready(Arc::new(full)),
-            Err(e) => reporter.failed(format!("dense index: {e}")),
-        }
+    // Loaded on the indexer's dense thread, after BM25 is ready.
+    let towers: TowerLoader = Box::new(move |reporter: &IndexReporter| {
+        let dir = model_dir.map_err(|e| format!("dense index: {e}"))?;
+        let encoder = super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref(), &weights)
+            .map_err(|e| format!("dense index: {e}"))?;
+        let t = Towers::tied(Arc::new(encoder));
+        reporter.info(format!("query tower {}", t.names().query));
+        Ok(t)
     });
+    // BM25 first, then the dense index; then it re-checks the tree before each search.
+    let engine = EngineIndexer { repo, index: opts, fusion, dense: dense_opts, towers };
+    let indexer = Box::new(move |reporter: IndexReporter| engine.run(reporter));
     coret::tui::run(session, theme, indexer)
 }

@@ -22,8 +22,12 @@ pub enum Pane {
 }
 
 impl Pane {
-    /// Tab order.
+    /// Every pane, the editor first.
     pub const ORDER: [Pane; 5] = [Pane::Editor, Pane::Left, Pane::Right, Pane::Preview, Pane::Neighbours];
+    /// What Tab and Shift-Tab cycle through: the result panes, never the issue editor (the
+    /// keys there are commands; in the editor they would type into the issue). The editor is
+    /// entered on purpose, with `i`, `/` or a click.
+    pub const TAB_CYCLE: [Pane; 4] = [Pane::Left, Pane::Right, Pane::Preview, Pane::Neighbours];
 
     /// The results column index of a results pane.
     pub fn column(self) -> Option<usize> {
@@ -125,6 +129,11 @@ pub enum Action {
     },
     Bm25Ready(Arc<dyn Backend>),
     DenseReady(Arc<dyn Backend>),
+    /// The working tree changed: this BM25 backend (new chunk ids) replaces the current one.
+    Reindexed {
+        backend: Arc<dyn Backend>,
+        note: String,
+    },
     IndexFailed(String),
     IndexInfo(String),
     /// The indexer finished or died without a final word.
@@ -167,6 +176,8 @@ pub enum Command {
     },
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// Ask the indexer whether the working tree changed (it answers with `Reindexed` if so).
+    CheckIndex,
 }
 
 impl std::fmt::Debug for Command {
@@ -180,6 +191,7 @@ impl std::fmt::Debug for Command {
                 write!(f, "OpenEditor({}:{line})", file.display())
             }
             Command::Copy(text) => write!(f, "Copy({text})"),
+            Command::CheckIndex => write!(f, "CheckIndex"),
         }
     }
 }

@@ -27,8 +27,13 @@
 //! ```
 //!
 //! # Rules
-//! * Send `Bm25Ready` once, then `DenseReady` at most once. The backend sent with
-//!   `DenseReady` replaces the earlier one and must answer every retriever.
+//! * Send `Bm25Ready` once, then `DenseReady` at most once for that index. The backend sent
+//!   with `DenseReady` replaces the earlier one and must answer every retriever.
+//! * After `Bm25Ready` the indexer may watch the working tree: [`IndexReporter::wait_for_check`]
+//!   returns each time the TUI asks (before a search, after `$EDITOR`). When the tree changed,
+//!   send `Reindexed` with the new index's BM25 backend (its chunk ids are new), then a
+//!   `DenseReady` or `Failed` for that index, as for the first one. `engine_indexer` does all
+//!   this for the real engine.
 //! * `Failed` before `Bm25Ready` means nothing is searchable; after it, only the dense side failed.
 //! * `Progress` may be sent as often as you like (it is cheap); `done <= total`.
 //! * Chunk ids are `0..chunk_count()` and stay the same across `Bm25Ready` → `DenseReady`.
@@ -42,7 +47,7 @@ use crate::Chunk;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Read-only view of an indexed repository.
 pub trait Backend: Send + Sync {
@@ -86,6 +91,13 @@ pub enum IndexEvent {
     Bm25Ready(Arc<dyn Backend>),
     /// The dense index is done; this backend supersedes the BM25-only one.
     DenseReady(Arc<dyn Backend>),
+    /// The working tree changed since the last index: this BM25 backend (new chunk ids)
+    /// replaces the current one, and a `DenseReady` for it follows. `note` says what changed
+    /// ("re-indexed: 1 file changed, +1 chunk").
+    Reindexed {
+        backend: Arc<dyn Backend>,
+        note: String,
+    },
     /// Indexing failed; the message is shown in the status bar.
     Failed(String),
     /// A note for the status bar ("loaded index from cache", "skipped 3 binary files").
@@ -111,13 +123,18 @@ pub struct Session {
 pub struct IndexReporter {
     tx: Sender<IndexEvent>,
     cancel: Arc<AtomicBool>,
+    /// The TUI's requests to re-check the working tree (a cancel also wakes the waiter).
+    checks_tx: Sender<()>,
+    checks: Arc<Mutex<Receiver<()>>>,
 }
 
 impl IndexReporter {
     /// A reporter and the receiving end (the TUI's runtime owns the receiver).
     pub fn channel() -> (IndexReporter, Receiver<IndexEvent>) {
         let (tx, rx) = mpsc::channel();
-        (IndexReporter { tx, cancel: Arc::new(AtomicBool::new(false)) }, rx)
+        let (checks_tx, checks) = mpsc::channel();
+        let checks = Arc::new(Mutex::new(checks));
+        (IndexReporter { tx, cancel: Arc::new(AtomicBool::new(false)), checks_tx, checks }, rx)
     }
 
     /// Sends an event; `false` once the TUI has gone (stop working then).
@@ -141,19 +158,55 @@ impl IndexReporter {
         self.send(IndexEvent::Info(message.into()));
     }
 
+    pub fn reindexed(&self, backend: Arc<dyn Backend>, note: impl Into<String>) {
+        self.send(IndexEvent::Reindexed { backend, note: note.into() });
+    }
+
     /// A handle that can cancel the indexer without keeping its channel open.
     pub fn cancel_handle(&self) -> CancelHandle {
-        CancelHandle(self.cancel.clone())
+        CancelHandle { cancel: self.cancel.clone(), wake: self.checks_tx.clone() }
+    }
+
+    /// A handle for asking the indexer to re-check the working tree.
+    pub fn check_handle(&self) -> CheckHandle {
+        CheckHandle(self.checks_tx.clone())
+    }
+
+    /// Blocks until the TUI asks whether the working tree changed; requests queued meanwhile
+    /// count as one. False once the indexer is cancelled (the user quit): stop watching then.
+    pub fn wait_for_check(&self) -> bool {
+        let checks = self.checks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if self.cancelled() || checks.recv().is_err() {
+            return false;
+        }
+        while checks.try_recv().is_ok() {}
+        !self.cancelled()
     }
 }
 
 /// Asks an indexer to stop (the TUI does so when the user quits before indexing is done).
 #[derive(Clone)]
-pub struct CancelHandle(Arc<AtomicBool>);
+pub struct CancelHandle {
+    cancel: Arc<AtomicBool>,
+    /// Wakes an indexer waiting for a check, so it sees the cancel.
+    wake: Sender<()>,
+}
 
 impl CancelHandle {
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.cancel.store(true, Ordering::Relaxed);
+        let _ = self.wake.send(());
+    }
+}
+
+/// Asks the indexer to re-check the working tree (before a search, after `$EDITOR`); cheap,
+/// never blocks, and does nothing when the indexer does not watch.
+#[derive(Clone)]
+pub struct CheckHandle(Sender<()>);
+
+impl CheckHandle {
+    pub fn request(&self) {
+        let _ = self.0.send(());
     }
 }
 
@@ -191,5 +244,18 @@ mod tests {
         assert!(clone.cancelled());
         drop(rx);
         assert!(!clone.send(IndexEvent::Info("gone".into())), "send reports a closed TUI");
+    }
+
+    #[test]
+    fn checks_coalesce_and_a_cancel_ends_the_wait() {
+        let (reporter, _rx) = IndexReporter::channel();
+        let checks = reporter.check_handle();
+        checks.request();
+        checks.request();
+        assert!(reporter.wait_for_check(), "a requested check");
+        let waiter = reporter.clone();
+        let watching = std::thread::spawn(move || waiter.wait_for_check());
+        reporter.cancel_handle().cancel();
+        assert!(!watching.join().unwrap(), "the two queued requests were one; the cancel ends the wait");
     }
 }

@@ -20,7 +20,7 @@ const fn b(section: &'static str, keys: &'static str, action: &'static str) -> B
 
 pub const BINDINGS: &[Binding] = &[
     b("Anywhere", "Ctrl-S  F5", "run the search"),
-    b("Anywhere", "Tab  Shift-Tab", "next / previous pane"),
+    b("Anywhere", "Tab  Shift-Tab", "next / previous result pane (not the editor)"),
     b("Anywhere", "F1", "this help (? outside the editor)"),
     b("Anywhere", "F6", "right column: dense, hybrid, history (also t)"),
     b("Anywhere", "Ctrl-L", "clear the issue"),
@@ -46,17 +46,19 @@ pub const BINDINGS: &[Binding] = &[
     b("Results", "T", "hide / show hits in test files"),
     b("Results", "Ctrl-D  Ctrl-U", "scroll the preview half a page"),
     b("Results", "p  n", "go to the preview / the call graph"),
-    b("Results", "i  /  Esc", "back to the issue editor"),
+    b("Results", "i  /", "edit the issue (or click it; Tab never does)"),
     b("Results", "?  q", "help / quit"),
     b("Preview", "j k  Down Up", "scroll a line"),
     b("Preview", "PgDn PgUp  Space", "scroll a page"),
     b("Preview", "g G", "top / bottom of the file"),
     b("Preview", "h l  Left Right", "scroll long lines sideways"),
     b("Preview", "Enter  o  e  y", "open in $EDITOR / copy path:line"),
+    b("Preview", "Esc", "back to the result list"),
     b("Call graph", "j k  Down Up", "select a caller or callee"),
     b("Call graph", "Enter  l  Right", "jump to it (the preview follows)"),
     b("Call graph", "Backspace  b  h  Left  Ctrl-O", "go back"),
     b("Call graph", "o  e  y", "open / copy the selected neighbour"),
+    b("Call graph", "Esc", "back to the result list"),
     b("Mouse", "wheel", "scroll the list or preview under the pointer"),
     b("Mouse", "click", "select; a 2nd click on a neighbour jumps"),
     b("Mouse", "Shift-drag", "select text (the terminal's own selection)"),
@@ -112,6 +114,11 @@ fn map_key(app: &App, key: KeyEvent) -> Option<Action> {
     }
     match app.focus {
         Pane::Editor => map_editor_key(app, key, ctrl, alt),
+        // Esc steps back towards the results, never into the editor: keys typed after a
+        // reflexive Esc must not land in the issue (it is entered with `i`, `/` or a click).
+        Pane::Preview | Pane::Neighbours if key.code == KeyCode::Esc => {
+            Some(Action::Focus([Pane::Left, Pane::Right][app.active_column]))
+        }
         pane => map_pane_key(pane, key, ctrl),
     }
 }
@@ -188,7 +195,7 @@ fn map_pane_key(pane: Pane, key: KeyEvent, ctrl: bool) -> Option<Action> {
     let action = match key.code {
         KeyCode::Char('q') => Action::Quit,
         KeyCode::Char('?') => Action::ToggleHelp,
-        KeyCode::Esc | KeyCode::Char('i' | '/') => Action::Focus(Pane::Editor),
+        KeyCode::Char('i' | '/') => Action::Focus(Pane::Editor),
         KeyCode::Char('j') | KeyCode::Down => Action::Move(1),
         KeyCode::Char('k') | KeyCode::Up => Action::Move(-1),
         KeyCode::PageDown | KeyCode::Char(' ') => Action::Page(1),

@@ -18,6 +18,7 @@ mod components;
 #[cfg(test)]
 pub(crate) mod demo;
 mod engine_backend;
+pub mod engine_indexer;
 pub mod highlight;
 pub mod keymap;
 pub mod layout;
@@ -30,6 +31,7 @@ mod workers;
 #[cfg(test)]
 mod snapshot_tests;
 
-pub use backend::{Backend, CancelHandle, IndexEvent, IndexReporter, Session};
+pub use backend::{Backend, CancelHandle, CheckHandle, IndexEvent, IndexReporter, Session};
+pub use engine_indexer::{EngineIndexer, TowerLoader};
 pub use runtime::{run, Indexer};
 pub use theme::Theme;

@@ -4,7 +4,7 @@
 
 use crate::tui::action::{Action, Command};
 use crate::tui::app::{App, History};
-use crate::tui::backend::{IndexEvent, IndexReporter, Session};
+use crate::tui::backend::{CheckHandle, IndexEvent, IndexReporter, Session};
 use crate::tui::terminal::{self, TerminalGuard};
 use crate::tui::theme::Theme;
 use crate::tui::workers::{FileRequest, Workers};
@@ -38,6 +38,7 @@ pub fn run(session: Session, theme: Theme, indexer: Indexer) -> Result<()> {
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
     let (reporter, index_rx) = IndexReporter::channel();
     let cancel = reporter.cancel_handle();
+    let checks = reporter.check_handle();
     thread::Builder::new()
         .name("coret-tui-indexer".into())
         .spawn(move || {
@@ -55,8 +56,13 @@ pub fn run(session: Session, theme: Theme, indexer: Indexer) -> Result<()> {
         let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
         let size = terminal.size()?;
         let mut app = App::new(session, theme, (size.width, size.height), history);
-        let mut event_loop =
-            EventLoop { terminal: &mut terminal, guard: &mut guard, workers: &workers, indexer_done: false };
+        let mut event_loop = EventLoop {
+            terminal: &mut terminal,
+            guard: &mut guard,
+            workers: &workers,
+            checks: &checks,
+            indexer_done: false,
+        };
         let outcome = event_loop.run(&mut app, &index_rx, &action_rx);
         Ok::<_, anyhow::Error>((outcome, app.history.clone()))
     })();
@@ -87,6 +93,7 @@ struct EventLoop<'a> {
     terminal: &'a mut Terminal<CrosstermBackend<io::Stdout>>,
     guard: &'a mut TerminalGuard,
     workers: &'a Workers,
+    checks: &'a CheckHandle,
     indexer_done: bool,
 }
 
@@ -165,6 +172,7 @@ impl EventLoop<'_> {
         match command {
             Command::Search(request) => self.workers.search(request),
             Command::LoadFile { path, backend } => self.workers.load_file(FileRequest { path, backend }),
+            Command::CheckIndex => self.checks.request(),
             Command::Copy(text) => {
                 let mut out = io::stdout();
                 out.write_all(clipboard::osc52(&text).as_bytes())?;
@@ -188,6 +196,7 @@ fn index_action(event: IndexEvent, at: Instant) -> Action {
         IndexEvent::EmbedWork(work) => Action::EmbedWork { work, at },
         IndexEvent::Bm25Ready(backend) => Action::Bm25Ready(backend),
         IndexEvent::DenseReady(backend) => Action::DenseReady(backend),
+        IndexEvent::Reindexed { backend, note } => Action::Reindexed { backend, note },
         IndexEvent::Failed(message) => Action::IndexFailed(message),
         IndexEvent::Info(text) => Action::IndexInfo(text),
     }

@@ -98,6 +98,11 @@ pub struct App {
     pub hide_tests: bool,
     /// A search was asked for before the BM25 index was ready.
     search_pending: bool,
+    /// Per column, the chunk (`Chunk::key`) that was selected when the index changed under
+    /// the results: the re-run search selects it again.
+    reselect: [Option<String>; 2],
+    /// "CoRet dense index ready" was said (a re-index's dense index comes without a word).
+    dense_announced: bool,
     next_generation: u64,
     pub should_quit: bool,
 }
@@ -127,6 +132,8 @@ impl App {
             hide_tests: false,
             query_terms: Default::default(),
             search_pending: false,
+            reselect: [None, None],
+            dense_announced: false,
             next_generation: 0,
             should_quit: false,
             session,
@@ -180,14 +187,20 @@ impl App {
             Action::EmbedWork { work, at } => self.index.record_embed_work(work, at),
             Action::Bm25Ready(backend) => self.bm25_ready(backend, &mut commands),
             Action::DenseReady(backend) => self.dense_ready(backend, &mut commands),
+            Action::Reindexed { backend, note } => self.reindexed(backend, note, &mut commands),
             Action::IndexFailed(message) => self.index_failed(message),
             Action::IndexInfo(text) => self.index.info = Some(text),
             Action::IndexerStopped => self.indexer_stopped(),
             Action::SearchDone(outcome) => self.search_done(outcome),
             Action::FileLoaded { path, file } => self.files.insert(path, file),
             Action::FileSkipped { path } => self.files.forget_request(&path),
-            Action::EditorClosed(Err(e)) => self.error(e),
-            Action::EditorClosed(Ok(())) => {}
+            // Back from `$EDITOR`, the file may have changed: the index catches up at once.
+            Action::EditorClosed(result) => {
+                commands.push(Command::CheckIndex);
+                if let Err(e) = result {
+                    self.error(e);
+                }
+            }
         }
         self.follow_current_chunk(&mut commands);
         commands
@@ -357,8 +370,10 @@ fn is_user_input(action: &Action) -> bool {
     !matches!(
         action,
         Action::IndexProgress { .. }
+            | Action::EmbedWork { .. }
             | Action::Bm25Ready(_)
             | Action::DenseReady(_)
+            | Action::Reindexed { .. }
             | Action::IndexFailed(_)
             | Action::IndexInfo(_)
             | Action::IndexerStopped

@@ -18,11 +18,20 @@ impl App {
         }
     }
 
+    /// Tab and Shift-Tab: the next or previous result pane. From the editor either one goes
+    /// to the results, as Esc does; no cycle ends in the editor.
     pub(super) fn cycle_focus(&mut self, step: isize) {
-        let order = Pane::ORDER;
-        let at = order.iter().position(|p| *p == self.focus).unwrap_or(0);
-        let next = (at as isize + step).rem_euclid(order.len() as isize) as usize;
-        self.focus(order[next]);
+        let cycle = Pane::TAB_CYCLE;
+        let next = match cycle.iter().position(|p| *p == self.focus) {
+            Some(at) => cycle[(at as isize + step).rem_euclid(cycle.len() as isize) as usize],
+            None => self.results_pane(),
+        };
+        self.focus(next);
+    }
+
+    /// The result list the preview follows.
+    pub(super) fn results_pane(&self) -> Pane {
+        [Pane::Left, Pane::Right][self.active_column]
     }
 
     /// Moves the focused list's selection (or scrolls the focused preview / the help).

@@ -19,6 +19,7 @@ impl App {
         self.query_terms = query_terms(&query).into_iter().map(|(t, _)| t).collect();
         self.last_query = Some(query);
         self.nav.clear();
+        self.reselect = [None, None];
         // The issue is in; the next keys (j, k, Enter) are for the results, as in a search box.
         if self.focus == Pane::Editor {
             let column = self.active_column;
@@ -38,6 +39,9 @@ impl App {
         for column in 0..self.columns.len() {
             self.search_column(column, commands);
         }
+        // Edits since the last search (in `$EDITOR` or elsewhere): when the indexer finds
+        // any, `Reindexed` brings the new index and these searches run again on it.
+        commands.push(Command::CheckIndex);
     }
 
     /// Sends the latest query to one column's retriever, if its index is ready.
@@ -83,6 +87,9 @@ impl App {
             Err(e) => column.reset(ColumnStatus::Failed(e)),
         }
         self.filter_hits(outcome.column);
+        if let Some(key) = self.reselect[outcome.column].take() {
+            self.select_chunk(outcome.column, &key);
+        }
         if outcome.column == self.active_column {
             self.nav.clear();
         }
@@ -117,6 +124,16 @@ impl App {
         column.offset = 0;
     }
 
+    /// Selects the hit whose chunk has this key (`Chunk::key`), if the column lists it.
+    fn select_chunk(&mut self, index: usize, key: &str) {
+        let found =
+            self.columns[index].hits.iter().position(|h| self.chunk(h.chunk).is_some_and(|c| c.key() == key));
+        if let Some(row) = found {
+            let rows = super::list_rows(self.areas().columns[index]);
+            self.columns[index].select(row, rows);
+        }
+    }
+
     /// Cycles the right column through CoRet dense, hybrid and history, and re-runs its search.
     pub(super) fn toggle_hybrid(&mut self, commands: &mut Vec<Command>) {
         let column = &mut self.columns[1];
@@ -125,6 +142,7 @@ impl App {
             Retriever::Hybrid => Retriever::History,
             _ => Retriever::Dense,
         };
+        self.reselect[1] = None;
         column.reset(if self.last_query.is_some() {
             ColumnStatus::WaitingForIndex
         } else {
@@ -159,12 +177,46 @@ impl App {
 
     pub(super) fn dense_ready(&mut self, backend: Arc<dyn Backend>, commands: &mut Vec<Command>) {
         let had_backend = self.backend.is_some();
+        self.index.dense_error = None;
         self.bm25_ready(backend, commands);
         if had_backend {
             // BM25 results are still valid; only the column that waited needs its search.
             self.search_column(1, commands);
         }
-        self.info("CoRet dense index ready");
+        // After a re-index the dense index catches up in a moment: the note about the
+        // re-index stays.
+        if !std::mem::replace(&mut self.dense_announced, true) {
+            self.info("CoRet dense index ready");
+        }
+    }
+
+    /// The working tree changed and the indexer re-indexed it: the new BM25 backend replaces
+    /// the old one (whose chunk ids mean nothing now), the latest search runs again on it (each
+    /// column selecting again the chunk it had selected), and the right column waits for the
+    /// dense index that follows.
+    pub(super) fn reindexed(&mut self, backend: Arc<dyn Backend>, note: String, commands: &mut Vec<Command>) {
+        for (index, column) in self.columns.iter().enumerate() {
+            let selected = column.selected_hit().and_then(|h| self.chunk(h.chunk)).map(|c| c.key());
+            self.reselect[index] = selected.or(self.reselect[index].take());
+        }
+        let idle = if self.last_query.is_some() { ColumnStatus::WaitingForIndex } else { ColumnStatus::Idle };
+        for column in &mut self.columns {
+            column.reset(idle.clone());
+        }
+        self.nav.clear();
+        (self.preview_for, self.neighbour_for) = (None, None);
+        // The preview's files may be the edited ones: read them again.
+        self.files = Default::default();
+        self.index.progress = None;
+        self.backend = None;
+        self.bm25_ready(backend, commands);
+        if self.last_query.is_some() {
+            for column in 0..self.columns.len() {
+                self.search_column(column, commands);
+            }
+        }
+        self.index.info = Some(note.clone());
+        self.info(note);
     }
 
     pub(super) fn index_failed(&mut self, message: String) {

@@ -471,3 +471,114 @@ fn after_a_search_the_focus_is_on_the_results_so_j_moves_the_selection() {
     assert_eq!(app.editor.text(), before, "j does not type into the issue");
     assert_ne!(app.columns[0].selected_hit().map(|h| h.chunk), first, "j selects the second hit");
 }
+
+fn key(app: &App, code: crossterm::event::KeyCode) -> Option<Action> {
+    let modifiers = crossterm::event::KeyModifiers::NONE;
+    let event = crossterm::event::Event::Key(crossterm::event::KeyEvent::new(code, modifiers));
+    crate::tui::keymap::map_event(app, event)
+}
+
+/// Reported: Tab from the call graph landed in the issue editor, and `y` there typed a "y"
+/// into the issue. Tab and Shift-Tab cycle the result panes only.
+#[test]
+fn tab_and_shift_tab_cycle_the_result_panes_and_never_the_editor() {
+    use crossterm::event::KeyCode;
+    let (mut app, _) = searched_app((120, 40));
+    for (code, expected) in [
+        (KeyCode::Tab, [Pane::Right, Pane::Preview, Pane::Neighbours, Pane::Left]),
+        (KeyCode::BackTab, [Pane::Neighbours, Pane::Preview, Pane::Right, Pane::Left]),
+    ] {
+        for pane in expected.iter().cycle().take(8) {
+            let action = key(&app, code).expect("Tab is bound everywhere");
+            app.update(action);
+            assert_eq!(app.focus, *pane, "{code:?}");
+        }
+    }
+    // From the editor, entered on purpose with `i`, Tab goes to the results like Esc.
+    app.update(key(&app, KeyCode::Char('i')).unwrap());
+    assert_eq!(app.focus, Pane::Editor);
+    app.update(key(&app, KeyCode::BackTab).unwrap());
+    assert_eq!(app.focus, Pane::Left);
+}
+
+#[test]
+fn keys_in_the_result_panes_never_type_into_the_issue() {
+    use crossterm::event::KeyCode;
+    let (mut app, _) = searched_app((120, 40));
+    let issue = app.editor.text();
+    for _ in 0..Pane::TAB_CYCLE.len() {
+        let pane = app.focus;
+        let copy = key(&app, KeyCode::Char('y')).unwrap();
+        assert!(matches!(copy, Action::CopyLocation), "y copies in {pane:?}");
+        app.update(copy);
+        // A reflexive Esc steps back to the result list, then `y` still copies.
+        app.update(key(&app, KeyCode::Esc).map_or(Action::Sequence(vec![]), |a| a));
+        assert_ne!(app.focus, Pane::Editor, "Esc in {pane:?} entered the editor");
+        assert!(matches!(key(&app, KeyCode::Char('y')), Some(Action::CopyLocation)));
+        app.update(Action::Focus(pane));
+        app.update(key(&app, KeyCode::Tab).unwrap());
+    }
+    assert_eq!(app.editor.text(), issue, "the issue is untouched");
+    app.update(key(&app, KeyCode::Char('i')).unwrap());
+    app.update(key(&app, KeyCode::Char('y')).unwrap());
+    assert_eq!(app.editor.text(), format!("{issue}y"), "in the editor, entered with i, y is text");
+}
+
+const CART: &str =
+    "class Cart:\n    def total_price(self):\n        return with_vat(self.subtotal())\n\n    \
+                    def subtotal(self):\n        return sum(self.prices)\n";
+const TAX: &str = "def with_vat(amount):\n    return amount * 1.2\n";
+const NEW_FUNCTION: &str = "\n\ndef frobnicate_widget_colours(palette):\n    return palette\n";
+
+/// The indexer found an edit: the new index replaces the old at once, the search runs again
+/// on it (the selection stays on its chunk), the status counts the new chunks and says why.
+#[test]
+fn a_re_index_re_runs_the_search_on_the_new_index_and_keeps_the_selection() {
+    let old = DemoBackend::new(&[("shop/cart.py", CART), ("shop/tax.py", TAX)]);
+    let cart = format!("{CART}{NEW_FUNCTION}");
+    let new = DemoBackend::new(&[("shop/cart.py", &cart), ("shop/tax.py", TAX)]);
+    let mut app = new_app((120, 40));
+    let commands = app.update(Action::DenseReady(Arc::new(old.clone())));
+    settle(&mut app, commands);
+    type_text(&mut app, "cart total price subtotal with vat");
+    let commands = app.update(Action::RunSearch);
+    assert!(commands.iter().any(|c| matches!(c, Command::CheckIndex)), "each search checks for edits");
+    settle(&mut app, commands);
+    app.update(Action::Move(1));
+    let selected = |app: &App, column: usize| {
+        app.columns[column].selected_hit().and_then(|h| app.chunk(h.chunk)).map(|c| c.key())
+    };
+    let before = selected(&app, 0).expect("a second hit");
+
+    let note = "re-indexed: 1 file changed, +1 chunk".to_string();
+    let commands =
+        app.update(Action::Reindexed { backend: Arc::new(new.with_dense(false)), note: note.clone() });
+    assert_eq!(searches(&commands).iter().map(|s| s.0).collect::<Vec<_>>(), [0], "BM25 again at once");
+    assert_eq!(app.columns[1].status, ColumnStatus::WaitingForIndex, "the dense index follows");
+    assert_eq!(app.index.state, IndexState::Bm25Only);
+    assert_eq!(app.message.as_ref().map(|m| m.text.as_str()), Some(note.as_str()));
+    assert_eq!(app.backend.as_ref().map(|b| b.chunk_count()), Some(old.chunk_count() + 1));
+    assert_eq!(app.index.chunks, Some(old.chunk_count() + 1));
+    settle(&mut app, commands);
+    assert_eq!(selected(&app, 0), Some(before), "the same chunk is selected on the new index");
+
+    let commands = app.update(Action::DenseReady(Arc::new(new)));
+    settle(&mut app, commands);
+    assert_eq!(app.columns[1].status, ColumnStatus::Ready);
+    assert_eq!(app.index.state, IndexState::Ready);
+    assert_eq!(app.message.as_ref().map(|m| m.text.as_str()), Some(note.as_str()), "the note stays");
+    // The new function is found.
+    app.update(Action::ClearQuery);
+    type_text(&mut app, "frobnicate the widget colours");
+    let commands = app.update(Action::RunSearch);
+    settle(&mut app, commands);
+    assert_eq!(selected(&app, 0).as_deref(), Some("shop/cart.py::frobnicate_widget_colours"));
+}
+
+#[test]
+fn coming_back_from_the_editor_checks_for_edits() {
+    let (mut app, _) = searched_app((100, 30));
+    assert!(matches!(app.update(Action::EditorClosed(Ok(()))).as_slice(), [Command::CheckIndex]));
+    let commands = app.update(Action::EditorClosed(Err("vi exited with 1".into())));
+    assert!(matches!(commands.as_slice(), [Command::CheckIndex]), "the file may be saved all the same");
+}

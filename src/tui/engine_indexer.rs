@@ -1,0 +1,238 @@
+//! The TUI's indexer over the real engine: indexes the repository (BM25 first, then the dense
+//! index), then keeps the index in step with the working tree. Each time the TUI asks (before
+//! a search, after `$EDITOR`) it re-checks the tree as the MCP server does
+//! ([`RepoIndex::tree_unchanged`]: a walk and a stat per file); when something changed it
+//! re-opens the index through the cache (only edited files are parsed again), sends the new
+//! BM25 backend at once, and the dense thread embeds only the chunks its vector store lacks.
+//!
+//! Two threads: this one (the runtime's indexer thread) owns the index and answers checks; a
+//! dense thread loads the towers once and builds the dense index for the newest index, so a
+//! check is never stuck behind a model load or a long embedding.
+
+use super::backend::IndexReporter;
+use super::terminal::catch;
+use crate::engine::{IndexOptions, RepoIndex};
+use crate::error::{Error, Result};
+use crate::index::dense::VectorStore;
+use crate::model::Towers;
+use crate::progress::{EmbedWork, Phase, Progress};
+use crate::search::FusionParams;
+use crate::searcher::{vector_log, Searcher};
+use crate::semantic::DenseOptions;
+use crate::Chunk;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Loads the towers on the dense thread (it may provision or read a model for seconds); the
+/// error is shown as the dense column's failure.
+pub type TowerLoader = Box<dyn FnOnce(&IndexReporter) -> std::result::Result<Towers, String> + Send>;
+
+/// What the indexer needs: the repository, how to index it, and how to get the towers.
+pub struct EngineIndexer {
+    pub repo: PathBuf,
+    pub index: IndexOptions,
+    pub fusion: FusionParams,
+    pub dense: DenseOptions,
+    pub towers: TowerLoader,
+}
+
+/// The newest index's number. A dense index is sent only while its index is the newest, and
+/// `Reindexed` is sent under the same lock, so the TUI never gets a dense backend over chunk
+/// ids it has replaced.
+type Generation = Arc<Mutex<u64>>;
+
+fn lock(g: &Generation) -> MutexGuard<'_, u64> {
+    g.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Build the dense index over this searcher's index.
+struct Job {
+    generation: u64,
+    searcher: Searcher,
+}
+
+impl EngineIndexer {
+    /// Runs until the TUI quits (the reporter is cancelled).
+    pub fn run(self, reporter: IndexReporter) {
+        let EngineIndexer { repo, index: opts, fusion, dense, towers } = self;
+        let index = match RepoIndex::open(&repo, &opts, &reporter) {
+            Ok(i) => Arc::new(i),
+            Err(e) => return reporter.failed(e.to_string()),
+        };
+        let s = &index.stats;
+        reporter.info(format!(
+            "indexed {} files, {} chunks, {} call edges, {} skipped ({})",
+            s.files,
+            s.chunks,
+            s.edges,
+            s.skipped.total(),
+            s.cache.describe()
+        ));
+        let bm25 = |repo: Arc<RepoIndex>| Searcher { fusion, ..Searcher::bm25_only(repo) };
+        reporter.bm25_ready(Arc::new(bm25(index.clone())));
+        let generation: Generation = Arc::new(Mutex::new(0));
+        let (jobs, rx) = mpsc::channel();
+        // The receiver is alive: this cannot fail.
+        let _ = jobs.send(Job { generation: 0, searcher: bm25(index.clone()) });
+        let dense_thread = {
+            let (reporter, generation) = (reporter.clone(), generation.clone());
+            std::thread::Builder::new().name("coret-tui-dense".into()).spawn(move || {
+                let last_word = reporter.clone();
+                if let Err(panic) = catch(move || build_dense(towers, dense, rx, &reporter, &generation)) {
+                    last_word.failed(format!("dense index: the dense thread panicked: {panic}"));
+                }
+            })
+        };
+        if let Err(e) = dense_thread {
+            reporter.failed(format!("dense index: cannot start its thread: {e}"));
+        }
+        // The index the TUI searches, and the one the latest check opened (the same chunks
+        // when only stamps moved, e.g. a file saved unchanged).
+        let (mut served, mut checked) = (index.clone(), index);
+        while reporter.wait_for_check() {
+            if checked.tree_unchanged(&opts) {
+                continue;
+            }
+            let quiet = Quiet(&reporter);
+            let fresh = match RepoIndex::open(&repo, &opts, &quiet) {
+                Ok(i) => Arc::new(i),
+                Err(Error::Cancelled) => return,
+                Err(e) => {
+                    reporter.info(format!("re-indexing failed: {e}"));
+                    continue;
+                }
+            };
+            checked = fresh.clone();
+            if fresh.chunks == served.chunks && fresh.graph == served.graph {
+                continue;
+            }
+            let note = describe_change(&served, &fresh);
+            served = fresh;
+            let mut g = lock(&generation);
+            *g += 1;
+            reporter.reindexed(Arc::new(bm25(served.clone())), note);
+            // Without a dense thread (no model, or it failed) nobody listens: fine.
+            let _ = jobs.send(Job { generation: *g, searcher: bm25(served.clone()) });
+        }
+    }
+}
+
+/// The dense thread: the history and the towers once, then a dense index for the newest
+/// index it is sent, with one vector store throughout (an edit embeds only its chunks).
+fn build_dense(
+    load: TowerLoader,
+    opts: DenseOptions,
+    jobs: Receiver<Job>,
+    reporter: &IndexReporter,
+    generation: &Generation,
+) {
+    let Some(first) = newest(&jobs) else { return };
+    // The history column is served with the dense index (the right column waits for it).
+    let repo = &first.searcher.repo;
+    let (history, notes) = crate::history::checkout_history(&repo.root, repo.cache_entry.as_deref());
+    notes.into_iter().for_each(|n| reporter.info(n));
+    let towers = match load(reporter) {
+        Ok(t) => t,
+        Err(why) => return reporter.failed(why),
+    };
+    let mut store = match open_store(repo, &towers) {
+        Ok(s) => s,
+        Err(e) => return reporter.failed(format!("dense index: opening the vector store: {e}")),
+    };
+    let mut job = Some(first);
+    while let Some(Job { generation: mine, searcher }) = job.take().or_else(|| newest(&jobs)) {
+        let progress = DenseProgress { reporter, generation, mine };
+        let built = searcher.with_dense_store(towers.clone(), opts.clone(), &mut store, &progress);
+        let g = lock(generation);
+        match built {
+            _ if *g != mine || reporter.cancelled() => {}
+            Ok(full) => reporter.dense_ready(Arc::new(Searcher { history: history.clone(), ..full })),
+            Err(e) => reporter.failed(format!("dense index: {e}")),
+        }
+    }
+}
+
+/// The newest job in the queue, after blocking for the first (older ones are stale).
+fn newest(jobs: &Receiver<Job>) -> Option<Job> {
+    let mut job = jobs.recv().ok()?;
+    while let Ok(newer) = jobs.try_recv() {
+        job = newer;
+    }
+    Some(job)
+}
+
+fn open_store(repo: &RepoIndex, towers: &Towers) -> Result<VectorStore> {
+    let dim = towers.chunk.dim();
+    match &repo.cache_entry {
+        Some(entry) => Ok(VectorStore::open(&vector_log(entry, towers), dim)?.0),
+        None => Ok(VectorStore::in_memory(dim)),
+    }
+}
+
+/// A re-open reports nothing (it takes a moment) but stops when the TUI quits.
+struct Quiet<'a>(&'a IndexReporter);
+
+impl Progress for Quiet<'_> {
+    fn report(&self, _: Phase, _: usize, _: usize) {}
+
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
+}
+
+/// The embedding's progress for the gauge; cancelled once a newer index exists.
+struct DenseProgress<'a> {
+    reporter: &'a IndexReporter,
+    generation: &'a Generation,
+    mine: u64,
+}
+
+impl Progress for DenseProgress<'_> {
+    fn report(&self, phase: Phase, done: usize, total: usize) {
+        self.reporter.report(phase, done, total);
+    }
+
+    fn report_embed_work(&self, work: EmbedWork) {
+        self.reporter.report_embed_work(work);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.reporter.cancelled() || *lock(self.generation) != self.mine
+    }
+}
+
+/// `re-indexed: 1 file changed, +1 chunk`: files whose chunks differ, added and removed, and
+/// the change in the chunk count.
+pub fn describe_change(old: &RepoIndex, new: &RepoIndex) -> String {
+    fn chunks_of(index: &RepoIndex) -> HashMap<&str, &[Chunk]> {
+        index.files.iter().map(|f| (f.path.as_str(), index.file_chunks(&f.path).unwrap_or(&[]))).collect()
+    }
+    let (before, after) = (chunks_of(old), chunks_of(new));
+    let changed = after.iter().filter(|(p, c)| before.get(*p).is_some_and(|b| b != *c)).count();
+    let added = after.keys().filter(|p| !before.contains_key(*p)).count();
+    let removed = before.keys().filter(|p| !after.contains_key(*p)).count();
+    let files = |n: usize| if n == 1 { "1 file".to_string() } else { format!("{n} files") };
+    let mut parts = Vec::new();
+    if changed > 0 {
+        parts.push(format!("{} changed", files(changed)));
+    }
+    if added > 0 {
+        parts.push(format!("{} added", files(added)));
+    }
+    if removed > 0 {
+        parts.push(format!("{} removed", files(removed)));
+    }
+    let delta = new.chunks.len() as i64 - old.chunks.len() as i64;
+    parts.push(match delta {
+        0 => "same chunk count".to_string(),
+        1 | -1 => format!("{delta:+} chunk"),
+        _ => format!("{delta:+} chunks"),
+    });
+    format!("re-indexed: {}", parts.join(", "))
+}
+
+#[cfg(test)]
+#[path = "engine_indexer_tests.rs"]
+mod tests;
