@@ -1,17 +1,26 @@
 //! Where each pane goes, as a pure function of the terminal size and the app state. Both
 //! rendering and `App::update` (mouse hit-testing, scrolling) use it, so they always agree.
 //!
-//! Wide terminals (≥ 200 columns): the issue on top; the results on the left, the preview
+//! Wide terminals (≥ 220 columns): the issue on top; the results on the left, the preview
 //! over the call graph on the right. Narrower ones stack: issue, results, then preview beside
-//! the call graph (below it under 70 columns, where the two result columns also stack). Side by
-//! side, a result column at 160 columns was 45 cells, too few for a qualified name and its
-//! `path:line`; stacked, it gets half the terminal's width.
+//! the call graph (below it under 70 columns, where the two result columns also stack).
+//!
+//! The lists get the width they need before the preview does: stacked, each gets half the
+//! terminal (80 cells and more from 160 columns); side by side, they get what their widest rows
+//! need whole, up to all but the preview's minimum, and the preview takes the rest. Side by
+//! side starts where the lists can have 80 cells each beside that minimum, so widening the
+//! terminal past the switch never narrows a list (at 200 columns side by side they had 58).
 
 use crate::tui::action::Pane;
 use crate::tui::app::App;
+use crate::tui::components::results;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 
-pub const WIDE: u16 = 200;
+/// The fewest columns the preview gets beside the lists.
+pub const PREVIEW_MIN: u16 = 60;
+/// A list's width when the lists stack at 160 columns, which side by side keeps at least.
+const LIST_AT_160: u16 = 80;
+pub const WIDE: u16 = 2 * LIST_AT_160 + PREVIEW_MIN;
 pub const NARROW: u16 = 70;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +51,8 @@ impl Areas {
             // the preview, whose lines it would otherwise leave too narrow beside a wide,
             // mostly empty graph pane.
             let [results, right] =
-                Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(body);
+                Layout::horizontal([Constraint::Length(lists_width(app, body.width)), Constraint::Min(0)])
+                    .areas(body);
             let graph = (right.height * 35 / 100).clamp(6, 14).min(right.height / 2);
             let [preview, neighbours] =
                 Layout::vertical([Constraint::Min(0), Constraint::Length(graph)]).areas(right);
@@ -79,6 +89,14 @@ impl Areas {
     pub fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
         Pane::ORDER.into_iter().find(|p| self.pane(*p).contains(Position { x, y }))
     }
+}
+
+/// Side by side, both lists' width: twice what the wider of them needs (each gets half), at
+/// least 80 cells each and at most all but the preview's minimum; before the first hits, the most.
+fn lists_width(app: &App, width: u16) -> u16 {
+    let most = width.saturating_sub(PREVIEW_MIN);
+    let needed = (0..2).filter_map(|i| results::needed_width(app, i)).max();
+    needed.map_or(most, |n| n.saturating_mul(2).clamp(2 * LIST_AT_160, most))
 }
 
 /// Focused, the issue editor takes a quarter of the height; unfocused, it shrinks to its text

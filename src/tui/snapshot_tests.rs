@@ -14,6 +14,8 @@ use ratatui::Terminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod widths;
+
 pub(crate) fn draw(app: &App) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(app.size.0, app.size.1)).unwrap();
     terminal.draw(|frame| ui::render(app, frame)).unwrap();

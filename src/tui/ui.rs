@@ -10,8 +10,8 @@ pub fn render(app: &App, frame: &mut Frame) {
     frame.buffer_mut().set_style(area, app.theme.style("background"));
     let areas = Areas::compute(area, app);
     editor::render(app, frame, areas.editor);
-    for (index, column) in areas.columns.iter().enumerate() {
-        results::render(app, frame, *column, index);
+    for index in 0..2 {
+        results::render(app, frame, areas.columns, index);
     }
     preview::render(app, frame, areas.preview);
     neighbours::render(app, frame, areas.neighbours);

@@ -1,128 +1,290 @@
-//! Fits a hit's qualified name and `path:line` into the cells a result row has left. The name
-//! is what tells hits apart (`Flask.send_static_file` vs `Blueprint.send_static_file`), so the
-//! path gives way first, from the middle (`src/…/blueprints.py:82`) down to its file name and
-//! line; then the name's qualifier from its end (`Bluep….send_static_file`), keeping the last
-//! part (the method) whole; only then the file name's middle, and last the method's.
+//! Fits hits' qualified names and `path:line`s into the cells a result column's rows have
+//! left, by one rule for the whole column, so a class, a directory or a file reads the same on
+//! every row and the eye finds the method and the file in the same shape down the list.
+//!
+//! What tells hits apart is the method (`send_static_file`) and its file (`blueprints.py:82`),
+//! so they go last. The rule shortens, in this order, only as far as the rows need: each list
+//! finds the least step at which all its rows fit, and every row of both lists gets the deeper
+//! of the two (so a class reads the same side by side).
+//!
+//! 1. the directories to their first letters, fish-style (`src/flask/sansio/x.py` →
+//!    `s/f/s/x.py`: the depth and a cue stay, and no row says more than its neighbour);
+//! 2. the directories away (`x.py:82`; the preview's title has the whole path);
+//! 3. the class (the name's qualifier), cut from its end to the same cells on every row
+//!    (`Blueprint.send_static_file` → `Blue….send_static_file`), down to its first letter;
+//! 4. the file name, cut from the end of its stem to the same cells on every row, its
+//!    extension and line kept (`blueprints.py:82` → `bluep….py:82`), down to three letters.
+//!
+//! (The other column's rank, `D3`, goes before step 4: see `results`.) After step 2, a name
+//! with no class to cut (a function's, often a test's; a class's own row) longer than 22 cells
+//! gives way from its middle, down to 22, before others' classes and files are cut. A row that
+//! fits at no step (a narrow terminal) does not push the others further: it keeps the column's
+//! forms where it can and gives way by itself (`fit`).
 
 use super::{truncate_end, truncate_middle, width};
 
+/// A row that fits at no step cuts its method to this many cells before its location gives way
+/// (a test's name, often), then to `MIN_NAME`.
+const NAME_FLOOR: usize = 22;
+/// Below this many cells for the name, the location goes.
+const MIN_NAME: usize = 12;
 /// The fewest cells a location is cut to while a name needs room (`sess…y:322`).
 const MIN_LOCATION: usize = 10;
-/// Below this many cells for the name the location goes instead.
-const MIN_NAME: usize = 12;
+/// The fewest cells the rule cuts a class to: its first letter and `…`.
+const MIN_QUALIFIER: usize = 2;
+/// The fewest cells the rule cuts a file's stem to: three letters and `…`.
+const MIN_STEM: usize = 4;
 
-/// The name and the location for `available` cells (one of them goes between the two).
-pub fn fit(name: &str, path: &str, line: usize, available: usize) -> (String, String) {
-    let full = format!("{path}:{line}");
-    let file_line = format!("{}:{line}", path.rsplit('/').next().unwrap_or(path));
-    let (nw, fw) = (width(name), width(&file_line));
-    if nw + 1 + width(&full) <= available {
-        return (name.to_string(), full);
-    }
-    if nw + 1 + fw <= available {
-        return (name.to_string(), shorten_path(path, line, available - nw - 1));
-    }
-    let floor = name_floor(name);
-    if available >= floor + 1 + fw {
-        return (shorten_name(name, available - 1 - fw), file_line);
-    }
-    let location_w = fw.min(MIN_LOCATION).max(available.saturating_sub(floor + 1));
-    if available.saturating_sub(location_w + 1) < floor.min(MIN_NAME) {
-        return (shorten_name(name, available), String::new());
-    }
-    (shorten_name(name, available - 1 - location_w), truncate_middle(&file_line, location_w))
+/// What a location keeps of its directories (later is shorter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Dirs {
+    Whole,
+    Initials,
+    Dropped,
 }
 
-/// Whether `fit` keeps both the name and the file name whole in `available` cells.
-pub fn fits_whole(name: &str, path: &str, line: usize, available: usize) -> bool {
-    let file_line = width(path.rsplit('/').next().unwrap_or(path)) + 1 + line.to_string().len();
-    width(name) + 1 + file_line <= available
+/// How every row of a column is shortened: one step of the rule in the module's comment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shortening {
+    pub dirs: Dirs,
+    /// The most cells a name's qualifier keeps, `…` included; `None`: whole.
+    pub qualifier: Option<usize>,
+    /// The most cells a file name's stem keeps, `…` included; `None`: whole.
+    pub stem: Option<usize>,
 }
 
-/// The narrowest the name is cut to while the location can give way: a method whole after
-/// the first letter of its class (`B….send_static_file`); a long function (a test's, often)
-/// from its middle, to its first and last words.
-fn name_floor(name: &str) -> usize {
-    const FUNCTION_FLOOR: usize = 22;
-    match name.rsplit_once('.') {
-        Some((_, last)) => width(name).min(width(last) + 3),
-        None => width(name).min(FUNCTION_FLOOR),
-    }
-}
+impl Shortening {
+    pub const NONE: Shortening = Shortening { dirs: Dirs::Whole, qualifier: None, stem: None };
 
-/// `name` in at most `max` cells: the qualifier cut from its end first, then the last part
-/// from its middle.
-pub fn shorten_name(name: &str, max: usize) -> String {
-    if width(name) <= max {
-        return name.to_string();
-    }
-    if let Some((qualifier, last)) = name.rsplit_once('.') {
-        let room = max.saturating_sub(width(last) + 1);
-        if room >= 1 {
-            return format!("{}.{last}", truncate_end(qualifier, room));
+    /// Each part as short as the shorter of the two makes it (so two lists side by side show a
+    /// class, a directory or a file alike; each fits where either did).
+    pub fn deepest(self, other: Shortening) -> Shortening {
+        let least = |a: Option<usize>, b: Option<usize>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Shortening {
+            dirs: self.dirs.max(other.dirs),
+            qualifier: least(self.qualifier, other.qualifier),
+            stem: least(self.stem, other.stem),
         }
     }
-    truncate_middle(name.rsplit('.').next().unwrap_or(name), max)
-}
 
-/// `path:line` in at most `max` cells, the longest of: whole; the first directory, `…` and as
-/// many of the last directories as fit; `…/` and the file; the file. Below that, the file's
-/// middle goes.
-pub fn shorten_path(path: &str, line: usize, max: usize) -> String {
-    let parts: Vec<&str> = path.split('/').collect();
-    let (file, dirs) = parts.split_last().map(|(f, d)| (*f, d)).unwrap_or((path, &[]));
-    let mut candidates = vec![format!("{path}:{line}")];
-    if dirs.len() >= 2 {
-        for keep in (0..dirs.len() - 1).rev() {
-            let tail: String = dirs[dirs.len() - keep..].iter().map(|d| format!("{d}/")).collect();
-            candidates.push(format!("{}/…/{tail}{file}:{line}", dirs[0]));
+    /// The steps of the rule, least first, for `rows`.
+    fn steps(rows: &[Row]) -> Vec<Shortening> {
+        let longest_qualifier =
+            rows.iter().filter_map(|r| r.name.rsplit_once('.')).map(|(q, _)| width(q)).max().unwrap_or(0);
+        let longest_stem = rows.iter().map(|r| width(split_file(r.path).1)).max().unwrap_or(0);
+        let dirs =
+            [Dirs::Whole, Dirs::Initials, Dirs::Dropped].map(|dirs| Shortening { dirs, ..Shortening::NONE });
+        let classes = (MIN_QUALIFIER..longest_qualifier).rev().map(|cells| Shortening {
+            dirs: Dirs::Dropped,
+            qualifier: Some(cells),
+            stem: None,
+        });
+        let files = (MIN_STEM..longest_stem).rev().map(|cells| Shortening {
+            dirs: Dirs::Dropped,
+            qualifier: Some(MIN_QUALIFIER),
+            stem: Some(cells),
+        });
+        dirs.into_iter().chain(classes).chain(files).collect()
+    }
+
+    pub fn name(&self, name: &str) -> String {
+        match (self.qualifier, name.rsplit_once('.')) {
+            (Some(cells), Some((qualifier, last))) if width(qualifier) > cells => {
+                format!("{}.{last}", truncate_end(qualifier, cells))
+            }
+            _ => name.to_string(),
         }
     }
-    if !dirs.is_empty() {
-        candidates.push(format!("…/{file}:{line}"));
+
+    pub fn location(&self, path: &str, line: usize) -> String {
+        let (dirs, stem, extension) = split_file(path);
+        let stem = match self.stem {
+            Some(cells) => truncate_end(stem, cells),
+            None => stem.to_string(),
+        };
+        let dirs = match self.dirs {
+            Dirs::Whole => dirs.to_string(),
+            Dirs::Initials => dirs.split_terminator('/').map(|d| format!("{}/", initial(d))).collect(),
+            Dirs::Dropped => String::new(),
+        };
+        format!("{dirs}{stem}{extension}:{line}")
     }
-    let file_line = format!("{file}:{line}");
-    candidates.push(file_line.clone());
-    candidates.into_iter().find(|c| width(c) <= max).unwrap_or_else(|| truncate_middle(&file_line, max))
+
+    /// The cells a row takes at this step: name, a space, location.
+    fn cells(&self, row: &Row) -> usize {
+        width(&self.name(row.name)) + 1 + width(&self.location(row.path, row.line))
+    }
+}
+
+/// A path's directories (with their last `/`), its file's stem, and its extension (with its
+/// dot; a leading dot, `.pythonrc`, is the stem's).
+fn split_file(path: &str) -> (&str, &str, &str) {
+    let cut = path.rfind('/').map_or(0, |i| i + 1);
+    let (dirs, file) = path.split_at(cut);
+    match file.rfind('.').filter(|&i| i > 0) {
+        Some(i) => (dirs, &file[..i], &file[i..]),
+        None => (dirs, file, ""),
+    }
+}
+
+/// A directory's first letter; a hidden or private one's first two (`.g`, `_v`).
+fn initial(dir: &str) -> &str {
+    let skip = usize::from(dir.starts_with(['.', '_']));
+    let end = dir.char_indices().nth(skip + 1).map_or(dir.len(), |(i, _)| i);
+    &dir[..end]
+}
+
+/// A hit as its row shows it.
+#[derive(Clone, Copy, Debug)]
+pub struct Row<'a> {
+    pub name: &'a str,
+    pub path: &'a str,
+    pub line: usize,
+}
+
+/// The column's step: the least at which every row fits in `available` cells; a row that fits
+/// at no step does not count (it gives way by itself, in `fit`).
+pub fn choose(rows: &[Row], available: usize) -> Shortening {
+    let steps = Shortening::steps(rows);
+    // Once the directories are gone, a name with no class to cut (a function's, often a
+    // test's; a class's own) gives way to `NAME_FLOOR` cells before others' names and files.
+    let cells = |step: &Shortening, row: &Row| match row.name.contains('.') {
+        false if step.dirs == Dirs::Dropped => {
+            width(row.name).min(NAME_FLOOR) + 1 + width(&step.location(row.path, row.line))
+        }
+        _ => step.cells(row),
+    };
+    let needed = |row: &Row| steps.iter().position(|s| cells(s, row) <= available);
+    let at = rows.iter().filter_map(needed).max().unwrap_or(0);
+    steps[at]
+}
+
+/// The cells the column's widest row takes whole (name, a space, `path:line`).
+pub fn widest(rows: &[Row]) -> usize {
+    rows.iter().map(|r| Shortening::NONE.cells(r)).max().unwrap_or(0)
+}
+
+/// Whether `row` fits at `step` in `available` cells.
+pub fn fits(row: &Row, step: Shortening, available: usize) -> bool {
+    step.cells(row) <= available
+}
+
+/// The name and the location of `row` at the column's `step` in `available` cells (one of
+/// them goes between the two). A row that does not fit keeps the column's forms and gives way
+/// by itself: its class, its directories, its method from the middle to 22 cells, its file
+/// name from the middle to 10 (while the column cuts no file names; else the method first),
+/// the method to 12; then the location goes.
+pub fn fit(row: &Row, step: Shortening, available: usize) -> (String, String) {
+    let name = step.name(row.name);
+    let location = step.location(row.path, row.line);
+    if width(&name) + 1 + width(&location) <= available {
+        return (name, location);
+    }
+    let method = row.name.rsplit('.').next().unwrap_or(row.name);
+    let least = Shortening { dirs: Dirs::Dropped, qualifier: Some(MIN_QUALIFIER), ..step };
+    // The name whole at the column's step, with its class cut further, without it; then the
+    // method from its middle, down to `keep` cells.
+    let squeeze = |room: usize, keep: usize| {
+        let whole = [name.clone(), least.name(row.name), method.to_string()];
+        let whole = whole.into_iter().find(|n| width(n) <= room);
+        whole.or_else(|| (room >= keep).then(|| truncate_middle(method, room)))
+    };
+    let floor = width(method).min(NAME_FLOOR);
+    let least_name = floor.min(MIN_NAME);
+    let file = least.location(row.path, row.line);
+    // The file name from its middle, leaving the name `keep` cells (not below `MIN_LOCATION`).
+    let cut_file = |keep: usize| {
+        let cells = available.saturating_sub(keep + 1).min(width(&file));
+        (cells >= width(&file).min(MIN_LOCATION)).then(|| truncate_middle(&file, cells))
+    };
+    // Once the column cuts file names, the row keeps that form while its method can give way.
+    let file_first = if step.stem.is_none() { cut_file(floor) } else { None };
+    let attempts = [
+        (Some(location), floor),
+        (Some(file.clone()), floor),
+        (file_first, floor),
+        (Some(file.clone()), least_name),
+        (cut_file(least_name), least_name),
+    ];
+    for (location, keep) in attempts {
+        let Some(location) = location else { continue };
+        if let Some(name) = squeeze(available.saturating_sub(width(&location) + 1), keep) {
+            return (name, location);
+        }
+    }
+    (squeeze(available, 0).unwrap_or_default(), String::new())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_path_gives_way_from_its_middle_before_the_name() {
-        let path = "src/flask/sansio/blueprints.py";
-        assert_eq!(shorten_path(path, 82, 99), "src/flask/sansio/blueprints.py:82");
-        assert_eq!(shorten_path(path, 82, 29), "src/…/sansio/blueprints.py:82");
-        assert_eq!(shorten_path(path, 82, 22), "src/…/blueprints.py:82");
-        assert_eq!(shorten_path(path, 82, 20), "…/blueprints.py:82");
-        assert_eq!(shorten_path(path, 82, 16), "blueprints.py:82");
-        assert_eq!(shorten_path(path, 82, 10), "blue…py:82", "the line stays");
-        let (n, l) = fit("Blueprint.send_static_file", path, 82, 56);
-        assert_eq!((n.as_str(), l.as_str()), ("Blueprint.send_static_file", "src/…/sansio/blueprints.py:82"));
+    const BLUEPRINT: Row =
+        Row { name: "Blueprint.send_static_file", path: "src/flask/sansio/blueprints.py", line: 82 };
+    const FLASK: Row = Row { name: "Flask.send_static_file", path: "src/flask/app.py", line: 392 };
+
+    fn shown(row: &Row, step: Shortening, available: usize) -> String {
+        let (name, location) = fit(row, step, available);
+        format!("{name} {location}")
     }
 
     #[test]
-    fn the_qualifier_is_cut_from_its_end_and_the_method_stays_whole() {
-        let (n, l) = fit("Blueprint.send_static_file", "src/flask/sansio/blueprints.py", 82, 41);
-        assert_eq!((n.as_str(), l.as_str()), ("Bluepr….send_static_file", "blueprints.py:82"));
-        let (f, _) = fit("Flask.send_static_file", "src/flask/app.py", 392, 41);
-        assert_ne!(n, f, "Flask and Blueprint stay apart");
-        assert_eq!(shorten_name("Outer.Inner.method", 12), "Oute….method");
-        assert_eq!(shorten_name("a_very_long_function_name", 12), "a_ver…n_name");
+    fn the_steps_shorten_directories_then_the_class_then_the_file() {
+        let dirs = |dirs| Shortening { dirs, ..Shortening::NONE };
+        assert_eq!(dirs(Dirs::Whole).location(BLUEPRINT.path, 82), "src/flask/sansio/blueprints.py:82");
+        assert_eq!(dirs(Dirs::Initials).location(BLUEPRINT.path, 82), "s/f/s/blueprints.py:82");
+        assert_eq!(dirs(Dirs::Initials).location(".github/_vendor/x.py", 1), ".g/_v/x.py:1");
+        assert_eq!(dirs(Dirs::Initials).location("setup.py", 1), "setup.py:1");
+        assert_eq!(dirs(Dirs::Dropped).location(BLUEPRINT.path, 82), "blueprints.py:82");
+        let class = Shortening { qualifier: Some(5), ..dirs(Dirs::Dropped) };
+        assert_eq!(class.name(BLUEPRINT.name), "Blue….send_static_file");
+        assert_eq!(class.name(FLASK.name), "Flask.send_static_file", "a short class stays");
+        assert_eq!(class.name("Outer.Inner.method"), "Oute….method");
+        assert_eq!(class.name("function"), "function");
+        let file = Shortening { stem: Some(6), ..class };
+        assert_eq!(file.location(BLUEPRINT.path, 82), "bluep….py:82");
+        assert_eq!(file.location("src/.pythonrc_startup", 3), ".pyth…:3");
     }
 
     #[test]
-    fn a_long_name_in_a_narrow_row_keeps_its_method_and_the_line() {
+    fn the_column_takes_the_least_step_its_longest_row_needs() {
+        let rows = [BLUEPRINT, FLASK];
+        assert_eq!(choose(&rows, 60), Shortening::NONE);
+        assert_eq!(choose(&rows, 49).dirs, Dirs::Initials);
+        assert_eq!(choose(&rows, 43), Shortening { dirs: Dirs::Dropped, ..Shortening::NONE });
+        let step = choose(&rows, 39);
+        assert_eq!(step, Shortening { dirs: Dirs::Dropped, qualifier: Some(5), stem: None });
+        assert_eq!(shown(&BLUEPRINT, step, 39), "Blue….send_static_file blueprints.py:82");
+        assert_eq!(shown(&FLASK, step, 39), "Flask.send_static_file app.py:392");
+        let step = choose(&rows, 30);
+        assert_eq!(step, Shortening { dirs: Dirs::Dropped, qualifier: Some(2), stem: Some(4) });
+        assert_eq!(shown(&BLUEPRINT, step, 30), "B….send_static_file blu….py:82");
+        assert_eq!(shown(&FLASK, step, 30), "F….send_static_file app.py:392");
+    }
+
+    #[test]
+    fn a_row_that_fits_at_no_step_does_not_cut_the_others() {
+        let test =
+            Row { name: "test_blueprint_send_static_file_with_max_age", path: "tests/test_bp.py", line: 9 };
+        let step = choose(&[test, BLUEPRINT, FLASK], 44);
+        assert_eq!(step, Shortening { dirs: Dirs::Dropped, ..Shortening::NONE });
+        assert_eq!(shown(&BLUEPRINT, step, 44), "Blueprint.send_static_file blueprints.py:82");
+        // That function gives way by itself, from its middle, before its file name does.
+        assert_eq!(shown(&test, step, 44), "test_blueprint_…le_with_max_age test_bp.py:9");
+    }
+
+    #[test]
+    fn a_row_that_fits_at_no_step_cuts_its_class_then_its_method_then_its_location() {
         let name = "SecureCookieSessionInterface.get_signing_serializer";
-        let (n, l) = fit(name, "src/flask/sessions.py", 322, 36);
-        assert!(width(&n) + 1 + width(&l) <= 36, "{n} {l}");
-        assert_eq!((n.as_str(), l.as_str()), ("S….get_signing_serializer", "sess…y:322"));
-        let (n, l) = fit(name, "src/flask/sessions.py", 322, 14);
-        assert_eq!((n.as_str(), l.as_str()), ("get_si…ializer", ""), "too narrow: the location goes");
-        // A long test name gives way before its file's name does.
-        let (n, l) = fit("test_from_prefixed_env_nested", "tests/test_config.py", 121, 41);
-        assert_eq!((n.as_str(), l.as_str()), ("test_from_…_env_nested", "test_config.py:121"));
+        let row = Row { name, path: "src/flask/sessions.py", line: 322 };
+        let step = choose(&[row], 60);
+        assert_eq!(shown(&row, step, 60), "SecureCookieSessionI….get_signing_serializer sessions.py:322");
+        assert_eq!(shown(&row, step, 40), "get_signing_serializer sessions.py:322");
+        assert_eq!(shown(&row, step, 30), "get_si…ializer sessions.py:322");
+        assert_eq!(shown(&row, step, 24), "get_s…alizer sessi…y:322");
+        assert_eq!(shown(&row, step, 20), "get_signi…serializer ", "too narrow: the location goes");
     }
 }

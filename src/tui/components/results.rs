@@ -4,7 +4,7 @@
 //! which the hybrid lifts); the mark gives the chunk's rank in the other column (`D3`: third in the
 //! dense column).
 
-use super::fit::{fit, fits_whole};
+use super::fit::{self, Row, Shortening};
 use super::{dim_line, kind_span, pad_line, pane_block, width};
 use crate::mentions::{NamedFiles, NamedSymbols};
 use crate::progress::Phase;
@@ -83,10 +83,11 @@ pub fn demotion_text(fusion: &FusionParams) -> String {
     }
 }
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
+/// Draws list `index` into `columns[index]` (the other list's area shapes its rows too).
+pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
     let theme = &app.theme;
+    let area = columns[index];
     let column = &app.columns[index];
-    let other = &app.columns[1 - index];
     let focused = app.focus == [Pane::Left, Pane::Right][index];
     let fusion = app.backend.as_ref().map(|b| b.fusion()).unwrap_or_default();
     let title =
@@ -105,7 +106,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, index: usize) {
         frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), inner);
         return;
     }
-    let layout = RowLayout::new(app, column, other, &fusion, inner.width as usize);
+    let layout = RowLayout::new(app, index, &fusion, columns.map(|c| c.width.saturating_sub(2) as usize));
     for (text, right) in legend(column, &layout, &fusion, area.width as usize) {
         let line = Line::styled(text, theme.style("text.dim"));
         block = block.title_bottom(if right { line.right_aligned() } else { line });
@@ -259,16 +260,22 @@ struct RowLayout {
     named: Vec<bool>,
     marker_w: usize,
     marks: Vec<Option<usize>>,
+    /// How every row's name and location are shortened (`fit`'s rule: one step for both lists).
+    step: Shortening,
 }
 
 impl RowLayout {
-    fn new(
-        app: &App,
-        column: &ResultsColumn,
-        other: &ResultsColumn,
-        fusion: &FusionParams,
-        cells: usize,
-    ) -> Self {
+    /// The layout of column `index`'s rows; `cells` holds both lists' inner widths, since the
+    /// two read alike: each part of the rule goes as far as the list that needs it most.
+    fn new(app: &App, index: usize, fusion: &FusionParams, cells: [usize; 2]) -> Self {
+        let mine = RowLayout::unshortened(app, index, fusion, cells[index]);
+        let theirs = RowLayout::unshortened(app, 1 - index, fusion, cells[1 - index]);
+        let step = mine.own_step(app, index).deepest(theirs.own_step(app, 1 - index));
+        RowLayout { step, ..mine }
+    }
+
+    fn unshortened(app: &App, index: usize, fusion: &FusionParams, cells: usize) -> Self {
+        let (column, other) = (&app.columns[index], &app.columns[1 - index]);
         let marks: Vec<Option<usize>> = column.hits.iter().map(|h| other.rank_of(h.chunk)).collect();
         let marker_w = marks.iter().flatten().map(|r| 1 + r.to_string().len()).max().unwrap_or(0);
         RowLayout {
@@ -288,7 +295,37 @@ impl RowLayout {
             named: named_hits(app, column, fusion),
             marker_w,
             marks,
+            step: Shortening::NONE,
         }
+    }
+
+    /// The step this list's rows need by themselves. The other column's ranks (`D3`) go
+    /// before any file name is cut (`fit`'s step 4).
+    fn own_step(&self, app: &App, index: usize) -> Shortening {
+        let rows = rows(app, &app.columns[index]);
+        let with_marks = fit::choose(&rows, self.with_mark());
+        if with_marks.stem.is_none() {
+            with_marks
+        } else {
+            fit::choose(&rows, self.available())
+        }
+    }
+
+    /// The cells before a row's name: cursor, rank, score, demotion flag, named mark, kind.
+    fn prefix(&self) -> usize {
+        let score = if self.score { 1 + self.score_w } else { 0 };
+        1 + self.rank_w + score + usize::from(self.flag) + 3
+    }
+
+    /// The cells for a row's name and location.
+    fn available(&self) -> usize {
+        self.cells.saturating_sub(self.prefix())
+    }
+
+    /// The cells for a row's name and location, less the marks' (`D3`) column when some row has one.
+    fn with_mark(&self) -> usize {
+        let marks = if self.marker_w > 0 { self.marker_w + 1 } else { 0 };
+        self.available().saturating_sub(marks)
     }
 
     fn line(&self, app: &App, rank: usize, hit: Hit, selected: bool) -> Line<'static> {
@@ -315,16 +352,15 @@ impl RowLayout {
             kind_span(theme, chunk.kind),
             Span::raw(" "),
         ]);
-        let used: usize = spans.iter().map(|s| width(&s.content)).sum();
-        let available = self.cells.saturating_sub(used);
+        debug_assert_eq!(spans.iter().map(|s| width(&s.content)).sum::<usize>(), self.prefix());
         // Locations line up before the marks; a row whose name and file do not fit there takes
         // the marks' cells and drops its own (the mark is the first thing to go).
-        let with_mark = available.saturating_sub(self.marker_w + 1);
-        let aligned = self.marker_w > 0 && fits_whole(&chunk.name, &chunk.path, chunk.start_line, with_mark);
-        let available = if aligned { with_mark } else { available };
+        let row = Row { name: &chunk.name, path: &chunk.path, line: chunk.start_line };
+        let aligned = self.marker_w > 0 && fit::fits(&row, self.step, self.with_mark());
+        let available = if aligned { self.with_mark() } else { self.available() };
         let mark =
             self.marks[rank - 1].filter(|_| aligned).map(|r| format!("{}{r}", marker_letter(self.other)));
-        let (name, location) = fit(&chunk.name, &chunk.path, chunk.start_line, available);
+        let (name, location) = fit::fit(&row, self.step, available);
         let gap = available.saturating_sub(width(&name) + width(&location));
         spans.extend([
             Span::styled(name, theme.style("results.name")),
@@ -337,4 +373,25 @@ impl RowLayout {
         }
         Line::from(spans)
     }
+}
+
+/// Each hit of `column` as its row shows it.
+fn rows<'a>(app: &'a App, column: &ResultsColumn) -> Vec<Row<'a>> {
+    let chunks = column.hits.iter().filter_map(|h| app.chunk(h.chunk));
+    chunks.map(|c| Row { name: &c.name, path: &c.path, line: c.start_line }).collect()
+}
+
+/// The width (borders included) at which the list in column `index` shows every row whole,
+/// scores and marks too; `None` while it has no hits. The wide layout gives the lists this
+/// before it gives the preview the rest.
+pub fn needed_width(app: &App, index: usize) -> Option<u16> {
+    let column = &app.columns[index];
+    if column.hits.is_empty() {
+        return None;
+    }
+    let fusion = app.backend.as_ref().map(|b| b.fusion()).unwrap_or_default();
+    let layout = RowLayout::unshortened(app, index, &fusion, usize::from(u16::MAX));
+    let marks = if layout.marker_w > 0 { layout.marker_w + 1 } else { 0 };
+    let cells = layout.prefix() + fit::widest(&rows(app, column)) + marks + 2;
+    Some(u16::try_from(cells).unwrap_or(u16::MAX))
 }

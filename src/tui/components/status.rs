@@ -1,4 +1,4 @@
-//! The status bar (repository, chunks, model, device, index state, messages) and the
+//! The status bar (repository, chunks, device, model, index state, messages) and the
 //! indexing gauge (phase, counts, rate, ETA).
 
 use super::{truncate_end, width};
@@ -11,38 +11,29 @@ use ratatui::widgets::{Gauge, Paragraph};
 use ratatui::Frame;
 use std::time::Duration;
 
+/// The status bar: `coret`, then what a user needs to know, in words: the repository, its
+/// chunks, the device, the model (`CoRet (trained)`) and the index state (`embedding 1,200 of
+/// 5,000`, `ready`); on the right, the answer to the last key, else an indexing note, else the
+/// help key. The state always shows; an answer may push the details out (device first, then
+/// the model, the repository, the chunks); a note or the help key only takes the room left.
 pub fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let bar = theme.style("status");
     let label = theme.style("status.label");
     let sep = Span::styled(" │ ", label);
-    let repo = app
-        .session
-        .repo
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| app.session.repo.display().to_string());
-    let model = app.session.model.rsplit('/').next().unwrap_or_default().to_string();
-    let chunk_count = app.backend.as_ref().map(|b| b.chunk_count()).or(app.index.chunks);
-    let chunks = match chunk_count {
-        Some(n) => format!("{} chunks", thousands(n)),
-        None => "… chunks".into(),
-    };
     let (state, state_style) = state_label(app);
-    // Session details, dropped from the end (model first) when the bar is too narrow.
-    let details: Vec<String> =
-        [repo, chunks, app.session.device.clone(), model].into_iter().filter(|d| !d.is_empty()).collect();
-    let (right, right_style) = match (&app.message, &app.index.info) {
-        (Some(m), _) => (m.text.clone(), theme.style(if m.error { "message.error" } else { "message.info" })),
-        (None, Some(info)) => (info.clone(), label),
-        (None, None) => ("F1 help".into(), label),
+    let details = details(app);
+    let (right, right_style, pushes) = match (&app.message, &app.index.info) {
+        (Some(m), _) => {
+            (m.text.clone(), theme.style(if m.error { "message.error" } else { "message.info" }), true)
+        }
+        (None, Some(info)) => (info.clone(), label, false),
+        (None, None) => ("F1 help".into(), label, false),
     };
-    let right_w = width(&right);
     let total = area.width as usize;
-    let mut keep = details.len();
-    let spans_for = |keep: usize| {
+    let spans_for = |keep: &[bool]| {
         let mut spans = vec![Span::styled(" coret ", theme.style("status.ok"))];
-        for text in &details[..keep] {
+        for (text, _) in details.iter().zip(keep).filter(|(_, k)| **k).map(|(d, _)| d) {
             spans.push(Span::styled(text.clone(), bar));
             spans.push(sep.clone());
         }
@@ -50,13 +41,26 @@ pub fn render_status(app: &App, frame: &mut Frame, area: Rect) {
         spans
     };
     let left_width = |spans: &[Span]| spans.iter().map(|s| width(&s.content)).sum::<usize>();
-    let mut left = spans_for(keep);
-    while keep > 0 && left_width(&left) + right_w + 2 > total {
-        keep -= 1;
-        left = spans_for(keep);
+    let mut keep = vec![true; details.len()];
+    let mut left = spans_for(&keep);
+    let wanted = if pushes { width(&right) } else { 0 };
+    for drop in DROP_ORDER {
+        if left_width(&left) + wanted + 2 <= total {
+            break;
+        }
+        if let Some(i) = details.iter().position(|(_, d)| *d == drop) {
+            keep[i] = false;
+            left = spans_for(&keep);
+        }
     }
     let left_w = left_width(&left);
-    let right = truncate_end(&right, total.saturating_sub(left_w + 2));
+    let room = total.saturating_sub(left_w + 2);
+    // A note cut to a few cells says nothing: then the bar shows none.
+    let right = if pushes || width(&right) <= room || room >= MIN_NOTE {
+        truncate_end(&right, room)
+    } else {
+        String::new()
+    };
     let gap = total.saturating_sub(left_w + width(&right) + 1);
     let mut spans = left;
     spans.push(Span::styled(" ".repeat(gap), bar));
@@ -65,17 +69,88 @@ pub fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
 }
 
+/// The fewest cells a note is cut to; shorter, it is left out.
+const MIN_NOTE: usize = 16;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    Repo,
+    Chunks,
+    Device,
+    Model,
+}
+
+/// Which detail goes first when the bar is too narrow: the least a user needs at a glance.
+const DROP_ORDER: [Detail; 4] = [Detail::Device, Detail::Model, Detail::Repo, Detail::Chunks];
+
+/// The session's details, in the order they show, each with what it is.
+fn details(app: &App) -> Vec<(String, Detail)> {
+    let session = &app.session;
+    let repo = session
+        .repo
+        .file_name()
+        .map_or_else(|| session.repo.display().to_string(), |n| n.to_string_lossy().into());
+    let chunks = match app.backend.as_ref().map(|b| b.chunk_count()).or(app.index.chunks) {
+        Some(n) => format!("{} chunks", thousands(n)),
+        None => "… chunks".into(),
+    };
+    let all = [
+        (repo, Detail::Repo),
+        (chunks, Detail::Chunks),
+        (session.device.clone(), Detail::Device),
+        (model_label(&session.model), Detail::Model),
+    ];
+    all.into_iter().filter(|(d, _)| !d.is_empty()).collect()
+}
+
+/// The model in a user's words. The CLI names it `<base directory>`, `<base> + CoRet` (the
+/// shipped adapters) or `<base> + <adapter or tower-layers path>`; the bar says
+/// `pretrained`, `CoRet (trained)` or the adapter's file name. Towers, hashes and precision
+/// are for the JSON `stats` and the eval summary, not for the bar.
+pub fn model_label(model: &str) -> String {
+    match model.rsplit_once(" + ") {
+        Some((_, "CoRet")) => "CoRet (trained)".into(),
+        Some((_, layers)) => layers.rsplit(['/', '\\']).next().unwrap_or(layers).to_string(),
+        None if model.is_empty() => String::new(),
+        None if model == "unavailable" => "no model".into(),
+        None => "pretrained".into(),
+    }
+}
+
+/// The index state in a user's words: `indexing: parsing files`, `embedding 1,200 of 5,000`,
+/// `ready`.
 fn state_label(app: &App) -> (String, Style) {
     let theme = &app.theme;
-    let phase = app.index.progress.as_ref().map(|p| p.phase.to_string()).unwrap_or_else(|| "starting".into());
+    let progress = app.index.progress.as_ref();
     match &app.index.state {
-        IndexState::Indexing => (format!("indexing: {phase}"), theme.style("status.busy")),
+        IndexState::Indexing => {
+            let phase = progress.map_or("starting", |p| phase_words(p.phase).0);
+            (format!("indexing: {phase}"), theme.style("status.busy"))
+        }
         IndexState::Bm25Only if app.index.dense_error.is_some() => {
             ("BM25 only (dense failed)".into(), theme.style("status.error"))
         }
-        IndexState::Bm25Only => ("BM25 ready · dense building".into(), theme.style("status.busy")),
+        IndexState::Bm25Only => match progress.filter(|p| p.phase == Phase::Embed && p.total > 0) {
+            Some(p) => (
+                format!("embedding {} of {}", thousands(p.done), thousands(p.total)),
+                theme.style("status.busy"),
+            ),
+            None => ("BM25 ready · dense starting".into(), theme.style("status.busy")),
+        },
         IndexState::Ready => ("ready".into(), theme.style("status.ok")),
         IndexState::Failed(_) => ("index failed".into(), theme.style("status.error")),
+    }
+}
+
+/// What a phase is doing, and what it counts.
+fn phase_words(phase: Phase) -> (&'static str, &'static str) {
+    match phase {
+        Phase::Walk => ("scanning files", "files"),
+        Phase::Parse => ("parsing files", "files"),
+        Phase::CallGraph => ("linking calls", "chunks"),
+        Phase::Bm25 => ("BM25 index", "chunks"),
+        Phase::Embed => ("embedding chunks", "chunks"),
+        Phase::Instances => ("evaluating", "instances"),
     }
 }
 
@@ -93,14 +168,7 @@ pub fn render_gauge(app: &App, frame: &mut Frame, area: Rect) {
 }
 
 pub fn gauge_label(p: &PhaseProgress, files: Option<usize>) -> String {
-    let (what, unit) = match p.phase {
-        Phase::Walk => ("scanning files", "files"),
-        Phase::Parse => ("parsing files", "files"),
-        Phase::CallGraph => ("linking calls", "chunks"),
-        Phase::Bm25 => ("BM25 index", "chunks"),
-        Phase::Embed => ("embedding chunks", "chunks"),
-        Phase::Instances => ("evaluating", "instances"),
-    };
+    let (what, unit) = phase_words(p.phase);
     // A phase that cannot count ahead (the walk) reports no total.
     if p.total == 0 {
         return format!("{what}…");
@@ -147,6 +215,13 @@ pub fn thousands(n: usize) -> String {
 mod tests {
     use super::*;
     use crate::progress::EmbedWork;
+    use crate::tui::action::Action;
+    use crate::tui::app::History;
+    use crate::tui::demo::DemoBackend;
+    use crate::tui::{Session, Theme};
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+    use std::sync::Arc;
     use std::time::Instant;
 
     #[test]
@@ -181,6 +256,67 @@ mod tests {
         assert_eq!(gauge_label(&walk, None), "scanning files…");
         let graph = PhaseProgress { phase: Phase::CallGraph, total: 750, ..walk };
         assert_eq!(gauge_label(&graph, Some(9)), "linking calls 0/750 chunks · 9 files");
+    }
+
+    /// The status bar's text for `app` at `cols` columns.
+    fn status_text(app: &App, cols: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(cols, 1)).unwrap();
+        terminal.draw(|frame| render_status(app, frame, frame.area())).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        (0..cols).map(|x| buffer[(x, 0)].symbol().to_string()).collect::<String>().trim_end().to_string()
+    }
+
+    fn embedding_app() -> App {
+        let session = Session {
+            repo: "/home/me/src/click".into(),
+            model: "all-MiniLM-L6-v2 + CoRet".into(),
+            device: "cuda:0".into(),
+            initial_query: None,
+        };
+        let mut app = App::new(session, Theme::default(), (80, 24), History::default());
+        let t0 = Instant::now();
+        app.update(Action::IndexProgress { phase: Phase::Parse, done: 4, total: 4, at: t0 });
+        app.update(Action::Bm25Ready(Arc::new(DemoBackend::sample().with_dense(false))));
+        app.update(Action::IndexProgress { phase: Phase::Embed, done: 1200, total: 5000, at: t0 });
+        app
+    }
+
+    #[test]
+    fn the_model_reads_in_a_users_words() {
+        assert_eq!(model_label("all-MiniLM-L6-v2 + CoRet"), "CoRet (trained)");
+        assert_eq!(model_label("all-MiniLM-L6-v2"), "pretrained");
+        assert_eq!(model_label("minilm + /tmp/run/adapters-r8.safetensors"), "adapters-r8.safetensors");
+        assert_eq!(model_label("unavailable"), "no model");
+    }
+
+    /// At 80 columns the bar says what a user needs, in words, and a long indexing note (the
+    /// towers' internals, say) takes only the room left instead of pushing it out.
+    #[test]
+    fn at_80_columns_the_bar_keeps_the_repository_chunks_device_model_and_state() {
+        let mut app = embedding_app();
+        let bar = status_text(&app, 80);
+        assert_eq!(bar, " coret click │ 22 chunks │ cuda:0 │ CoRet (trained) │ embedding 1,200 of 5,000");
+        let note = "query tower all-MiniLM-L6-v2-53aa51172d14 + lora-dfd6b3a40d66 bf16 (tied)";
+        app.update(Action::IndexInfo(note.into()));
+        assert_eq!(status_text(&app, 80), bar, "no room for the note: left out");
+        let wide = status_text(&app, 160);
+        assert!(wide.starts_with(&bar) && wide.ends_with("(tied)"), "{wide}");
+        app.update(Action::DenseReady(Arc::new(DemoBackend::sample())));
+        let ready = status_text(&app, 80);
+        assert!(ready.contains("22 chunks │ CoRet (trained) │ ready"), "{ready}");
+    }
+
+    /// The answer to a key may push details out, the device first; the state stays.
+    #[test]
+    fn a_message_pushes_out_the_device_first_and_never_the_state() {
+        let mut app = embedding_app();
+        app.update(Action::CopyLocation);
+        let bar = status_text(&app, 90);
+        assert!(bar.ends_with("nothing selected"), "{bar}");
+        assert!(bar.contains("click │ 22 chunks │ CoRet (trained) │ embedding 1,200 of 5,000"), "{bar}");
+        assert!(!bar.contains("cuda"), "{bar}");
+        let narrow = status_text(&app, 80);
+        assert_eq!(narrow, " coret click │ 22 chunks │ embedding 1,200 of 5,000            nothing selected");
     }
 
     #[test]
