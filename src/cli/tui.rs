@@ -12,11 +12,8 @@ use std::sync::Arc;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let theme = Theme::load(&args.theme).map_err(|e| Usage(format!("--theme: {e:#}")))?;
-    let repo =
-        std::fs::canonicalize(&args.path).map_err(|e| Usage(format!("{}: {e}", args.path.display())))?;
-    if !repo.is_dir() {
-        anyhow::bail!(Usage(format!("{}: not a directory", repo.display())));
-    }
+    // Not a directory, or no Python in it: one line and exit 2 before the screen is taken.
+    let repo = coret::engine::check_checkout(&args.path)?;
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) =
         select_device(choice).map_err(|e| Usage(format!("--device {}: {e}", args.device)))?;
@@ -58,13 +55,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let dense_opts = dense_options(args);
     let fusion = super::model::fusion_params(args);
     // Loaded on the indexer's dense thread, after BM25 is ready.
-    let towers: TowerLoader = Box::new(move |reporter: &IndexReporter| {
+    // The status line names the model (`model_label`); the towers' ids are for the cache.
+    let towers: TowerLoader = Box::new(move |_: &IndexReporter| {
         let dir = model_dir.map_err(|e| format!("dense index: {e}"))?;
         let encoder = super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref(), &weights)
             .map_err(|e| format!("dense index: {e}"))?;
-        let t = Towers::tied(Arc::new(encoder));
-        reporter.info(format!("query tower {}", t.names().query));
-        Ok(t)
+        Ok(Towers::tied(Arc::new(encoder)))
     });
     // BM25 first, then the dense index; then it re-checks the tree before each search.
     let engine = EngineIndexer { repo, index: opts, fusion, dense: dense_opts, towers };

@@ -69,6 +69,12 @@ pub trait Backend: Send + Sync {
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>>;
     /// Whether `Retriever::Dense` and `Retriever::Hybrid` work.
     fn has_dense(&self) -> bool;
+    /// While the dense index is partial (query-first: each search has its own chunks embedded
+    /// first, the rest still embedding): how many chunks it holds and how many it will.
+    /// `None` once complete, or without one.
+    fn dense_partial(&self) -> Option<(usize, usize)> {
+        None
+    }
     /// How the rankings are made (the test demotion, the hybrid's fusion), for the legend.
     fn fusion(&self) -> FusionParams {
         FusionParams::default()

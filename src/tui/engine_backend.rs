@@ -34,6 +34,10 @@ impl Backend for Searcher {
         Searcher::has_dense(self)
     }
 
+    fn dense_partial(&self) -> Option<(usize, usize)> {
+        self.dense.as_ref().filter(|d| !d.is_complete()).map(|d| d.coverage())
+    }
+
     fn fusion(&self) -> FusionParams {
         self.fusion
     }

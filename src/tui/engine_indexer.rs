@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
 use crate::model::Towers;
 use crate::progress::{EmbedWork, Phase, Progress};
+use crate::query_first::{build_serving, QueryFirst};
 use crate::search::FusionParams;
 use crate::searcher::{vector_log, Searcher};
 use crate::semantic::DenseOptions;
@@ -144,7 +145,32 @@ fn build_dense(
     let mut job = Some(first);
     while let Some(Job { generation: mine, searcher }) = job.take().or_else(|| newest(&jobs)) {
         let progress = DenseProgress { reporter, generation, mine };
-        let built = searcher.with_dense_store(towers.clone(), opts.clone(), &mut store, &progress);
+        // Query-first: the first partial index (over the vectors already cached) is served at
+        // once, and each search through it has its own chunks embedded before the rest. Later
+        // partial indexes are not sent: a search through the first one already ranks over all
+        // that is embedded by then, and re-running searches on its own would move the rows.
+        let (handle, requests) = QueryFirst::channel();
+        let sent_partial = std::cell::Cell::new(false);
+        let publish = |partial: Searcher| {
+            let g = lock(generation);
+            if *g != mine || reporter.cancelled() {
+                return false;
+            }
+            if !sent_partial.replace(true) {
+                reporter.dense_ready(Arc::new(Searcher { history: history.clone(), ..partial }));
+            }
+            true
+        };
+        let built = build_serving(
+            &searcher,
+            towers.clone(),
+            opts.clone(),
+            &mut store,
+            &requests,
+            handle,
+            &progress,
+            &publish,
+        );
         let g = lock(generation);
         match built {
             _ if *g != mine || reporter.cancelled() => {}

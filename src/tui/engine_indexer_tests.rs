@@ -36,9 +36,10 @@ fn wait_for<T>(
     }
 }
 
+/// The complete dense index (the partial one sent first, query-first, is passed over).
 fn dense_ready(event: IndexEvent) -> Result<Arc<dyn Backend>, IndexEvent> {
     match event {
-        IndexEvent::DenseReady(b) => Ok(b),
+        IndexEvent::DenseReady(b) if b.dense_partial().is_none() => Ok(b),
         other => Err(other),
     }
 }
@@ -69,8 +70,14 @@ fn an_edit_is_re_indexed_on_the_next_check_and_only_its_chunk_is_embedded() {
     };
     let thread = std::thread::spawn(move || indexer.run(reporter));
 
-    let (first, _) = wait_for(&rx, "the first dense index", dense_ready);
+    let (first, before) = wait_for(&rx, "the first dense index", dense_ready);
     let chunks = first.chunk_count();
+    // Query-first: a cold repository's dense column answers before its embedding is done.
+    let partial = before.iter().find_map(|e| match e {
+        IndexEvent::DenseReady(b) => b.dense_partial(),
+        _ => None,
+    });
+    assert_eq!(partial, Some((0, chunks)), "a partial index (nothing cached yet) came first");
     // Nothing changed: a check sends nothing (the next event is the edit's).
     checks.request();
     let mut text = std::fs::read_to_string(repo.join("shop/cart.py")).unwrap();

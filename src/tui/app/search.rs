@@ -185,7 +185,11 @@ impl App {
         }
         // After a re-index the dense index catches up in a moment: the note about the
         // re-index stays.
-        if !std::mem::replace(&mut self.dense_announced, true) {
+        let partial = self.backend.as_ref().and_then(|b| b.dense_partial());
+        if let Some((_, of)) = partial {
+            // Query-first: the right column answers now; the status line counts the rest.
+            self.info(format!("CoRet answers now: each search embeds its chunks first ({of} in all)"));
+        } else if !std::mem::replace(&mut self.dense_announced, true) {
             self.info("CoRet dense index ready");
         }
     }

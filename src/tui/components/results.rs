@@ -90,8 +90,16 @@ pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
     let column = &app.columns[index];
     let focused = app.focus == [Pane::Left, Pane::Right][index];
     let fusion = app.backend.as_ref().map(|b| b.fusion()).unwrap_or_default();
-    let title =
-        format!(" {} {} · {} ", index + 1, title(column.retriever), score_label(column.retriever, &fusion));
+    // A dense ranking over a partial index (query-first) says so: more comes with a later search.
+    let partial = column.retriever != Retriever::Bm25
+        && app.backend.as_ref().is_some_and(|b| b.dense_partial().is_some());
+    let title = format!(
+        " {} {} · {}{} ",
+        index + 1,
+        title(column.retriever),
+        score_label(column.retriever, &fusion),
+        if partial { " · partial" } else { "" }
+    );
     let room = (area.width as usize).saturating_sub(width(&title) + 4);
     let mut block = pane_block(theme, title, focused);
     if let Some(summary) = summary(column, app.results_stale(), room) {
