@@ -125,3 +125,25 @@ fn read_returns_lines_and_refuses_what_it_cannot_serve_whole() {
     let e = read_lines("shop", 1, 2).unwrap_err().to_string();
     assert!(e.contains("`shop`") && e.contains("directory"), "{e}");
 }
+
+/// While the dense index is still embedding, a partial one (query-first) answers the hybrid,
+/// and the note says over how many chunks dense ranked.
+#[test]
+fn locate_answers_from_a_partial_dense_index_and_says_how_partial() {
+    let (dir, searcher) = fixture();
+    let model = dir.path().join("model");
+    crate::testkit::write_tiny_bert(&model, &["loyalty", "discount", "total", "cart", "return"]);
+    let opts = crate::model::EncoderOptions { max_len: 64, ..Default::default() };
+    let encoder = crate::model::Encoder::load(&model, &candle_core::Device::Cpu, opts).unwrap();
+    let towers = crate::model::Towers::tied(Arc::new(encoder));
+    let pricing = searcher.repo.chunks.iter().position(|c| c.name == "apply_discount").unwrap() as u32;
+    let scope = crate::semantic::Scope::First(std::slice::from_ref(&pricing));
+    let dense_opts = crate::semantic::DenseOptions::default();
+    let partial = searcher.with_dense_scoped(towers, dense_opts, scope, &crate::progress::NoProgress).unwrap();
+    let building = DenseStatus::Building { done: 1, total: 4 };
+    let answer = locate(&partial, &building, None, &request("the loyalty discount is wrong")).unwrap();
+    assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("hybrid", false));
+    let note = answer.note.expect("a partial answer says so");
+    assert!(note.contains("dense ranked over 1 of 4 chunks"), "{note}");
+    assert_eq!(answer.hits[0].name, "apply_discount");
+}
