@@ -236,4 +236,49 @@ mod tests {
         assert!(dense.is_complete() && dense.query_first().is_none());
         assert_eq!(dense.coverage(), (602, 602), "600 helpers and the cart's two functions");
     }
+
+    /// Stops the build after `after` embedding reports, as Ctrl-C or quitting does.
+    struct CancelAfter(std::sync::atomic::AtomicUsize, usize);
+
+    impl Progress for CancelAfter {
+        fn report(&self, _: Phase, _: usize, _: usize) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        fn cancelled(&self) -> bool {
+            self.0.load(std::sync::atomic::Ordering::Relaxed) >= self.1
+        }
+    }
+
+    #[test]
+    fn an_interrupted_build_keeps_what_it_embedded_and_the_next_one_goes_on_from_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let searcher = repo(30);
+        let towers = towers(dir.path());
+        let mut store = VectorStore::in_memory(towers.chunk.dim());
+        let (handle, requests) = QueryFirst::channel();
+        let stop = CancelAfter(Default::default(), 6);
+        let opts = DenseOptions::default();
+        let publish = |_: Searcher| true;
+        let built = build_serving(
+            &searcher,
+            towers.clone(),
+            opts.clone(),
+            &mut store,
+            &requests,
+            handle,
+            &stop,
+            &publish,
+        );
+        assert!(matches!(built, Err(Error::Cancelled)), "stopped");
+        let kept = store.len();
+        assert!(kept > 0 && kept < 302, "some batches were kept: {kept} of 302");
+
+        let (handle, requests) = QueryFirst::channel();
+        let done =
+            build_serving(&searcher, towers, opts, &mut store, &requests, handle, &NoProgress, &publish)
+                .unwrap();
+        let dense = done.dense.unwrap();
+        assert!(dense.is_complete());
+        assert_eq!(dense.embedded, 302 - kept, "only what the first build had not embedded");
+    }
 }

@@ -139,7 +139,8 @@ fn locate_answers_from_a_partial_dense_index_and_says_how_partial() {
     let pricing = searcher.repo.chunks.iter().position(|c| c.name == "apply_discount").unwrap() as u32;
     let scope = crate::semantic::Scope::First(std::slice::from_ref(&pricing));
     let dense_opts = crate::semantic::DenseOptions::default();
-    let partial = searcher.with_dense_scoped(towers, dense_opts, scope, &crate::progress::NoProgress).unwrap();
+    let partial =
+        searcher.with_dense_scoped(towers, dense_opts, scope, &crate::progress::NoProgress).unwrap();
     let building = DenseStatus::Building { done: 1, total: 4 };
     let answer = locate(&partial, &building, None, &request("the loyalty discount is wrong")).unwrap();
     assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("hybrid", false));
