@@ -22,6 +22,9 @@ pub enum Error {
     /// The directory holds no Python file (or none that could be read).
     #[error("{root}: no {}Python files to index", if *.unreadable { "readable " } else { "" })]
     NoPythonFiles { root: PathBuf, unreadable: bool },
+    /// A git history (the commits asked for) in which no commit changes a Python file.
+    #[error("{git_dir}: no commit of its history changes a Python file")]
+    NoPythonHistory { git_dir: PathBuf },
     /// Training was asked to resume, but `dir` holds no checkpoint.
     #[error("no checkpoint to resume in {dir}")]
     NoCheckpoint { dir: PathBuf },

@@ -228,6 +228,30 @@ pub struct Args {
     #[arg(long, hide = true)]
     pub fetch_model: bool,
 
+    /// Mine: training instances from the commit history of GIT_DIR (a bare repository or a checkout) into --mine-out.
+    #[arg(long, hide = true, value_name = "GIT_DIR", conflicts_with_all = ["query", "eval", "train", "bench", "mcp"])]
+    pub mine: Option<PathBuf>,
+
+    /// Mine: the repository's owner/name (the instances' `repo`; `--repos DIR` finds it by this name at training).
+    #[arg(long, hide = true, value_name = "OWNER/NAME", requires = "mine")]
+    pub repo_name: Option<String>,
+
+    /// Mine: where the instances go (.jsonl, or .jsonl.gz compressed).
+    #[arg(long, hide = true, value_name = "FILE", requires = "mine")]
+    pub mine_out: Option<PathBuf>,
+
+    /// Mine: skip commits whose cleaned message is shorter than N characters.
+    #[arg(long, hide = true, default_value_t = coret::train::mine::MineOptions::default().min_message, value_name = "N")]
+    pub min_message: usize,
+
+    /// Mine: read only the newest N commits.
+    #[arg(long, hide = true, value_name = "N", requires = "mine")]
+    pub max_commits: Option<usize>,
+
+    /// Mine: only commits after REF (REF..HEAD).
+    #[arg(long, hide = true, value_name = "REF", requires = "mine")]
+    pub since: Option<String>,
+
     /// Train: fine-tune the encoder with the CoRet loss on instances (.jsonl[.gz]) or a prepared shard.
     #[arg(long, hide = true, value_name = "INSTANCES")]
     pub train: Option<PathBuf>,

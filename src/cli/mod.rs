@@ -6,6 +6,7 @@ mod bench_dense;
 
 mod eval;
 mod mcp;
+mod mine;
 mod model;
 mod progress;
 mod query;
@@ -75,6 +76,9 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
         println!("{}", dir.display());
         return Ok(());
     }
+    if args.mine.is_some() {
+        return mine::run(&args);
+    }
     if args.train.is_some() {
         return train::run(&args);
     }
@@ -117,6 +121,7 @@ fn exit_code(e: &anyhow::Error) -> i32 {
         Some(
             Error::Root { .. }
             | Error::NoPythonFiles { .. }
+            | Error::NoPythonHistory { .. }
             | Error::NoCheckpoint { .. }
             | Error::ResumeMismatch(_)
             | Error::NoExamples

@@ -21,9 +21,16 @@ const HELD_OUT: [&str; 12] = [
     "scikit-learn/scikit-learn",
 ];
 
+/// The SWE-bench repository `repo` (`owner/name`) is, or is likely a fork or mirror of (the
+/// same name under another owner), whatever the case; `None` for any other.
+pub fn held_out(repo: &str) -> Option<&'static str> {
+    let name = |r: &str| r.rsplit('/').next().unwrap_or(r).to_ascii_lowercase();
+    HELD_OUT.iter().copied().find(|h| h.eq_ignore_ascii_case(repo) || name(h) == name(repo))
+}
+
 /// Refuses a file holding an instance of a repository the dev set measures on.
 pub fn refuse_held_out(path: &Path, all: &[Instance]) -> anyhow::Result<()> {
-    if let Some(r) = all.iter().find(|i| HELD_OUT.contains(&i.repo.as_str())) {
+    if let Some(r) = all.iter().find(|i| held_out(&i.repo).is_some()) {
         anyhow::bail!(Usage(format!(
             "{}: instance {} is from {}, a repository the dev set measures on; never train or validate on it",
             path.display(),
@@ -52,4 +59,18 @@ pub fn choose(args: &Args, all: Vec<Instance>) -> Vec<Instance> {
         chosen.extend(slice.filter(long_enough));
     }
     chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::held_out;
+
+    #[test]
+    fn the_swe_bench_repositories_their_forks_and_other_cases_are_held_out() {
+        assert_eq!(held_out("pallets/flask"), Some("pallets/flask"));
+        assert_eq!(held_out("Django/Django"), Some("django/django"));
+        assert_eq!(held_out("someone/scikit-learn"), Some("scikit-learn/scikit-learn"));
+        assert_eq!(held_out("python/mypy"), None);
+        assert_eq!(held_out("acme/flask-extras"), None);
+    }
 }

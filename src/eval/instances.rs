@@ -115,6 +115,24 @@ fn parse_line(text: &str) -> std::result::Result<Instance, String> {
     Ok(instance)
 }
 
+/// Writes `instances` as JSON lines to `path`, gzip-compressed when its name ends in `.gz`,
+/// through a temporary file and a rename (a reader never sees half a file).
+pub fn write_instances(path: &Path, instances: &[Instance]) -> Result<()> {
+    let mut text = Vec::new();
+    for inst in instances {
+        serde_json::to_writer(&mut text, inst).map_err(|e| Error::context(path.display().to_string(), e))?;
+        text.push(b'\n');
+    }
+    let bytes = if path.extension().is_some_and(|e| e == "gz") {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&text).and_then(|()| gz.finish()).map_err(|e| Error::io(path, e))?
+    } else {
+        text
+    };
+    crate::cache::write_atomic(path, &bytes)
+}
+
 /// Split a `--instances a,b , c` argument into ids, dropping empty pieces.
 pub fn parse_id_list(arg: &str) -> Vec<String> {
     arg.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()

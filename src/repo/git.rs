@@ -255,7 +255,7 @@ fn git(git_dir: &Path) -> Command {
 }
 
 /// Run a git command to completion; its stdout, or an error with its stderr.
-fn run_git(git_dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
+pub(crate) fn run_git(git_dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
     let output = git(git_dir).args(args).output().map_err(|e| spawn_error(git_dir, e))?;
     if !output.status.success() {
         return Err(Error::context(

@@ -6,10 +6,12 @@
 //! `weights` holds the trainable model (`[DOWN]` added) and saves it as a model directory;
 //! `bert` is the differentiable forward; `loss`, `step` and `optim` compute updates;
 //! `trainer` runs the loop with `validate` and `checkpoint`; `output_lock` keeps one run per
-//! output directory.
+//! output directory; `mine` turns a repository's commit history into instances.
 
 pub mod checkpoint;
 pub mod loss;
+pub mod mine;
+mod mine_message;
 pub mod optim;
 pub mod output_lock;
 pub mod prepare;

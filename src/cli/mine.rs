@@ -1,0 +1,51 @@
+//! `--mine GIT_DIR --repo-name OWNER/NAME --mine-out FILE`: training instances from a
+//! repository's commit history (`coret::train::mine`), written atomically, with a summary on
+//! stderr. Never the repositories the dev set or SWE-bench measure on.
+
+use super::args::Args;
+use super::train_select::held_out;
+use super::Usage;
+use coret::eval::instances::write_instances;
+use coret::train::mine::{mine, MineOptions};
+
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let path = args.mine.as_deref().ok_or_else(|| Usage("--mine needs a git directory".into()))?;
+    let repo = args
+        .repo_name
+        .as_deref()
+        .ok_or_else(|| Usage("--mine needs --repo-name OWNER/NAME (the instances' repo)".into()))?;
+    if !matches!(repo.split_once('/'), Some((o, n)) if !o.is_empty() && !n.is_empty() && !n.contains('/')) {
+        anyhow::bail!(Usage(format!("--repo-name {repo:?} is not owner/name")));
+    }
+    if let Some(h) = held_out(repo) {
+        anyhow::bail!(Usage(format!(
+            "--repo-name {repo}: {h} is a repository the dev set or SWE-bench measures on (or a fork of it); never mine it"
+        )));
+    }
+    let out = args.mine_out.as_deref().ok_or_else(|| Usage("--mine needs --mine-out FILE".into()))?;
+    let opts = MineOptions {
+        min_message: args.min_message,
+        max_commits: args.max_commits,
+        since: args.since.clone(),
+        max_file_size: args.max_file_size,
+        ..MineOptions::default()
+    };
+    let (mined, report) = mine(path, repo, &opts)?;
+    let instances: Vec<_> = mined.into_iter().map(|m| m.instance).collect();
+    write_instances(out, &instances)?;
+    let skipped: Vec<String> = report.skipped.iter().map(|(why, n)| format!("{} {n}", why.name())).collect();
+    eprintln!(
+        "{repo} ({}): {} commits seen, {} kept -> {}",
+        report.git_dir.display(),
+        report.seen,
+        report.kept,
+        out.display()
+    );
+    eprintln!("skipped: {}", if skipped.is_empty() { "none".into() } else { skipped.join(", ") });
+    if let (Some(p25), Some(p50), Some(p75)) =
+        (report.message_quantile(0.25), report.message_quantile(0.5), report.message_quantile(0.75))
+    {
+        eprintln!("kept messages (characters): p25 {p25}, median {p50}, p75 {p75}");
+    }
+    Ok(())
+}
