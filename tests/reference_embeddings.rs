@@ -217,6 +217,8 @@ fn a_chunks_vector_barely_depends_on_the_batch_it_was_embedded_in() {
         differ += usize::from(d > 0.0);
         checked += 1;
     }
-    eprintln!("embedded alone vs in a batch of 300: worst {worst:e} per component, {differ} of {checked} differ");
+    eprintln!(
+        "embedded alone vs in a batch of 300: worst {worst:e} per component, {differ} of {checked} differ"
+    );
     assert!(worst < 1e-5, "a chunk's vector moved by {worst} with its batch");
 }
