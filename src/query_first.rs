@@ -50,6 +50,16 @@ impl QueryFirst {
     }
 }
 
+/// The newest job in a dense thread's queue, after blocking for the first: older ones are
+/// stale (the index moved on). `None` once the queue's senders are gone.
+pub fn newest<T>(jobs: &Receiver<T>) -> Option<T> {
+    let mut job = jobs.recv().ok()?;
+    while let Ok(newer) = jobs.try_recv() {
+        job = newer;
+    }
+    Some(job)
+}
+
 /// Builds `searcher`'s full dense index into `store`, serving query-first requests between
 /// batches. `publish` gets a searcher over each partial index (the first at once, over the
 /// vectors already stored; its dense side answers queries through `handle`) and returns false

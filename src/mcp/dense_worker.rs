@@ -3,13 +3,11 @@
 //! memory without a cache), so a rebuild after an edit embeds only the changed chunks.
 
 use super::workspace::{DenseSetup, Shared};
-use crate::engine::RepoIndex;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::index::dense::VectorStore;
-use crate::model::Towers;
 use crate::progress::{Phase, Progress};
-use crate::query_first::{build_serving, QueryFirst};
-use crate::searcher::{vector_log, Searcher};
+use crate::query_first::{build_serving, newest, QueryFirst};
+use crate::searcher::Searcher;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
@@ -35,7 +33,7 @@ fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
             continue;
         }
         if store.is_none() {
-            match open_store(&job.searcher.repo, &towers) {
+            match job.searcher.vector_store(&towers) {
                 Ok(s) => store = Some(s),
                 Err(e) => {
                     shared.fail_dense(Some(job.generation), format!("opening the vector store: {e}"));
@@ -68,23 +66,6 @@ fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
             Err(Error::Cancelled) => {}
             Err(e) => shared.fail_dense(Some(job.generation), format!("building the dense index: {e}")),
         }
-    }
-}
-
-/// The newest job in the queue, after blocking for the first (older ones are stale).
-fn newest(jobs: &Receiver<Job>) -> Option<Job> {
-    let mut job = jobs.recv().ok()?;
-    while let Ok(newer) = jobs.try_recv() {
-        job = newer;
-    }
-    Some(job)
-}
-
-fn open_store(repo: &RepoIndex, towers: &Towers) -> Result<VectorStore> {
-    let dim = towers.chunk.dim();
-    match &repo.cache_entry {
-        Some(entry) => Ok(VectorStore::open(&vector_log(entry, towers), dim)?.0),
-        None => Ok(VectorStore::in_memory(dim)),
     }
 }
 

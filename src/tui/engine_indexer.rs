@@ -12,13 +12,12 @@
 use super::backend::IndexReporter;
 use super::terminal::catch;
 use crate::engine::{IndexOptions, RepoIndex};
-use crate::error::{Error, Result};
-use crate::index::dense::VectorStore;
+use crate::error::Error;
 use crate::model::Towers;
 use crate::progress::{EmbedWork, Phase, Progress};
-use crate::query_first::{build_serving, QueryFirst};
+use crate::query_first::{build_serving, newest, QueryFirst};
 use crate::search::FusionParams;
-use crate::searcher::{vector_log, Searcher};
+use crate::searcher::Searcher;
 use crate::semantic::DenseOptions;
 use crate::Chunk;
 use std::collections::HashMap;
@@ -138,7 +137,7 @@ fn build_dense(
         Ok(t) => t,
         Err(why) => return reporter.failed(why),
     };
-    let mut store = match open_store(repo, &towers) {
+    let mut store = match first.searcher.vector_store(&towers) {
         Ok(s) => s,
         Err(e) => return reporter.failed(format!("dense index: opening the vector store: {e}")),
     };
@@ -177,23 +176,6 @@ fn build_dense(
             Ok(full) => reporter.dense_ready(Arc::new(Searcher { history: history.clone(), ..full })),
             Err(e) => reporter.failed(format!("dense index: {e}")),
         }
-    }
-}
-
-/// The newest job in the queue, after blocking for the first (older ones are stale).
-fn newest(jobs: &Receiver<Job>) -> Option<Job> {
-    let mut job = jobs.recv().ok()?;
-    while let Ok(newer) = jobs.try_recv() {
-        job = newer;
-    }
-    Some(job)
-}
-
-fn open_store(repo: &RepoIndex, towers: &Towers) -> Result<VectorStore> {
-    let dim = towers.chunk.dim();
-    match &repo.cache_entry {
-        Some(entry) => Ok(VectorStore::open(&vector_log(entry, towers), dim)?.0),
-        None => Ok(VectorStore::in_memory(dim)),
     }
 }
 
