@@ -10,7 +10,6 @@ use crate::model::Towers;
 use crate::progress::{EmbedWork, Phase, Progress};
 use crate::searcher::Searcher;
 use crate::semantic::{DenseOptions, DensePlan, DenseSearcher};
-use std::collections::HashSet;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -102,16 +101,15 @@ pub fn build_serving(
         check_cancel(progress)?;
         let mut served = false;
         while let Ok(req) = requests.try_recv() {
-            let wanted: HashSet<usize> = req.ids.iter().filter_map(|&id| plan.position(id)).collect();
-            let need = plan.missing(store, |p| wanted.contains(&p));
+            let need = plan.missing_among(store, req.ids.iter().filter_map(|&id| plan.position(id)));
             let step = Offset { inner: progress, done, total };
             done += plan.embed(&towers.chunk, source, store, &need, &step, BATCH)?;
             let _ = req.reply.send(Arc::new(answer(store)?));
             served = true;
         }
-        let batch: Vec<usize> = todo[next..].iter().copied().take(BATCH).collect();
+        let batch = &todo[next..todo.len().min(next + BATCH)];
         next += batch.len();
-        let need = plan.missing(store, |p| batch.contains(&p));
+        let need = plan.missing_among(store, batch.iter().copied());
         let step = Offset { inner: progress, done, total };
         done += plan.embed(&towers.chunk, source, store, &need, &step, BATCH)?;
         since_publish += 1;

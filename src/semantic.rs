@@ -154,6 +154,22 @@ impl DensePlan {
             .collect()
     }
 
+    /// Of `positions`, those whose vectors `store` lacks, each key once: the cost of a batch
+    /// or a query's candidates, not of the whole plan.
+    pub fn missing_among(
+        &self,
+        store: &VectorStore,
+        positions: impl IntoIterator<Item = usize>,
+    ) -> Vec<usize> {
+        let mut seen = HashSet::new();
+        let mut out: Vec<usize> = positions
+            .into_iter()
+            .filter(|&p| !store.contains(&self.keys[p]) && seen.insert(self.keys[p]))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// The positions whose vectors `store` has.
     pub fn available(&self, store: &VectorStore) -> Vec<usize> {
         (0..self.len()).filter(|&p| store.contains(&self.keys[p])).collect()
