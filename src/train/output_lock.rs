@@ -18,7 +18,16 @@ pub const LOCK_FILE: &str = ".train.lock";
 /// Held for a run's whole life; dropping it releases the directory.
 #[derive(Debug)]
 pub struct OutputLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for OutputLock {
+    /// Unlocks explicitly rather than by closing: a child forked by another thread (a `git`
+    /// spawned elsewhere) shares the open file description until it execs, so closing our
+    /// descriptor alone could leave the directory locked for a moment after the run ended.
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
 }
 
 /// Creates `dir` if needed and takes it for this run, or names the process that holds it.
@@ -37,7 +46,7 @@ pub fn lock_output(dir: &Path) -> Result<OutputLock> {
             file.set_len(0)
                 .and_then(|()| write!(&file, "{}", std::process::id()))
                 .map_err(|e| Error::io(&path, e))?;
-            Ok(OutputLock { _file: file })
+            Ok(OutputLock { file })
         }
         Err(TryLockError::WouldBlock) => {
             let holder = std::fs::read_to_string(&path).unwrap_or_default();
