@@ -20,6 +20,7 @@ pub mod model;
 pub mod progress;
 pub mod query_first;
 pub mod repo;
+pub mod rerank;
 pub mod search;
 pub mod searcher;
 pub mod semantic;

@@ -82,7 +82,7 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
-    /// Precision of the CPU encoder's linear layers: bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32) or f32.
+    /// Precision of the encoder's linear layers: auto (bf16 on a GPU; on the CPU whichever of f32 and bf16 measured faster there, once per CPU), bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32) or f32.
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().precision, value_name = "P")]
     pub precision: coret::model::Precision,
 
@@ -383,6 +383,30 @@ pub struct Args {
     /// Train: continue from OUTPUT/checkpoint.
     #[arg(long, hide = true)]
     pub resume: bool,
+
+    /// Train the cross-encoder reranker (LoRA, from the shipped adapters) on --train's shards instead of the encoder; OUTPUT becomes a --rerank directory.
+    #[arg(long, hide = true, requires = "train")]
+    pub train_reranker: bool,
+
+    /// Train the reranker: pairs per group (the golds, then the shard's hardest negatives).
+    #[arg(long, hide = true, default_value_t = 8, value_parser = count::<2, 4096>, value_name = "N")]
+    pub rerank_group: usize,
+
+    /// Re-order the hybrid's head with a cross-encoder reranker trained by --train-reranker (its output directory); eval adds it as the ranking `rerank`.
+    #[arg(help_heading = "Model", long, value_name = "DIR")]
+    pub rerank: Option<PathBuf>,
+
+    /// How many of the hybrid's top hits the reranker re-scores [default: the reranker's own].
+    #[arg(help_heading = "Model", long, value_parser = count::<1, 1000>, value_name = "N")]
+    pub rerank_depth: Option<usize>,
+
+    /// Reranker pairs: positions in all (training; search reads the reranker's own).
+    #[arg(long, hide = true, default_value_t = coret::rerank::RerankSpec::default().max_len, value_parser = count::<8, 512>, value_name = "N")]
+    pub rerank_max_len: usize,
+
+    /// Reranker pairs: positions the issue may take (training; search reads the reranker's own).
+    #[arg(long, hide = true, default_value_t = coret::rerank::RerankSpec::default().query_len, value_parser = count::<4, 512>, value_name = "N")]
+    pub rerank_query_len: usize,
 
     /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm), `embed`, `query`, `history` (git history index; cold and warm).
     #[arg(long, hide = true, value_name = "WHAT")]

@@ -53,6 +53,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         None
     };
+    let rerank = super::model::load_reranker(args, dense.as_ref().map(|d| d.towers.chunk.device()))?;
     let cfg = EvalConfig {
         repos_dir,
         retrievers: retrievers.clone(),
@@ -66,6 +67,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         dense,
         keep_lists: args.keep_lists,
         query_first: args.query_first,
+        rerank,
         // Git history indexes and parsed files; --no-cache keeps both in memory.
         cache_dir: match args.no_cache {
             true => None,

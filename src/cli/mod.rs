@@ -11,6 +11,7 @@ mod model;
 mod progress;
 mod query;
 mod train;
+mod train_rerank;
 mod train_select;
 mod tui;
 
@@ -40,9 +41,27 @@ pub fn run() -> i32 {
 /// `CORET_CACHE_DIR`, which a user sets once for every run).
 fn parse() -> Result<(Args, bool), clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
-    let matches = Args::command().try_get_matches()?;
+    let mut command = Args::command();
+    // Only `--version` pays for the CPU's precision choice (read back, or measured once).
+    if std::env::args().any(|a| a == "--version") {
+        // Leaked once: clap keeps `&'static str`s, and the process ends right after printing.
+        command = command.long_version(&*version_text().leak());
+    }
+    let matches = command.try_get_matches()?;
     let cache_dir_flag = matches.value_source("cache_dir") == Some(clap::parser::ValueSource::CommandLine);
     Ok((Args::from_arg_matches(&matches)?, cache_dir_flag))
+}
+
+/// `--version`: the version, then what the encoder's products run as on this machine.
+fn version_text() -> String {
+    let cpu = coret::model::precision_choice::cpu_choice();
+    let cuda = if cfg!(feature = "cuda") { "built with CUDA (bf16 on a GPU)" } else { "built without CUDA" };
+    format!(
+        "{}\ncpu products: {}, f32 on {}\n{cuda}",
+        env!("CARGO_PKG_VERSION"),
+        cpu.describe(),
+        coret::model::cpu::f32_isa()
+    )
 }
 
 /// Flags that contradict each other: a usage error naming both, before any work.

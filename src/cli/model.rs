@@ -7,6 +7,7 @@ use coret::model::{
     apply_weights, resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder,
     EncoderOptions, TowerLayers, Towers, WeightsChoice,
 };
+use coret::rerank::{RerankSpec, Reranker};
 use coret::semantic::DenseOptions;
 use std::path::Path;
 use std::sync::Arc;
@@ -35,6 +36,9 @@ pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
     }
     let encoder =
         load_encoder(&dir, &device, encoder_options(args), args.tower_layers.as_deref(), &args.weights)?;
+    // The device with what its products run as (`cpu (f32 avx512)`): --precision auto decides
+    // per CPU, so a figure is only comparable with the kernels named.
+    let name = format!("{name} ({})", encoder.kernels());
     let towers = Towers::tied(Arc::new(encoder));
     let names = towers.names();
     eprintln!("chunk tower {}, query tower {} on {name}", names.chunk, names.query);
@@ -87,6 +91,25 @@ pub fn load_encoder(
             Ok(encoder)
         }
     }
+}
+
+/// `--rerank DIR`: the reranker over the pretrained model its adapters were trained on, on
+/// the dense side's `device` (`None`: no model loaded, which `--rerank` needs).
+pub fn load_reranker(args: &Args, device: Option<&Device>) -> anyhow::Result<Option<Arc<Reranker>>> {
+    let Some(dir) = &args.rerank else { return Ok(None) };
+    let device = device.ok_or_else(|| {
+        Usage("--rerank re-orders the hybrid ranking: it needs the model and --retriever hybrid".into())
+    })?;
+    let spec = RerankSpec::read(dir)?;
+    let model_dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
+    let opts = EncoderOptions { max_len: spec.max_len, ..encoder_options(args) };
+    let base = Encoder::load(&model_dir, device, opts)?;
+    let mut reranker = Reranker::load(dir, &base)?;
+    if let Some(depth) = args.rerank_depth {
+        reranker.spec.depth = depth;
+    }
+    eprintln!("reranker {}: the hybrid's top {} re-ordered", dir.display(), reranker.spec.depth);
+    Ok(Some(Arc::new(reranker)))
 }
 
 /// The encoder's options from the flags.

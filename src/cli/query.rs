@@ -42,6 +42,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e),
     };
+    let reranker = super::model::load_reranker(args, model.as_ref().map(|m| m.towers.chunk.device()))?;
     let loaded = started.elapsed().as_secs_f64();
     let index = open_index(args, &index_options(args))?;
     let mut searcher = Searcher::bm25_only(Arc::new(index));
@@ -89,7 +90,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let embed_seconds = embed_started.elapsed().as_secs_f64();
     let search_started = std::time::Instant::now();
-    let results = searcher.rankings(&query, &retrievers, args.top)?;
+    let depth = reranker.as_ref().map_or(args.top, |r| r.spec.depth.max(args.top));
+    let mut results = searcher.rankings(&query, &retrievers, depth)?;
+    if let Some(reranker) = &reranker {
+        let chunks = &searcher.repo.chunks;
+        for (retriever, hits) in results.iter_mut().filter(|(r, _)| *r == Retriever::Hybrid) {
+            *hits = reranker.rerank(&query, hits, |id| coret::rerank::input_of(&chunks[id as usize]))?;
+            eprintln!(
+                "note: the {} ranking's top {} re-ordered by the reranker",
+                retriever.as_str(),
+                reranker.spec.depth
+            );
+        }
+    }
+    results.iter_mut().for_each(|(_, hits)| hits.truncate(args.top));
     let timings = Timings {
         model: loaded,
         index: searcher.repo.stats.seconds,

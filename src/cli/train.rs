@@ -74,6 +74,20 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("wrote {n} examples to {}", out.display());
         return Ok(());
     }
+    if args.train_reranker {
+        let base_id = model_id_of(&init)?;
+        if !args.resume && args.lora_init.is_none() {
+            // The reranker starts from what already knows code and issues: the shipped adapters.
+            if let Some(adapter) = coret::model::lora::builtin().transpose()? {
+                if adapter.rank() == model.lora_rank() && coret::model::same_weights(adapter.base(), &base_id)
+                {
+                    model.start_lora_from(&adapter, &base_id, "the shipped adapters")?;
+                    eprintln!("LoRA adapters start from the shipped ones");
+                }
+            }
+        }
+        return super::train_rerank::run(args, &model, &examples, resume, &base_id, &progress, &print_event);
+    }
     let output = args.output.clone().ok_or_else(|| Usage("--train needs --output DIR".into()))?;
     let val = match &args.val {
         None => None,

@@ -54,6 +54,8 @@ pub struct EvalConfig {
     /// Rank dense over a query-first candidate set alone (BM25's top N and the rest of
     /// [`Searcher::query_candidates`]), as a never-indexed repository's first answer does.
     pub query_first: Option<usize>,
+    /// Re-orders the hybrid's head with a cross-encoder: the ranking `rerank`.
+    pub rerank: Option<Arc<crate::rerank::Reranker>>,
 }
 
 impl EvalConfig {
@@ -390,7 +392,16 @@ fn rankings(
         searcher.history = history_before(cfg, st, base_commit)?;
     }
     let lists = searcher.rankings(query, &cfg.retrievers, cfg.depth)?;
-    Ok((searcher.repo.clone(), lists.into_iter().map(|(r, hits)| (r.as_str(), hits)).collect()))
+    let mut lists: Rankings = lists.into_iter().map(|(r, hits)| (r.as_str(), hits)).collect();
+    if let Some(reranker) = &cfg.rerank {
+        if let Some((_, hybrid)) = lists.iter().find(|(name, _)| *name == Retriever::Hybrid.as_str()) {
+            let chunks = &searcher.repo.chunks;
+            let reranked =
+                reranker.rerank(query, hybrid, |id| crate::rerank::input_of(&chunks[id as usize]))?;
+            lists.push(("rerank", reranked));
+        }
+    }
+    Ok((searcher.repo.clone(), lists))
 }
 
 /// The history as it stood at `base_commit`: its ancestors only, so no later commit counts.

@@ -29,6 +29,9 @@ pub enum Precision {
     /// bf16 inputs to the linear layers' products, f32 sums and everything else f32; falls
     /// back to f32 where the CPU lacks AVX-512 BF16.
     Bf16,
+    /// The default: bf16 on a GPU; on the CPU whichever of the two measured faster there
+    /// ([`super::precision_choice`]), f32 on a tie.
+    Auto,
 }
 
 impl std::fmt::Display for Precision {
@@ -36,6 +39,7 @@ impl std::fmt::Display for Precision {
         f.write_str(match self {
             Precision::F32 => "f32",
             Precision::Bf16 => "bf16",
+            Precision::Auto => "auto",
         })
     }
 }
@@ -46,7 +50,8 @@ impl std::str::FromStr for Precision {
         match s {
             "f32" => Ok(Precision::F32),
             "bf16" => Ok(Precision::Bf16),
-            other => Err(format!("unknown precision {other:?} (f32 or bf16)")),
+            "auto" => Ok(Precision::Auto),
+            other => Err(format!("unknown precision {other:?} (auto, f32 or bf16)")),
         }
     }
 }
@@ -286,9 +291,9 @@ mod tests {
 
     #[test]
     fn precision_parses_and_prints() {
-        for p in [Precision::F32, Precision::Bf16] {
+        for p in [Precision::F32, Precision::Bf16, Precision::Auto] {
             assert_eq!(p.to_string().parse::<Precision>().unwrap(), p);
         }
-        assert!("f16".parse::<Precision>().unwrap_err().contains("f32 or bf16"));
+        assert!("f16".parse::<Precision>().unwrap_err().contains("auto, f32 or bf16"));
     }
 }

@@ -74,6 +74,24 @@ pub(super) fn contiguous_f32<'a>(
     Ok(&data[start..end])
 }
 
+/// The instruction set candle's f32 products (the `gemm` crate) pick at run time on this CPU.
+pub fn f32_isa() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            return "avx512";
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            return "avx2";
+        }
+        "sse"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        std::env::consts::ARCH
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,7 +45,7 @@ impl Linear {
     /// From `w` [in, out] and `b` [out], packed for bf16 if asked (`None` if that fails).
     fn new(w: Tensor, b: Tensor, precision: Precision) -> Option<Linear> {
         match precision {
-            Precision::F32 => Some(Linear::F32 { w, b }),
+            Precision::F32 | Precision::Auto => Some(Linear::F32 { w, b }),
             Precision::Bf16 => {
                 let (k, n) = w.dims2().ok()?;
                 let w = w.flatten_all().ok()?.to_vec1::<f32>().ok()?;
@@ -106,6 +106,10 @@ impl CpuBert {
         // All layers in bf16 or none, so that one precision describes the vectors.
         let (h, i) = (c.hidden_size, c.intermediate_size);
         let shapes = [(h, 3 * h), (h, h), (h, i), (i, h)];
+        let precision = match precision {
+            Precision::Auto => super::precision_choice::cpu_choice().precision,
+            p => p,
+        };
         let precision = match precision {
             Precision::Bf16 if bf16::supported() && shapes.iter().all(|&(k, n)| bf16::fits(k, n)) => {
                 Precision::Bf16

@@ -47,7 +47,7 @@ pub struct EncoderOptions {
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        EncoderOptions { max_len: 256, batch_size: 32, dtype: DType::F32, precision: Precision::Bf16 }
+        EncoderOptions { max_len: 256, batch_size: 32, dtype: DType::F32, precision: Precision::Auto }
     }
 }
 
@@ -188,12 +188,12 @@ impl Encoder {
     }
 
     /// The bf16 forward pass over `tensors`, where it applies: a GPU, f32 weights loaded and
-    /// bf16 asked for (the default precision).
+    /// bf16 asked for (or `auto`, the default: on a GPU bf16 measured faster at the same vectors).
     fn half_forward(
         &self,
         tensors: &std::collections::HashMap<String, Tensor>,
     ) -> candle_core::Result<Option<TrainBert>> {
-        if self.device.is_cpu() || self.opts.dtype != DType::F32 || self.opts.precision != Precision::Bf16 {
+        if self.device.is_cpu() || self.opts.dtype != DType::F32 || self.opts.precision == Precision::F32 {
             return Ok(None);
         }
         let vb = VarBuilder::from_tensors(tensors.clone(), DType::BF16, &self.device);
@@ -273,7 +273,7 @@ impl Encoder {
     /// f32 vectors keep the fingerprints (and caches) they always had.
     fn precision_suffix(&self) -> &'static str {
         match self.precision() {
-            Precision::F32 => "",
+            Precision::F32 | Precision::Auto => "",
             Precision::Bf16 => "-bf16",
         }
     }
@@ -302,9 +302,23 @@ impl Encoder {
     pub fn forward_name(&self) -> &'static str {
         match (&self.cpu_bert, self.precision()) {
             (None, Precision::Bf16) => "bf16",
-            (None, Precision::F32) => "candle",
-            (Some(_), Precision::F32) => "cpu",
+            // `precision()` is what runs, never `Auto`.
+            (None, Precision::F32 | Precision::Auto) => "candle",
+            (Some(_), Precision::F32 | Precision::Auto) => "cpu",
             (Some(_), Precision::Bf16) => "cpu bf16",
+        }
+    }
+
+    /// What the matrix products run as, for `stats.device` and `--version`: the precision and,
+    /// on the CPU, the instruction set (`f32 avx512`, `bf16 avx512-bf16`, `f32 avx2`).
+    pub fn kernels(&self) -> String {
+        let precision = self.precision();
+        if !self.device.is_cpu() {
+            return precision.to_string();
+        }
+        match precision {
+            Precision::Bf16 => "bf16 avx512-bf16".into(),
+            _ => format!("f32 {}", super::cpu::f32_isa()),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod graph_lora;
 pub mod graph_ops;
 pub mod lora;
 pub mod pool;
+pub mod precision_choice;
 pub mod provision;
 #[doc(hidden)]
 pub mod tokenize;

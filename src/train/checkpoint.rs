@@ -44,6 +44,9 @@ pub struct Plan {
     /// LoRA adapters' rank (0: no adapters, the weights themselves learn).
     #[serde(default)]
     pub lora_rank: usize,
+    /// A reranker's pair layout (max length, issue length); `None` for the encoder.
+    #[serde(default)]
+    pub rerank_pairs: Option<(usize, usize)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

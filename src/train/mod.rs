@@ -5,7 +5,7 @@
 //! `prepare` turns instances into tokenised [`shard::Example`]s (storable as a shard);
 //! `weights` holds the trainable model (`[DOWN]` added) and saves it as a model directory;
 //! `bert` is the differentiable forward; `loss`, `step` and `optim` compute updates;
-//! `trainer` runs the loop with `validate` and `checkpoint`; `output_lock` keeps one run per
+//! `trainer` runs the loop with `validate` and `checkpoint` (`rerank` the reranker's); `output_lock` keeps one run per
 //! output directory; `mine` turns a repository's commit history into instances.
 
 pub mod checkpoint;
@@ -15,6 +15,7 @@ mod mine_message;
 pub mod optim;
 pub mod output_lock;
 pub mod prepare;
+pub mod rerank;
 pub mod shard;
 pub mod step;
 pub mod trainer;

@@ -143,6 +143,7 @@ fn plan_of(examples: &[Example], cfg: &TrainConfig, model: &TrainModel) -> Plan 
         train_layers: model.trained_top_layers(),
         shared_pool: cfg.shared_pool,
         lora_rank: model.lora_rank(),
+        rerank_pairs: None,
     }
 }
 

@@ -97,6 +97,7 @@ fn full_eval(
         cache_dir: None,
         keep_lists: 0,
         query_first: None,
+        rerank: None,
         dense: Some(DenseEval {
             towers: crate::model::Towers::tied(encoder),
             opts: dense.clone(),
