@@ -2,11 +2,11 @@
 //! than f32 on this CPU.
 //!
 //! Why measure: AVX-512 BF16 is not a speed-up everywhere. `vdpbf16ps` does twice an FMA's
-//! multiply-adds per instruction, but a Sapphire Rapids core issues it on one port where it
-//! issues FMAs on two, and a virtual machine may hide the AMX tiles that make bf16 pay there.
-//! Measured with `--bench embed` (docs/RESULTS.md): bf16 was 1.4× faster than f32 on one
-//! machine of this project and 1.35× slower on another, both listing `avx512_bf16`. No flag
-//! tells them apart; a 0.2 s measurement does.
+//! multiply-adds per instruction, but where a core has two FMA ports and fewer for it, f32
+//! keeps up, and a virtual machine may hide the AMX tiles that make bf16 pay on such a CPU.
+//! Measured with `--bench embed` (README "Speed"): bf16 was 1.4× faster than f32 on one
+//! machine of this project and 0.6–0.7× as fast on another, both listing `avx512_bf16`. No
+//! flag tells them apart; a 0.2 s measurement does.
 //!
 //! Why remember: the precision is part of every cached vector's key, so a machine must make
 //! the same choice every time. The first run on a CPU measures and writes
