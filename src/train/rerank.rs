@@ -21,14 +21,12 @@ use candle_core::{DType, Tensor, Var, D};
 use super::checkpoint::{self, plan_mismatch, CheckpointState, Plan};
 use super::optim::{clip_grad_norm, AdamW, AdamWParams, Schedule};
 use super::shard::Example;
-use super::trainer::{epoch_order, LogEvent, Resume};
+use super::trainer::{epoch_order, examples_digest, LogEvent, Resume, LOG_FILE};
 use super::weights::TrainModel;
 use crate::error::{Error, Result};
 use crate::model::TokenizedInput;
 use crate::progress::Progress;
 use crate::rerank::{pair, RerankSpec, HEAD_TENSOR};
-
-pub const LOG_FILE: &str = "train-log.jsonl";
 
 #[derive(Clone, Debug)]
 pub struct RerankTrainConfig {
@@ -90,14 +88,9 @@ fn scores(model: &TrainModel, head: &Var, pairs: &[TokenizedInput]) -> Result<Te
 fn plan_of(examples: &[Example], cfg: &RerankTrainConfig, model: &TrainModel) -> Plan {
     let steps_per_epoch = examples.len().div_ceil(cfg.batch);
     let total = (steps_per_epoch * cfg.epochs).min(cfg.max_steps.unwrap_or(usize::MAX)).max(1);
-    let mut h = blake3::Hasher::new();
-    for e in examples {
-        h.update(e.instance_id.as_bytes());
-        h.update(b"\n");
-    }
     Plan {
         examples: examples.len(),
-        examples_digest: h.finalize().to_hex()[..16].to_string(),
+        examples_digest: examples_digest(examples),
         batch: cfg.batch,
         accum: 1,
         epochs: cfg.epochs,

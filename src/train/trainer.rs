@@ -118,19 +118,24 @@ pub fn epoch_batches(
     order.into_iter().map(|k| std::mem::take(&mut batches[k])).collect()
 }
 
-fn plan_of(examples: &[Example], cfg: &TrainConfig, model: &TrainModel) -> Plan {
-    let micro = epoch_batches(examples, cfg.batch, cfg.shared_pool, cfg.seed, 0).len();
-    let steps_per_epoch = micro.div_ceil(cfg.accum.max(1));
-    let full = steps_per_epoch * cfg.epochs.max(1);
-    let total_steps = cfg.max_steps.map_or(full, |m| m.min(full)).max(1);
+/// blake3 of the examples' instance ids in order: a resumed run must see the same examples.
+pub fn examples_digest<'a>(examples: impl IntoIterator<Item = &'a Example>) -> String {
     let mut h = blake3::Hasher::new();
     for e in examples {
         h.update(e.instance_id.as_bytes());
         h.update(&[0]);
     }
+    h.finalize().to_hex()[..16].to_string()
+}
+
+fn plan_of(examples: &[Example], cfg: &TrainConfig, model: &TrainModel) -> Plan {
+    let micro = epoch_batches(examples, cfg.batch, cfg.shared_pool, cfg.seed, 0).len();
+    let steps_per_epoch = micro.div_ceil(cfg.accum.max(1));
+    let full = steps_per_epoch * cfg.epochs.max(1);
+    let total_steps = cfg.max_steps.map_or(full, |m| m.min(full)).max(1);
     Plan {
         examples: examples.len(),
-        examples_digest: h.finalize().to_hex()[..16].to_string(),
+        examples_digest: examples_digest(examples),
         batch: cfg.batch.max(1),
         accum: cfg.accum.max(1),
         epochs: cfg.epochs.max(1),
