@@ -70,12 +70,16 @@ pub fn run(
     eprintln!("reranker adapters {} sha256 {digest}", output.join(coret::rerank::ADAPTER_FILE).display());
     let first = summary.losses.first().copied().unwrap_or(f64::NAN);
     let last = summary.losses.last().copied().unwrap_or(f64::NAN);
+    let how = if summary.cancelled { "interrupted (--resume continues)" } else { "done" };
     eprintln!(
-        "done: {} updates, loss {first:.4} -> {last:.4}, {:.0}s; reranker in {} (--rerank {})",
+        "{how}: {} updates, loss {first:.4} -> {last:.4}, {:.0}s; reranker in {} (--rerank {})",
         summary.steps,
         summary.seconds,
         output.display(),
         output.display()
     );
+    if summary.cancelled {
+        return Err(coret::Error::Cancelled.into());
+    }
     Ok(())
 }

@@ -53,6 +53,8 @@ pub struct RerankSummary {
     pub steps: usize,
     pub losses: Vec<f64>,
     pub seconds: f64,
+    /// Stopped by `progress.cancelled()` before the last update (after a checkpoint).
+    pub cancelled: bool,
 }
 
 /// The pairs of one example: its golds (at most `group - 1`, so a negative always stays),
@@ -110,7 +112,7 @@ fn plan_of(examples: &[Example], cfg: &RerankTrainConfig, model: &TrainModel) ->
 
 /// Trains `model`'s adapters and `head` ([hidden], f32) in place; checkpoints into
 /// `cfg.output` every `checkpoint_every` updates, at the end and once `progress.cancelled()`
-/// (then stops with [`Error::Cancelled`]).
+/// (then stops early, `cancelled` set: what was learned so far is the caller's to keep).
 pub fn train_reranker(
     model: &TrainModel,
     head: &Var,
@@ -220,7 +222,8 @@ pub fn train_reranker(
             emit(LogEvent::Checkpoint { step, path })?;
         }
         if stop && !last {
-            return Err(Error::Cancelled);
+            summary.cancelled = true;
+            break;
         }
     }
     summary.steps = step;
@@ -380,5 +383,19 @@ mod tests {
         let err =
             train_reranker(&ck.model, &head2, &examples, &other, Some(resume), &NoProgress, &mut |_| {});
         assert!(matches!(err, Err(Error::ResumeMismatch(_))), "another pair layout is another run");
+
+        // Ctrl-C: the update in hand ends, a checkpoint is written, the caller keeps the rest.
+        let steps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = crate::train::tests::StopAfter { steps: steps.clone(), after: 2 };
+        let out2 = tempfile::tempdir().unwrap();
+        let short = RerankTrainConfig { output: out2.path().to_path_buf(), checkpoint_every: 0, ..other };
+        let count = |e: &LogEvent| {
+            if matches!(e, LogEvent::Step { .. }) {
+                steps.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        };
+        let s = train_reranker(&model, &head2, &examples, &short, None, &stop, &mut { count }).unwrap();
+        assert!(s.cancelled && s.steps == 2, "{s:?}");
+        assert_eq!(checkpoint::load(out2.path(), &Device::Cpu).unwrap().state.step, 2);
     }
 }
