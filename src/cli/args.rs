@@ -392,7 +392,7 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 8, value_parser = count::<2, 4096>, value_name = "N")]
     pub rerank_group: usize,
 
-    /// Re-order the hybrid's head with a cross-encoder reranker trained by --train-reranker (its output directory); eval adds it as the ranking `rerank`.
+    /// Re-order the hybrid's head with a cross-encoder reranker (a directory the hidden training mode wrote); eval adds it as the ranking `rerank`.
     #[arg(help_heading = "Model", long, value_name = "DIR")]
     pub rerank: Option<PathBuf>,
 

@@ -144,8 +144,13 @@ fn print_table(s: &EvalSummary, retrievers: &[Retriever]) {
         "{} instances: {} with gold, {} without gold, {} failed, {} bad lines; {:.1}s",
         s.n_instances, s.n_with_gold, s.n_without_gold, s.n_failed, s.n_bad_lines, s.seconds
     );
-    let cols: Vec<&str> =
-        retrievers.iter().map(|r| r.as_str()).filter(|r| s.retrievers.contains_key(r)).collect();
+    // The reranker's column (`--rerank`) follows the retrievers'.
+    let cols: Vec<&str> = retrievers
+        .iter()
+        .map(|r| r.as_str())
+        .chain(["rerank"])
+        .filter(|r| s.retrievers.contains_key(r))
+        .collect();
     let Some(first) = cols.first().and_then(|c| s.retrievers.get(c)) else {
         println!("(no instance with gold was scored)");
         return;

@@ -29,6 +29,12 @@ pub const HEAD_FILE: &str = "rerank-head.safetensors";
 pub const SPEC_FILE: &str = "reranker.json";
 /// The head's tensor name in [`HEAD_FILE`].
 pub const HEAD_TENSOR: &str = "rerank.head";
+/// Scores are `SCORE_SCALE · pooled · head`. The pooled vector has unit length, so without a
+/// scale a head growing from zero at Adam's pace (~lr per update) keeps every score within
+/// hundredths of the others and the softmax flat for hundreds of updates: session 25's first
+/// run (80 updates, unscaled) ended at its starting loss and ranked the 51 worse than random.
+/// 20 is the encoder's own 1/τ (τ = 0.05).
+pub const SCORE_SCALE: f32 = 20.0;
 
 /// How pairs are laid out and how deep the re-ordering goes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -115,7 +121,10 @@ impl Reranker {
             })
             .collect::<Result<Vec<_>>>()?;
         let pooled = self.encoder.embed_tokenized(&pairs, &mut |_, _| Ok(()))?;
-        Ok(pooled.iter().map(|v| v.iter().zip(&self.head).map(|(a, b)| a * b).sum()).collect())
+        Ok(pooled
+            .iter()
+            .map(|v| SCORE_SCALE * v.iter().zip(&self.head).map(|(a, b)| a * b).sum::<f32>())
+            .collect())
     }
 
     /// `hits` with the first [`RerankSpec::depth`] re-ordered by score (their scores replaced

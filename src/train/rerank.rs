@@ -26,7 +26,7 @@ use super::weights::TrainModel;
 use crate::error::{Error, Result};
 use crate::model::TokenizedInput;
 use crate::progress::Progress;
-use crate::rerank::{pair, RerankSpec, HEAD_TENSOR};
+use crate::rerank::{pair, RerankSpec, HEAD_TENSOR, SCORE_SCALE};
 
 #[derive(Clone, Debug)]
 pub struct RerankTrainConfig {
@@ -77,13 +77,13 @@ pub fn listwise_loss(scores: &Tensor, golds: usize) -> candle_core::Result<Tenso
     all - gold
 }
 
-/// The group's scores [n]: pooled pair vectors times the head.
+/// The group's scores [n]: pooled pair vectors times the head, scaled ([`SCORE_SCALE`]).
 fn scores(model: &TrainModel, head: &Var, pairs: &[TokenizedInput]) -> Result<Tensor> {
     let refs: Vec<&TokenizedInput> = pairs.iter().collect();
     let pooled = model.embed(&refs)?;
     pooled
         .matmul(&head.as_tensor().unsqueeze(1).map_err(|e| Error::context("reranker head", e))?)
-        .and_then(|s| s.squeeze(1))
+        .and_then(|s| s.squeeze(1)? * SCORE_SCALE as f64)
         .map_err(|e| Error::context("reranker scores", e))
 }
 
@@ -337,7 +337,7 @@ mod tests {
             max_steps: None,
             batch: 3,
             group: 3,
-            lr: 2e-2,
+            lr: 2e-3,
             warmup: Some(2),
             weight_decay: 0.0,
             clip_norm: 1.0,
