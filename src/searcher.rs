@@ -9,21 +9,31 @@ use crate::mentions::{NamedFiles, NamedSymbols};
 use crate::model::Towers;
 use crate::progress::Progress;
 use crate::repo::source::is_test_path;
+use crate::rerank::{self, Reranker};
 use crate::search::{demote_tests, fuse, FusionParams, Hit, Retriever, FUSION_DEPTH};
 use crate::semantic::{DenseOptions, DenseSearcher, Scope};
 use std::sync::Arc;
 
-/// A repository's indexes: BM25 always, dense once built, its git history when it has one.
+/// What a dense thread loads once, before its first dense index: the towers, and the
+/// reranker when one was asked for (it re-orders only the hybrid, which needs the towers).
+pub struct SearchModels {
+    pub towers: Towers,
+    pub reranker: Option<Arc<Reranker>>,
+}
+
+/// A repository's indexes: BM25 always, dense once built, its git history when it has one;
+/// and the second stage that re-orders the hybrid's head, when one is loaded.
 pub struct Searcher {
     pub repo: Arc<RepoIndex>,
     pub dense: Option<Arc<DenseSearcher>>,
     pub history: Option<HistoryView>,
     pub fusion: FusionParams,
+    pub reranker: Option<Arc<Reranker>>,
 }
 
 impl Searcher {
     pub fn bm25_only(repo: Arc<RepoIndex>) -> Self {
-        Searcher { repo, dense: None, history: None, fusion: FusionParams::default() }
+        Searcher { repo, dense: None, history: None, fusion: FusionParams::default(), reranker: None }
     }
 
     /// Adds the dense index: vectors come from the repository's cache entry when it has one
@@ -81,12 +91,7 @@ impl Searcher {
     ) -> Result<Searcher> {
         let (chunks, graph) = (&self.repo.chunks, &self.repo.graph);
         let dense = DenseSearcher::build_scoped(towers, chunks, graph, opts, store, progress, scope)?;
-        Ok(Searcher {
-            repo: self.repo.clone(),
-            dense: Some(Arc::new(dense)),
-            history: self.history.clone(),
-            fusion: self.fusion,
-        })
+        Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
     }
 
     /// The chunks a query needs embedded first when the dense index is not complete: BM25's
@@ -116,9 +121,30 @@ impl Searcher {
         Ok(ids)
     }
 
-    /// This searcher without its dense index (the same repository, history and fusion).
+    /// This searcher without its dense index (the same repository, history, fusion and
+    /// reranker).
     pub fn clone_sides(&self) -> Searcher {
-        Searcher { repo: self.repo.clone(), dense: None, history: self.history.clone(), fusion: self.fusion }
+        Searcher {
+            repo: self.repo.clone(),
+            dense: None,
+            history: self.history.clone(),
+            fusion: self.fusion,
+            reranker: self.reranker.clone(),
+        }
+    }
+
+    /// `hits` (a hybrid ranking) with their head re-ordered by the reranker (see
+    /// [`Reranker::rerank`]); `None` without a reranker. Separate from [`Searcher::rankings`]
+    /// so a client can show the hybrid's order first and the reranked one when it is ready.
+    pub fn rerank(&self, query: &str, hits: &[Hit]) -> Result<Option<Vec<Hit>>> {
+        let Some(reranker) = &self.reranker else { return Ok(None) };
+        let chunks = &self.repo.chunks;
+        reranker.rerank(query, hits, |id| rerank::input_of(&chunks[id as usize])).map(Some)
+    }
+
+    /// How deep a hybrid ranking must go for [`Searcher::rerank`] to re-order its top `k`.
+    pub fn rerank_depth(&self, k: usize) -> usize {
+        self.reranker.as_ref().map_or(k, |r| r.spec.depth.max(k))
     }
 
     pub fn has_dense(&self) -> bool {

@@ -408,7 +408,7 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = coret::rerank::RerankSpec::default().query_len, value_parser = count::<4, 512>, value_name = "N")]
     pub rerank_query_len: usize,
 
-    /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm), `embed`, `query`, `history` (git history index; cold and warm).
+    /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm), `embed`, `query`, `history` (git history index; cold and warm), `rerank` (the --rerank reranker at K = 20, 30, 50).
     #[arg(long, hide = true, value_name = "WHAT")]
     pub bench: Option<String>,
 }

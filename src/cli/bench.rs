@@ -2,7 +2,8 @@
 //!
 //! `--bench index PATH`: indexes PATH cold (fresh cache) and warm (same cache, unchanged tree),
 //! each in its own process so that peak memory is per run, and prints files, chunks, edges,
-//! seconds and peak RSS. `embed` and `query` (dense) are in `bench_dense`.
+//! seconds and peak RSS. `embed` and `query` (dense) are in `bench_dense`, `rerank` in
+//! `bench_rerank`.
 
 use super::args::Args;
 use super::Usage;
@@ -19,9 +20,10 @@ pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
         "embed" => super::bench_dense::embed(args),
         "query" => super::bench_dense::query(args),
         "history" => bench_history(args),
+        "rerank" => super::bench_rerank::run(args),
         other => {
             anyhow::bail!(Usage(format!(
-                "unknown benchmark `{other}` (expected: index, embed, query, history)"
+                "unknown benchmark `{other}` (expected: index, embed, query, history, rerank)"
             )))
         }
     }

@@ -54,6 +54,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         None
     };
     let rerank = super::model::load_reranker(args, dense.as_ref().map(|d| d.towers.chunk.device()))?;
+    if let Some(r) = &rerank {
+        eprintln!("{}", super::model::describe_reranker(args, r));
+    }
     let cfg = EvalConfig {
         repos_dir,
         retrievers: retrievers.clone(),

@@ -41,8 +41,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         // Flags naming missing files are the user's mistake; a missing model only leaves BM25.
         check_model_flags(args, false)?;
         let model_args = args.clone();
-        let load =
-            Box::new(move || super::model::load(&model_args).map(|m| m.towers).map_err(|e| format!("{e:#}")));
+        let load = Box::new(move || super::model::load_models(&model_args).map_err(|e| format!("{e:#}")));
         Some(DenseSetup { load, opts: dense_options(args) })
     };
     let ws_opts = WorkspaceOptions { index: opts, fusion: fusion_params(args), default_retriever };

@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod bench_dense;
+mod bench_rerank;
 
 mod eval;
 mod mcp;

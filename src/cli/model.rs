@@ -8,6 +8,7 @@ use coret::model::{
     EncoderOptions, TowerLayers, Towers, WeightsChoice,
 };
 use coret::rerank::{RerankSpec, Reranker};
+use coret::searcher::SearchModels;
 use coret::semantic::DenseOptions;
 use std::path::Path;
 use std::sync::Arc;
@@ -63,6 +64,10 @@ pub fn check_model_flags(args: &Args, with_model: bool) -> anyhow::Result<()> {
             anyhow::bail!(Usage(format!("{flag} {}: no such file or directory", path.display())));
         }
     }
+    if let Some(dir) = &args.rerank {
+        // The spec first: a directory that is not a reranker is named before any loading.
+        RerankSpec::read(dir).map_err(|e| Usage(format!("--rerank {}: {e}", dir.display())))?;
+    }
     if args.tower_layers.is_some() && args.weights != WeightsChoice::Trained {
         anyhow::bail!(Usage(
             "--tower-layers and --weights both replace the encoder's weights: give one".into()
@@ -94,22 +99,40 @@ pub fn load_encoder(
 }
 
 /// `--rerank DIR`: the reranker over the pretrained model its adapters were trained on, on
-/// the dense side's `device` (`None`: no model loaded, which `--rerank` needs).
+/// the dense side's `device` (`None`: no model loaded, which `--rerank` needs). Prints nothing
+/// (the TUI may own the screen; the model is provisioned by then): [`describe_reranker`] says
+/// what was loaded.
 pub fn load_reranker(args: &Args, device: Option<&Device>) -> anyhow::Result<Option<Arc<Reranker>>> {
     let Some(dir) = &args.rerank else { return Ok(None) };
     let device = device.ok_or_else(|| {
         Usage("--rerank re-orders the hybrid ranking: it needs the model and --retriever hybrid".into())
     })?;
     let spec = RerankSpec::read(dir)?;
-    let model_dir = resolve_model_dir(args.model.as_deref(), &log_line)?;
+    let model_dir = resolve_model_dir(args.model.as_deref(), &|_| {})?;
     let opts = EncoderOptions { max_len: spec.max_len, ..encoder_options(args) };
     let base = Encoder::load(&model_dir, device, opts)?;
     let mut reranker = Reranker::load(dir, &base)?;
     if let Some(depth) = args.rerank_depth {
         reranker.spec.depth = depth;
     }
-    eprintln!("reranker {}: the hybrid's top {} re-ordered", dir.display(), reranker.spec.depth);
     Ok(Some(Arc::new(reranker)))
+}
+
+/// The line that says a reranker is in use.
+pub fn describe_reranker(args: &Args, reranker: &Reranker) -> String {
+    let dir = args.rerank.as_deref().unwrap_or(Path::new("?"));
+    format!("reranker {}: the hybrid's top {} re-ordered", dir.display(), reranker.spec.depth)
+}
+
+/// [`load`] and, with `--rerank`, the reranker on the same device (for the servers' dense
+/// threads, which load both once).
+pub fn load_models(args: &Args) -> anyhow::Result<SearchModels> {
+    let m = load(args)?;
+    let reranker = load_reranker(args, Some(m.towers.chunk.device()))?;
+    if let Some(r) = &reranker {
+        eprintln!("{}", describe_reranker(args, r));
+    }
+    Ok(SearchModels { towers: m.towers, reranker })
 }
 
 /// The encoder's options from the flags.

@@ -43,10 +43,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Err(e) => return Err(e),
     };
     let reranker = super::model::load_reranker(args, model.as_ref().map(|m| m.towers.chunk.device()))?;
+    if let Some(r) = &reranker {
+        eprintln!("{}", super::model::describe_reranker(args, r));
+    }
     let loaded = started.elapsed().as_secs_f64();
     let index = open_index(args, &index_options(args))?;
     let mut searcher = Searcher::bm25_only(Arc::new(index));
     searcher.fusion = super::model::fusion_params(args);
+    searcher.reranker = reranker;
     let fuses_history = retrievers.contains(&Retriever::Hybrid) && searcher.fusion.history_weight > 0.0;
     if retrievers.contains(&Retriever::History) || fuses_history {
         let (history, notes) =
@@ -90,17 +94,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let embed_seconds = embed_started.elapsed().as_secs_f64();
     let search_started = std::time::Instant::now();
-    let depth = reranker.as_ref().map_or(args.top, |r| r.spec.depth.max(args.top));
-    let mut results = searcher.rankings(&query, &retrievers, depth)?;
-    if let Some(reranker) = &reranker {
-        let chunks = &searcher.repo.chunks;
-        for (retriever, hits) in results.iter_mut().filter(|(r, _)| *r == Retriever::Hybrid) {
-            *hits = reranker.rerank(&query, hits, |id| coret::rerank::input_of(&chunks[id as usize]))?;
-            eprintln!(
-                "note: the {} ranking's top {} re-ordered by the reranker",
-                retriever.as_str(),
-                reranker.spec.depth
-            );
+    let mut results = searcher.rankings(&query, &retrievers, searcher.rerank_depth(args.top))?;
+    // The hybrid's head re-ordered (`stats.rerank`: how deep, how long the reranker took).
+    let mut rerank_stats = None;
+    for (_, hits) in results.iter_mut().filter(|(r, _)| *r == Retriever::Hybrid) {
+        let started = std::time::Instant::now();
+        if let Some(reranked) = searcher.rerank(&query, hits)? {
+            *hits = reranked;
+            let depth = searcher.rerank_depth(0);
+            rerank_stats = Some(json!({"depth": depth, "seconds": started.elapsed().as_secs_f64()}));
         }
     }
     results.iter_mut().for_each(|(_, hits)| hits.truncate(args.top));
@@ -129,6 +131,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         if let Some((ranked, of)) = coverage {
             v["stats"]["dense_coverage"] = json!({"ranked": ranked, "of": of});
+        }
+        if let Some(r) = rerank_stats {
+            v["stats"]["rerank"] = r;
         }
         if let Some(why) = fallback {
             v["stats"]["fallback"] = Value::String(why);

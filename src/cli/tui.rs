@@ -7,6 +7,7 @@ use super::model::dense_options;
 use super::Usage;
 use coret::engine::IndexOptions;
 use coret::model::{resolve_model_dir, select_device, DeviceChoice, Towers, WeightsChoice};
+use coret::searcher::SearchModels;
 use coret::tui::{backend::IndexReporter, EngineIndexer, Session, Theme, TowerLoader};
 use std::sync::Arc;
 
@@ -56,11 +57,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let fusion = super::model::fusion_params(args);
     // Loaded on the indexer's dense thread, after BM25 is ready.
     // The status line names the model (`model_label`); the towers' ids are for the cache.
-    let towers: TowerLoader = Box::new(move |_: &IndexReporter| {
+    let rerank_args = args.clone();
+    let towers: TowerLoader = Box::new(move |reporter: &IndexReporter| {
         let dir = model_dir.map_err(|e| format!("dense index: {e}"))?;
         let encoder = super::model::load_encoder(&dir, &device, enc_opts, tower_layers.as_deref(), &weights)
             .map_err(|e| format!("dense index: {e}"))?;
-        Ok(Towers::tied(Arc::new(encoder)))
+        let reranker = super::model::load_reranker(&rerank_args, Some(&device))
+            .map_err(|e| format!("--rerank: {e:#}"))?;
+        if let Some(r) = &reranker {
+            reporter.info(super::model::describe_reranker(&rerank_args, r));
+        }
+        Ok(SearchModels { towers: Towers::tied(Arc::new(encoder)), reranker })
     });
     // BM25 first, then the dense index; then it re-checks the tree before each search.
     let engine = EngineIndexer { repo, index: opts, fusion, dense: dense_opts, towers };

@@ -391,13 +391,11 @@ fn rankings(
     if cfg.needs_history() {
         searcher.history = history_before(cfg, st, base_commit)?;
     }
+    searcher.reranker = cfg.rerank.clone();
     let lists = searcher.rankings(query, &cfg.retrievers, cfg.depth)?;
     let mut lists: Rankings = lists.into_iter().map(|(r, hits)| (r.as_str(), hits)).collect();
-    if let Some(reranker) = &cfg.rerank {
-        if let Some((_, hybrid)) = lists.iter().find(|(name, _)| *name == Retriever::Hybrid.as_str()) {
-            let chunks = &searcher.repo.chunks;
-            let reranked =
-                reranker.rerank(query, hybrid, |id| crate::rerank::input_of(&chunks[id as usize]))?;
+    if let Some((_, hybrid)) = lists.iter().find(|(name, _)| *name == Retriever::Hybrid.as_str()) {
+        if let Some(reranked) = searcher.rerank(query, hybrid)? {
             lists.push(("rerank", reranked));
         }
     }

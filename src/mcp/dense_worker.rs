@@ -24,7 +24,12 @@ pub(super) fn spawn(setup: DenseSetup, jobs: Receiver<Job>, shared: Arc<Shared>)
 
 fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
     let towers = match (setup.load)() {
-        Ok(t) => t,
+        Ok(models) => {
+            if let Some(r) = models.reranker {
+                shared.set_reranker(r);
+            }
+            models.towers
+        }
         Err(why) => return shared.fail_dense(None, why),
     };
     let mut store: Option<VectorStore> = None;

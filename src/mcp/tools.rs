@@ -104,7 +104,8 @@ pub struct LocateRequest {
 pub struct LocateAnswer {
     /// The ranking the hits come from: bm25, dense, hybrid or history.
     pub retriever: String,
-    /// The retrievers behind that ranking (a hybrid fuses bm25 and dense).
+    /// The retrievers behind that ranking (a hybrid fuses bm25 and dense, and history where
+    /// it weighs; `rerank` when a reranker re-ordered its head: the server ran with --rerank).
     pub retrievers_used: Vec<String>,
     /// Whether the dense index was ready for this answer.
     pub dense_ready: bool,
@@ -182,8 +183,8 @@ pub fn locate(
     let view = Searcher {
         repo: searcher.repo.clone(),
         dense: searcher.dense.clone(),
-        history: searcher.history.clone(),
         fusion,
+        ..searcher.clone_sides()
     };
     let repo = &searcher.repo;
     let mut sources = HashMap::new();
@@ -198,8 +199,15 @@ pub fn locate(
         ));
         view.dense = Some(partial);
     }
-    let hits = view
-        .search(&req.issue, retriever, top_k)?
+    let mut hits = view.search(&req.issue, retriever, view.rerank_depth(top_k))?;
+    let mut reranked = false;
+    if retriever == Retriever::Hybrid {
+        if let Some(r) = view.rerank(&req.issue, &hits)? {
+            (hits, reranked) = (r, true);
+        }
+    }
+    hits.truncate(top_k);
+    let hits = hits
         .into_iter()
         .filter_map(|h| repo.chunks.get(h.chunk as usize).map(|c| (h.score, c)))
         .filter(|(_, c)| req.include_tests || !is_test_path(&c.path))
@@ -212,6 +220,9 @@ pub fn locate(
     };
     if retriever == Retriever::Hybrid && fusion.history_weight > 0.0 && searcher.history.is_some() {
         used.push("history".into());
+    }
+    if reranked {
+        used.push("rerank".into());
     }
     Ok(LocateAnswer {
         retriever: retriever.as_str().into(),

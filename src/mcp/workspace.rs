@@ -6,10 +6,10 @@ use super::DenseStatus;
 use crate::engine::{CacheState, IndexOptions, RepoIndex};
 use crate::error::{Error, Result};
 use crate::history::HistoryView;
-use crate::model::Towers;
 use crate::progress::NoProgress;
+use crate::rerank::Reranker;
 use crate::search::{FusionParams, Retriever};
-use crate::searcher::Searcher;
+use crate::searcher::{SearchModels, Searcher};
 use crate::semantic::{DenseOptions, DenseSearcher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -35,8 +35,9 @@ pub struct WorkspaceOptions {
     pub default_retriever: Option<Retriever>,
 }
 
-/// Loads the towers on the dense thread (it may provision the model); the error says why not.
-pub type TowerLoader = Box<dyn FnOnce() -> std::result::Result<Towers, String> + Send>;
+/// Loads the towers (and the reranker, if asked for) on the dense thread (it may provision the
+/// model); the error says why not.
+pub type TowerLoader = Box<dyn FnOnce() -> std::result::Result<SearchModels, String> + Send>;
 
 /// How to build the dense index: the towers' loader and the dense options.
 pub struct DenseSetup {
@@ -66,6 +67,8 @@ pub(super) struct Shared {
     generation: AtomicU64,
     embedded: AtomicUsize,
     to_embed: AtomicUsize,
+    /// Set by the dense thread with the towers; every dense searcher installed carries it.
+    reranker: std::sync::OnceLock<Arc<Reranker>>,
 }
 
 struct Current {
@@ -86,7 +89,7 @@ impl Workspace {
         let root = index.root.clone();
         let history = history_for(&index, &opts.fusion);
         let searcher =
-            Arc::new(Searcher { repo: Arc::new(index), dense: None, history, fusion: opts.fusion });
+            Arc::new(Searcher { history, fusion: opts.fusion, ..Searcher::bm25_only(Arc::new(index)) });
         let status = if dense.is_some() { DenseStatus::Loading } else { DenseStatus::Off };
         let shared = Arc::new(Shared {
             current: Mutex::new(Current { searcher: searcher.clone(), generation: 0, dense: status }),
@@ -94,6 +97,7 @@ impl Workspace {
             generation: AtomicU64::new(0),
             embedded: AtomicUsize::new(0),
             to_embed: AtomicUsize::new(0),
+            reranker: Default::default(),
         });
         let jobs = match dense {
             Some(setup) => {
@@ -145,19 +149,14 @@ impl Workspace {
             // dense thread may have installed one since `old` was read.
             let mut cur = lock(&self.shared.current);
             let s = &cur.searcher;
-            let next = Searcher {
-                repo: Arc::new(index),
-                dense: s.dense.clone(),
-                history: s.history.clone(),
-                fusion: s.fusion,
-            };
+            let next = Searcher { repo: Arc::new(index), dense: s.dense.clone(), ..s.clone_sides() };
             cur.searcher = Arc::new(next);
             drop(cur);
             return Ok(self.shared.snapshot());
         }
         let history = history_for(&index, &self.opts.fusion);
         let searcher =
-            Arc::new(Searcher { repo: Arc::new(index), dense: None, history, fusion: self.opts.fusion });
+            Arc::new(Searcher { history, fusion: self.opts.fusion, ..Searcher::bm25_only(Arc::new(index)) });
         let (generation, was_ready) = {
             let mut cur = lock(&self.shared.current);
             cur.generation += 1;
@@ -208,10 +207,9 @@ impl Workspace {
             })
             .clone()?;
         Some(Arc::new(Searcher {
-            repo: searcher.repo.clone(),
             dense: searcher.dense.clone(),
             history: Some(history),
-            fusion: searcher.fusion,
+            ..searcher.clone_sides()
         }))
     }
 }
@@ -279,17 +277,17 @@ impl Shared {
         true
     }
 
+    /// The reranker the dense thread loaded with the towers (once).
+    pub(super) fn set_reranker(&self, reranker: Arc<Reranker>) {
+        let _ = self.reranker.set(reranker);
+    }
+
     /// Installs a dense index built for `generation`, unless the index moved on since.
     pub(super) fn install_dense(&self, generation: u64, dense: Arc<DenseSearcher>) {
         let mut cur = lock(&self.current);
         if cur.generation == generation {
-            let s = &cur.searcher;
-            let next = Searcher {
-                repo: s.repo.clone(),
-                dense: Some(dense),
-                history: s.history.clone(),
-                fusion: s.fusion,
-            };
+            let reranker = self.reranker.get().cloned();
+            let next = Searcher { dense: Some(dense), reranker, ..cur.searcher.clone_sides() };
             cur.searcher = Arc::new(next);
             cur.dense = DenseStatus::Ready;
         }
@@ -303,8 +301,8 @@ impl Shared {
         if cur.generation != generation {
             return false;
         }
-        let s = &cur.searcher;
-        cur.searcher = Arc::new(Searcher { dense: Some(dense), ..s.clone_sides() });
+        let reranker = self.reranker.get().cloned();
+        cur.searcher = Arc::new(Searcher { dense: Some(dense), reranker, ..cur.searcher.clone_sides() });
         drop(cur);
         self.dense_changed.notify_all();
         true

@@ -1,7 +1,7 @@
 use super::*;
 use crate::engine::CacheState;
 use crate::mcp::tools::{locate, LocateRequest, RetrieverName};
-use crate::model::{Encoder, EncoderOptions};
+use crate::model::{Encoder, EncoderOptions, Towers};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,7 +32,7 @@ fn tiny_towers(dir: PathBuf) -> DenseSetup {
         crate::testkit::write_tiny_bert(&dir, &["alpha", "beta", "gamma", "delta", "run", "return", "def"]);
         let opts = EncoderOptions { max_len: 64, ..EncoderOptions::default() };
         let encoder = Encoder::load(&dir, &candle_core::Device::Cpu, opts).map_err(|e| e.to_string())?;
-        Ok(Towers::tied(Arc::new(encoder)))
+        Ok(SearchModels { towers: Towers::tied(Arc::new(encoder)), reranker: None })
     });
     DenseSetup { load, opts: DenseOptions::default() }
 }
@@ -169,4 +169,52 @@ fn a_retriever_that_does_not_exist_is_named_with_the_valid_ones() {
     assert!(msg.contains("`bm52`") && msg.contains("bm25, dense, hybrid or history"), "{msg}");
     let ok: LocateRequest = serde_json::from_str(r#"{"issue": "x", "retriever": "History"}"#).unwrap();
     assert_eq!(ok.retriever, Some(RetrieverName::History));
+}
+
+#[test]
+fn a_reranker_loaded_with_the_towers_reorders_the_hybrid_and_says_so() {
+    let (dir, root, cache) = repo();
+    let model_dir = dir.path().join("model");
+    let towers = tiny_towers(model_dir.clone());
+    let rerank_dir = dir.path().join("rr");
+    let with_reranker: TowerLoader = Box::new(move || {
+        let models = (towers.load)()?;
+        // A reranker as `--train-reranker` saves one (untrained: every pair scores alike).
+        let mut model = crate::train::TrainModel::load(&model_dir, &candle_core::Device::Cpu).unwrap();
+        model.use_lora(4, 8.0).unwrap();
+        let head = candle_core::Var::zeros(
+            model.config.hidden_size,
+            candle_core::DType::F32,
+            &candle_core::Device::Cpu,
+        )
+        .unwrap();
+        let spec = crate::rerank::RerankSpec { max_len: 48, query_len: 16, depth: 5 };
+        std::fs::create_dir_all(&rerank_dir).unwrap();
+        let id = crate::model::model_id_of(&model_dir).unwrap();
+        crate::train::rerank::save_reranker(&rerank_dir, &model, &head, &spec, &id, Default::default())
+            .unwrap();
+        let base = Encoder::load(
+            &model_dir,
+            &candle_core::Device::Cpu,
+            EncoderOptions { max_len: 64, ..Default::default() },
+        )
+        .unwrap();
+        let reranker = crate::rerank::Reranker::load(&rerank_dir, &base).map_err(|e| e.to_string())?;
+        Ok(SearchModels { reranker: Some(Arc::new(reranker)), ..models })
+    });
+    let ws =
+        workspace(&root, &cache, Some(DenseSetup { load: with_reranker, opts: DenseOptions::default() }));
+    assert_eq!(settled(&ws), DenseStatus::Ready);
+    let (searcher, dense) = ws.refresh().unwrap();
+    let answer = locate(&searcher, &dense, None, &ask("alpha calls beta")).unwrap();
+    assert_eq!(answer.retrievers_used, ["bm25", "dense", "rerank"]);
+    assert!(!answer.hits.is_empty());
+    let bm25 = LocateRequest { retriever: Some(RetrieverName::Bm25), ..ask("alpha calls beta") };
+    let answer = locate(&searcher, &dense, None, &bm25).unwrap();
+    assert_eq!(answer.retrievers_used, ["bm25"], "only the hybrid is reranked");
+    // An edit rebuilds the dense index; the reranker stays with it.
+    write(&root, "pkg/delta.py", "def delta():\n    return alpha()\n");
+    ws.refresh().unwrap();
+    assert_eq!(settled(&ws), DenseStatus::Ready);
+    assert!(ws.current().0.reranker.is_some(), "the rebuilt searcher keeps the reranker");
 }

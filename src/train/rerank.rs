@@ -269,6 +269,38 @@ mod tests {
     }
 
     #[test]
+    fn a_saved_reranker_round_trips_and_a_truncated_or_foreign_file_is_one_line_naming_it() {
+        let fx = fixture();
+        let mut model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
+        model.use_lora(4, 8.0).unwrap();
+        let spec = RerankSpec { max_len: 24, query_len: 8, depth: 7 };
+        let values: Vec<f32> = (0..model.config.hidden_size).map(|i| i as f32 / 100.0).collect();
+        let head = Var::from_vec(values.clone(), model.config.hidden_size, &Device::Cpu).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let base_id = model_id_of(&fx.model).unwrap();
+        save_reranker(dir.path(), &model, &head, &spec, &base_id, HashMap::new()).unwrap();
+        let opts = EncoderOptions { max_len: 24, ..EncoderOptions::default() };
+        let base = Encoder::load(&fx.model, &Device::Cpu, opts).unwrap();
+        let loaded = Reranker::load(dir.path(), &base).unwrap();
+        assert_eq!(loaded.spec, spec, "the pair layout and depth come back");
+        let input = EncoderInput { chunk: "def load config".into(), neighbours: Vec::new() };
+        let score = loaded.score("load config", &[input]).unwrap()[0];
+        assert!(score.is_finite() && score != 0.0, "the head came back, not zeros: {score}");
+
+        use crate::rerank::{ADAPTER_FILE, HEAD_FILE};
+        let head_path = dir.path().join(HEAD_FILE);
+        let bytes = std::fs::read(&head_path).unwrap();
+        let one_line_naming = |what: &str| {
+            let e = Reranker::load(dir.path(), &base).err().expect(what).to_string();
+            assert!(e.contains(&head_path.display().to_string()) && !e.contains('\n'), "{what}: {e}");
+        };
+        std::fs::write(&head_path, &bytes[..bytes.len() / 2]).unwrap();
+        one_line_naming("a truncated head");
+        std::fs::copy(dir.path().join(ADAPTER_FILE), &head_path).unwrap();
+        one_line_naming("adapters where the head should be");
+    }
+
+    #[test]
     fn the_loss_is_the_golds_softmax_cross_entropy() {
         let s = Tensor::new(&[2.0f32, 0.0, 0.0], &Device::Cpu).unwrap();
         let loss = listwise_loss(&s, 1).unwrap().to_scalar::<f32>().unwrap();
@@ -364,14 +396,22 @@ mod tests {
             let best = (0..3).max_by(|&a, &b| scores[a].total_cmp(&scores[b])).unwrap();
             assert_eq!(best, i, "{issue}: {scores:?}");
         }
-        // The hybrid's order is re-ordered within the depth only.
+        // The gold ranked 7th by the hybrid (the others are the other issues' chunks) moves
+        // up; the list is the top 8 re-ordered, then the rest in the hybrid's order.
+        let order = [1u32, 2, 11, 12, 21, 22, 0, 31, 32, 41];
         let hits: Vec<crate::search::Hit> =
-            [2u32, 1, 0, 7].iter().map(|&c| crate::search::Hit { chunk: c, score: 0.0 }).collect();
-        let reranked = reranker
-            .rerank("load config", &hits, |c| input(texts.get(c as usize).map_or("x", |t| t.1)))
-            .unwrap();
-        assert_eq!(reranked[0].chunk, 0);
-        assert_eq!(reranked[3].chunk, 7, "below the depth nothing moves");
+            order.iter().map(|&c| crate::search::Hit { chunk: c, score: 0.0 }).collect();
+        let text_of = |c: u32| input(texts[(c % 10) as usize % texts.len()].1);
+        let mut deeper = reranker;
+        deeper.spec.depth = 8;
+        let reranked: Vec<u32> =
+            deeper.rerank("load config", &hits, text_of).unwrap().iter().map(|h| h.chunk).collect();
+        assert_eq!(reranked[0], 0, "{reranked:?}");
+        let (mut head, mut top8) = (reranked[..8].to_vec(), order[..8].to_vec());
+        head.sort_unstable();
+        top8.sort_unstable();
+        assert_eq!(head, top8, "the head is a permutation of the hybrid's top 8");
+        assert_eq!(reranked[8..], order[8..], "below the depth nothing moves");
 
         // A resumed run continues from the checkpoint's head and moments to the same end.
         let ck = checkpoint::load(out.path(), &Device::Cpu).unwrap();

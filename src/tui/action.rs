@@ -75,6 +75,19 @@ pub struct SearchOutcome {
     pub generation: u64,
     pub hits: Result<Vec<Hit>, String>,
     pub elapsed: Duration,
+    pub stage: SearchStage,
+}
+
+/// Which answer of a search an outcome is: a hybrid search with a reranker answers twice, the
+/// hybrid's order at once and the reranked one when it is ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchStage {
+    /// The only answer.
+    Final,
+    /// The hybrid's order; the reranked one follows.
+    RerankFollows,
+    /// The reranked order, replacing the hybrid's.
+    Reranked,
 }
 
 pub enum Action {

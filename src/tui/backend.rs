@@ -75,6 +75,15 @@ pub trait Backend: Send + Sync {
     fn dense_partial(&self) -> Option<(usize, usize)> {
         None
     }
+    /// With a reranker: how many of a hybrid ranking's top hits [`Backend::rerank`] re-orders.
+    fn rerank_depth(&self) -> Option<usize> {
+        None
+    }
+    /// `hits` (a hybrid ranking) with their head re-ordered by the reranker; `None` without
+    /// one. Slow (a model reads each pair): only called from search worker threads.
+    fn rerank(&self, _query: &str, _hits: &[Hit]) -> anyhow::Result<Option<Vec<Hit>>> {
+        Ok(None)
+    }
     /// How the rankings are made (the test demotion, the hybrid's fusion), for the legend.
     fn fusion(&self) -> FusionParams {
         FusionParams::default()

@@ -38,6 +38,14 @@ impl Backend for Searcher {
         self.dense.as_ref().filter(|d| !d.is_complete()).map(|d| d.coverage())
     }
 
+    fn rerank_depth(&self) -> Option<usize> {
+        self.reranker.as_ref().map(|r| r.spec.depth)
+    }
+
+    fn rerank(&self, query: &str, hits: &[Hit]) -> anyhow::Result<Option<Vec<Hit>>> {
+        Ok(Searcher::rerank(self, query, hits)?)
+    }
+
     fn fusion(&self) -> FusionParams {
         self.fusion
     }

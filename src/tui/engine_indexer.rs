@@ -13,11 +13,10 @@ use super::backend::IndexReporter;
 use super::terminal::catch;
 use crate::engine::{IndexOptions, RepoIndex};
 use crate::error::Error;
-use crate::model::Towers;
 use crate::progress::{EmbedWork, Phase, Progress};
 use crate::query_first::{build_serving, newest, QueryFirst};
 use crate::search::FusionParams;
-use crate::searcher::Searcher;
+use crate::searcher::{SearchModels, Searcher};
 use crate::semantic::DenseOptions;
 use crate::Chunk;
 use std::collections::HashMap;
@@ -25,9 +24,9 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Loads the towers on the dense thread (it may provision or read a model for seconds); the
-/// error is shown as the dense column's failure.
-pub type TowerLoader = Box<dyn FnOnce(&IndexReporter) -> std::result::Result<Towers, String> + Send>;
+/// Loads the towers (and the reranker, if asked for) on the dense thread (it may provision or
+/// read a model for seconds); the error is shown as the dense column's failure.
+pub type TowerLoader = Box<dyn FnOnce(&IndexReporter) -> std::result::Result<SearchModels, String> + Send>;
 
 /// What the indexer needs: the repository, how to index it, and how to get the towers.
 pub struct EngineIndexer {
@@ -133,10 +132,12 @@ fn build_dense(
     let repo = &first.searcher.repo;
     let (history, notes) = crate::history::checkout_history(&repo.root, repo.cache_entry.as_deref());
     notes.into_iter().for_each(|n| reporter.info(n));
-    let towers = match load(reporter) {
-        Ok(t) => t,
+    let SearchModels { towers, reranker } = match load(reporter) {
+        Ok(models) => models,
         Err(why) => return reporter.failed(why),
     };
+    // What every dense backend sent carries besides its index: the history and the reranker.
+    let serving = |s: Searcher| Searcher { history: history.clone(), reranker: reranker.clone(), ..s };
     let mut store = match first.searcher.vector_store(&towers) {
         Ok(s) => s,
         Err(e) => return reporter.failed(format!("dense index: opening the vector store: {e}")),
@@ -156,7 +157,7 @@ fn build_dense(
                 return false;
             }
             if !sent_partial.replace(true) {
-                reporter.dense_ready(Arc::new(Searcher { history: history.clone(), ..partial }));
+                reporter.dense_ready(Arc::new(serving(partial)));
             }
             true
         };
@@ -173,7 +174,7 @@ fn build_dense(
         let g = lock(generation);
         match built {
             _ if *g != mine || reporter.cancelled() => {}
-            Ok(full) => reporter.dense_ready(Arc::new(Searcher { history: history.clone(), ..full })),
+            Ok(full) => reporter.dense_ready(Arc::new(serving(full))),
             Err(e) => reporter.failed(format!("dense index: {e}")),
         }
     }

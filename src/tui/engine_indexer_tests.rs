@@ -65,7 +65,8 @@ fn an_edit_is_re_indexed_on_the_next_check_and_only_its_chunk_is_embedded() {
         dense: DenseOptions::default(),
         towers: Box::new(move |_| {
             let encoder = Encoder::load(&model, &candle_core::Device::Cpu, EncoderOptions::default());
-            Ok(Towers::tied(Arc::new(encoder.map_err(|e| e.to_string())?)))
+            let towers = crate::model::Towers::tied(Arc::new(encoder.map_err(|e| e.to_string())?));
+            Ok(crate::searcher::SearchModels { towers, reranker: None })
         }),
     };
     let thread = std::thread::spawn(move || indexer.run(reporter));

@@ -29,7 +29,7 @@ pub mod ui;
 mod workers;
 
 #[cfg(test)]
-mod snapshot_tests;
+pub(crate) mod snapshot_tests;
 
 pub use backend::{Backend, CancelHandle, CheckHandle, IndexEvent, IndexReporter, Session};
 pub use engine_indexer::{EngineIndexer, TowerLoader};

@@ -2,7 +2,8 @@
 //! drains its queue and serves only the newest request (older ones are stale by then), and
 //! reports back as an [`Action`] on the runtime's channel.
 
-use crate::tui::action::{Action, SearchOutcome, SearchRequest};
+use crate::search::Retriever;
+use crate::tui::action::{Action, SearchOutcome, SearchRequest, SearchStage};
 use crate::tui::backend::Backend;
 use crate::tui::highlight::{highlight, HighlightedFile};
 use crate::tui::terminal::catch;
@@ -61,18 +62,45 @@ fn newest<T>(rx: &Receiver<T>, mut skipped: impl FnMut(T)) -> Option<T> {
 }
 
 fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
-    while let Some(request) = newest(&rx, drop) {
+    let mut next = None;
+    while let Some(request) = next.take().or_else(|| newest(&rx, drop)) {
         let started = Instant::now();
         let hits = match catch(|| request.backend.search(&request.query, request.retriever, request.k)) {
             Ok(Ok(hits)) => Ok(hits),
             Ok(Err(e)) => Err(format!("{} search failed: {e:#}", request.retriever)),
             Err(panic) => Err(format!("{} search panicked: {panic}", request.retriever)),
         };
+        let reranks = request.retriever == Retriever::Hybrid && request.backend.rerank_depth().is_some();
+        let stage = if reranks && hits.is_ok() { SearchStage::RerankFollows } else { SearchStage::Final };
+        let first = hits.as_ref().ok().filter(|_| stage == SearchStage::RerankFollows).cloned();
         let outcome = SearchOutcome {
             column: request.column,
             generation: request.generation,
             hits,
             elapsed: started.elapsed(),
+            stage,
+        };
+        if actions.send(Action::SearchDone(outcome)).is_err() {
+            return;
+        }
+        let Some(hybrid) = first else { continue };
+        // A newer search already waiting makes this one's second stage moot: it goes first.
+        if let Ok(newer) = rx.try_recv() {
+            next = Some(std::iter::from_fn(|| rx.try_recv().ok()).last().unwrap_or(newer));
+            continue;
+        }
+        let started = Instant::now();
+        let reranked = match catch(|| request.backend.rerank(&request.query, &hybrid)) {
+            Ok(Ok(hits)) => Ok(hits.unwrap_or(hybrid)),
+            Ok(Err(e)) => Err(format!("reranking failed: {e:#}")),
+            Err(panic) => Err(format!("reranking panicked: {panic}")),
+        };
+        let outcome = SearchOutcome {
+            column: request.column,
+            generation: request.generation,
+            hits: reranked,
+            elapsed: started.elapsed(),
+            stage: SearchStage::Reranked,
         };
         if actions.send(Action::SearchDone(outcome)).is_err() {
             return;
@@ -103,7 +131,6 @@ fn highlight_worker(rx: Receiver<FileRequest>, actions: Sender<Action>, syntax_t
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::Retriever;
     use crate::tui::demo::DemoBackend;
     use std::time::Duration;
 

@@ -8,6 +8,8 @@ mod files;
 mod history;
 mod index;
 mod navigate;
+#[cfg(test)]
+mod rerank_tests;
 mod results;
 mod search;
 #[cfg(test)]
@@ -17,7 +19,7 @@ pub use editor::{Editor, VisualRow};
 pub use files::{Cached, FileCache};
 pub use history::History;
 pub use index::{IndexState, IndexStatus, PhaseProgress};
-pub use results::{scroll_to_show, ColumnStatus, ResultsColumn};
+pub use results::{scroll_to_show, ColumnStatus, RerankStatus, ResultsColumn};
 
 use crate::search::Retriever;
 use crate::tui::action::{Action, Command, Pane};

@@ -28,6 +28,19 @@ pub struct ResultsColumn {
     /// Generation of the latest search sent for this column; older results are dropped.
     pub generation: u64,
     pub elapsed: Option<Duration>,
+    /// The reranker's second answer to the latest search (hybrid columns with a reranker).
+    pub rerank: RerankStatus,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RerankStatus {
+    /// No reranking for this list.
+    Off,
+    /// The hybrid's order is shown; the reranked one is coming.
+    Pending,
+    /// The list is the reranked order: its top `depth` by the reranker's score (which took
+    /// `took`), the rest in the hybrid's order.
+    Done { took: Duration, depth: usize },
 }
 
 impl ResultsColumn {
@@ -41,6 +54,7 @@ impl ResultsColumn {
             offset: 0,
             generation: 0,
             elapsed: None,
+            rerank: RerankStatus::Off,
         }
     }
 
@@ -61,6 +75,7 @@ impl ResultsColumn {
         self.selected = 0;
         self.offset = 0;
         self.elapsed = None;
+        self.rerank = RerankStatus::Off;
     }
 
     /// Selects row `index` (clamped); `rows` is the visible height. Returns whether it moved.

@@ -1,11 +1,11 @@
 //! Searching and indexing: running searches, accepting only the latest results, and reacting
 //! to the indexer's events.
 
-use super::{App, ColumnStatus, IndexState, RESULTS_K};
+use super::{App, ColumnStatus, IndexState, RerankStatus, RESULTS_K};
 use crate::index::query_terms::query_terms;
 use crate::repo::source::is_test_path;
 use crate::search::{Hit, Retriever};
-use crate::tui::action::{Command, Pane, SearchOutcome, SearchRequest};
+use crate::tui::action::{Command, Pane, SearchOutcome, SearchRequest, SearchStage};
 use crate::tui::backend::Backend;
 use std::sync::Arc;
 
@@ -72,6 +72,9 @@ impl App {
 
     /// Accepts results only from the latest search of their column: the latest search wins.
     pub(super) fn search_done(&mut self, outcome: SearchOutcome) {
+        if outcome.stage == SearchStage::Reranked {
+            return self.reranked(outcome);
+        }
         let Some(column) = self.columns.get_mut(outcome.column) else {
             return;
         };
@@ -83,6 +86,9 @@ impl App {
                 column.reset(ColumnStatus::Ready);
                 column.all_hits = hits;
                 column.elapsed = Some(outcome.elapsed);
+                if outcome.stage == SearchStage::RerankFollows {
+                    column.rerank = RerankStatus::Pending;
+                }
             }
             Err(e) => column.reset(ColumnStatus::Failed(e)),
         }
@@ -91,6 +97,38 @@ impl App {
             self.select_chunk(outcome.column, &key);
         }
         if outcome.column == self.active_column {
+            self.nav.clear();
+        }
+    }
+
+    /// The reranked order replaces the hybrid's of the same search. A user who moved down the
+    /// hybrid's list keeps the chunk they are on (the preview does not jump); otherwise the
+    /// new first hit is selected.
+    fn reranked(&mut self, outcome: SearchOutcome) {
+        let index = outcome.column;
+        let Some(column) = self.columns.get(index) else { return };
+        let current = outcome.generation == column.generation && column.status == ColumnStatus::Ready;
+        if !current || column.rerank != RerankStatus::Pending {
+            return;
+        }
+        let hits = match outcome.hits {
+            Ok(hits) => hits,
+            Err(e) => {
+                self.columns[index].rerank = RerankStatus::Off;
+                return self.error(format!("{e}; the hybrid's order stands"));
+            }
+        };
+        let kept = column.selected_hit().filter(|_| column.selected > 0);
+        let key = kept.and_then(|h| self.chunk(h.chunk)).map(|c| c.key());
+        let depth = self.backend.as_ref().and_then(|b| b.rerank_depth()).unwrap_or(hits.len());
+        let column = &mut self.columns[index];
+        column.all_hits = hits;
+        column.rerank = RerankStatus::Done { took: outcome.elapsed, depth };
+        self.filter_hits(index);
+        if let Some(key) = key {
+            self.select_chunk(index, &key);
+        }
+        if index == self.active_column {
             self.nav.clear();
         }
     }

@@ -1,7 +1,7 @@
 //! `App::update` fed with actions; the assertions are about what a user would see.
 
 use super::*;
-use crate::tui::action::{EditOp, MouseInput, SearchOutcome};
+use crate::tui::action::{EditOp, MouseInput, SearchOutcome, SearchStage};
 use crate::tui::demo::DemoBackend;
 use crate::tui::highlight::highlight;
 use std::time::Duration;
@@ -20,12 +20,29 @@ pub(crate) fn settle(app: &mut App, mut commands: Vec<Command>) -> Vec<Command> 
     let mut left = Vec::new();
     while let Some(command) = commands.pop() {
         let action = match command {
-            Command::Search(r) => Action::SearchDone(SearchOutcome {
-                column: r.column,
-                generation: r.generation,
-                hits: r.backend.search(&r.query, r.retriever, r.k).map_err(|e| e.to_string()),
-                elapsed: Duration::from_millis(3),
-            }),
+            Command::Search(r) => {
+                let hits = r.backend.search(&r.query, r.retriever, r.k).map_err(|e| e.to_string());
+                let outcome = |hits, stage| SearchOutcome {
+                    column: r.column,
+                    generation: r.generation,
+                    hits,
+                    elapsed: Duration::from_millis(3),
+                    stage,
+                };
+                // As the worker does: a hybrid with a reranker answers twice.
+                let reranks = r.retriever == Retriever::Hybrid && r.backend.rerank_depth().is_some();
+                match (reranks, &hits) {
+                    (true, Ok(first)) => {
+                        let second = r.backend.rerank(&r.query, first).map_err(|e| e.to_string());
+                        let second = second.map(|h| h.unwrap_or_else(|| first.clone()));
+                        commands.extend(
+                            app.update(Action::SearchDone(outcome(hits, SearchStage::RerankFollows))),
+                        );
+                        Action::SearchDone(outcome(second, SearchStage::Reranked))
+                    }
+                    _ => Action::SearchDone(outcome(hits, SearchStage::Final)),
+                }
+            }
             Command::LoadFile { path, backend } => {
                 let file =
                     backend.file_source(&path).map(|s| Arc::new(highlight(&path, &s, "base16-ocean.dark")));
@@ -72,7 +89,8 @@ fn searches(commands: &[Command]) -> Vec<(usize, u64, Retriever)> {
 
 fn outcome(column: usize, generation: u64, chunks: &[u32]) -> Action {
     let hits = chunks.iter().map(|&chunk| crate::search::Hit { chunk, score: 1.0 }).collect();
-    Action::SearchDone(SearchOutcome { column, generation, hits: Ok(hits), elapsed: Duration::ZERO })
+    let stage = SearchStage::Final;
+    Action::SearchDone(SearchOutcome { column, generation, hits: Ok(hits), elapsed: Duration::ZERO, stage })
 }
 
 #[test]

@@ -11,7 +11,9 @@ use crate::progress::Phase;
 use crate::repo::source::is_test_path;
 use crate::search::{FusionMethod, FusionParams, Hit, Retriever};
 use crate::tui::action::Pane;
-use crate::tui::app::{list_rows, scroll_to_show, App, ColumnStatus, IndexState, ResultsColumn};
+use crate::tui::app::{
+    list_rows, scroll_to_show, App, ColumnStatus, IndexState, RerankStatus, ResultsColumn,
+};
 use crate::tui::theme::Theme;
 use crate::Chunk;
 use ratatui::layout::Rect;
@@ -24,6 +26,8 @@ use ratatui::Frame;
 const SCORE_MIN_WIDTH: usize = 56;
 /// The mark of a demoted hit (in a test file), after its score.
 const DEMOTED: &str = "↓";
+/// The mark of a list the reranker re-ordered (and, while it works, of the wait for it).
+const RERANKED: &str = "↻";
 /// The mark of a hybrid hit the issue names (lifted by the path or symbol boost).
 const NAMED: &str = "•";
 
@@ -93,11 +97,14 @@ pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
     // A dense ranking over a partial index (query-first) says so: more comes with a later search.
     let partial = column.retriever != Retriever::Bm25
         && app.backend.as_ref().is_some_and(|b| b.dense_partial().is_some());
+    let label = match column.rerank {
+        RerankStatus::Done { depth, .. } => format!("{RERANKED} reranked, top {depth}"),
+        _ => score_label(column.retriever, &fusion).to_string(),
+    };
     let title = format!(
-        " {} {} · {}{} ",
+        " {} {} · {label}{} ",
         index + 1,
         title(column.retriever),
-        score_label(column.retriever, &fusion),
         if partial { " · partial" } else { "" }
     );
     let room = (area.width as usize).saturating_sub(width(&title) + 4);
@@ -155,11 +162,20 @@ fn legend(
     let mut room = width_cells.saturating_sub(4);
     if !layout.score {
         if let Some(hit) = column.selected_hit() {
-            let text = format!(
-                " {} {} ",
-                score_label(column.retriever, fusion),
-                format_score(column.retriever, hit.score)
-            );
+            // A reranked head's scores are the reranker's; below it they stay the hybrid's.
+            let label = match column.rerank {
+                RerankStatus::Done { depth, .. }
+                    if column
+                        .all_hits
+                        .iter()
+                        .position(|h| h.chunk == hit.chunk)
+                        .is_some_and(|i| i < depth) =>
+                {
+                    "reranker score"
+                }
+                _ => score_label(column.retriever, fusion),
+            };
+            let text = format!(" {label} {} ", format_score(column.retriever, hit.score));
             room = room.saturating_sub(width(&text) + 1);
             out.push((text, true));
         }
@@ -192,7 +208,12 @@ fn summary(column: &ResultsColumn, stale: bool, room: usize) -> Option<String> {
         }
         ColumnStatus::Ready => {
             let ms = column.elapsed.map(|d| format!(" · {} ms", d.as_millis())).unwrap_or_default();
-            vec![format!(" {n} hits{ms} "), format!(" {n} hits ")]
+            let rerank = match column.rerank {
+                RerankStatus::Off => String::new(),
+                RerankStatus::Pending => " · reranking…".to_string(),
+                RerankStatus::Done { took, .. } => format!(" · {RERANKED} {} ms", took.as_millis()),
+            };
+            vec![format!(" {n} hits{ms}{rerank} "), format!(" {n} hits{rerank} "), format!(" {n} hits ")]
         }
         _ => Vec::new(),
     };

@@ -64,12 +64,7 @@ impl DemoBackend {
     /// The same backend with or without the dense side (to mimic "BM25 ready, dense pending").
     pub fn with_dense(&self, dense: bool) -> Self {
         let s = &self.searcher;
-        let searcher = Searcher {
-            repo: s.repo.clone(),
-            dense: if dense { s.dense.clone() } else { None },
-            history: s.history.clone(),
-            fusion: s.fusion,
-        };
+        let searcher = Searcher { dense: if dense { s.dense.clone() } else { None }, ..s.clone_sides() };
         DemoBackend { files: self.files.clone(), searcher: Arc::new(searcher) }
     }
 
