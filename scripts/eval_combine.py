@@ -21,7 +21,7 @@ for d in sys.argv[1:]:
         sys.exit(f"{path}: {e.strerror}")
 ok = [r for r in rows if r.get("status") == "ok" and r.get("metrics")]
 print(f"{len(ok)} of {len(rows)} instances scored")
-for ret in ("bm25", "dense", "hybrid"):
+for ret in ("bm25", "dense", "hybrid", "rerank"):
     m = [r["metrics"][ret] for r in ok if ret in r["metrics"]]
     if not m:
         continue

@@ -12,13 +12,14 @@ fusions at each depth: reciprocal-rank fusion of the hybrid's and the reranker's
 (`rrf`), and the reranker's score plus the hybrid's rank prior (`prior`). A gold chunk beyond
 the kept 50 counts as not found (as for every row alike)."""
 import json
+import math
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fusion_study import key, metrics  # noqa: E402  (one definition of a chunk and of the figures)
 
 DEPTHS = (10, 20, 30, 50)
-
-
-def key(h):
-    return (h["path"], h["name"], h["start_line"])
 
 
 def load(paths):
@@ -42,14 +43,6 @@ def load(paths):
     return out
 
 
-def metrics(order, gold):
-    pos = {c: i + 1 for i, c in enumerate(order)}
-    ranks = [pos.get(g) for g in gold]
-    pr = lambda k: float(all(x is not None and x <= k for x in ranks))
-    found = [x for x in ranks if x is not None]
-    return pr(5), pr(20), (1.0 / min(found) if found else 0.0)
-
-
 def reorder(hybrid, scores, depth, how):
     head = [c for c in hybrid[:depth] if c in scores]
     if len(head) < min(depth, len(hybrid)):
@@ -62,7 +55,6 @@ def reorder(hybrid, scores, depth, how):
         # k = 10: the head is short, so a small k keeps the two orders' tops apart.
         new = sorted(head, key=lambda c: -(1 / (10 + rr_rank[c]) + 1 / (10 + hybrid.index(c) + 1)))
     else:  # prior: the score plus log-rank prior of the hybrid (−ln rank), in score units
-        import math
         new = sorted(head, key=lambda c: -(scores[c] - math.log(hybrid.index(c) + 1)))
     return new + hybrid[depth:]
 

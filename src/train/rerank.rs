@@ -268,11 +268,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_saved_reranker_round_trips_and_a_truncated_or_foreign_file_is_one_line_naming_it() {
+    /// The test model with rank-4 adapters, as `--train-reranker` starts from.
+    fn tiny_model() -> (crate::testkit::Fixture, TrainModel) {
         let fx = fixture();
         let mut model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
         model.use_lora(4, 8.0).unwrap();
+        (fx, model)
+    }
+
+    #[test]
+    fn a_saved_reranker_round_trips_and_a_truncated_or_foreign_file_is_one_line_naming_it() {
+        let (fx, model) = tiny_model();
         let spec = RerankSpec { max_len: 24, query_len: 8, depth: 7 };
         let values: Vec<f32> = (0..model.config.hidden_size).map(|i| i as f32 / 100.0).collect();
         let head = Var::from_vec(values.clone(), model.config.hidden_size, &Device::Cpu).unwrap();
@@ -331,9 +337,7 @@ mod tests {
 
     #[test]
     fn a_trained_reranker_puts_the_chunk_the_issue_is_about_first_and_resumes() {
-        let fx = fixture();
-        let mut model = TrainModel::load(&fx.model, &Device::Cpu).unwrap();
-        model.use_lora(4, 8.0).unwrap();
+        let (fx, model) = tiny_model();
         let spec = RerankSpec { max_len: 24, query_len: 8, depth: 3 };
         let tok = &model.tokenizer;
         let chunk = |text: &str| {
