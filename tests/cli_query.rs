@@ -200,6 +200,21 @@ fn exit_code_2_for_bad_paths_and_requests() {
     let err = String::from_utf8_lossy(&both.stderr);
     assert!(err.contains("--no-cache") && err.contains("--cache-dir"), "both flags named: {err}");
 
+    // A reranker directory that is not one is named before any model loads.
+    let no_reranker = cache.path().join("no-such-reranker");
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "x", "--rerank"])
+        .arg(&no_reranker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--rerank") && err.contains("no-such-reranker") && err.lines().count() == 1,
+        "{err}"
+    );
+
     let bad =
         coret(cache.path()).arg(repo.path()).args(["--query", "x", "--retriever", "magic"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
