@@ -97,7 +97,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut results = searcher.rankings(&query, &retrievers, searcher.rerank_depth(args.top))?;
     // The hybrid's head re-ordered (`stats.rerank`: how deep, how long the reranker took).
     let mut rerank_stats = None;
-    for (_, hits) in results.iter_mut().filter(|(r, _)| *r == Retriever::Hybrid) {
+    for (_, hits) in results.iter_mut().filter(|(r, _)| coret::rerank::reorders(*r)) {
         let started = std::time::Instant::now();
         if let Some(reranked) = searcher.rerank(&query, hits)? {
             *hits = reranked;

@@ -393,12 +393,12 @@ fn rankings(
     }
     searcher.reranker = cfg.rerank.clone();
     let lists = searcher.rankings(query, &cfg.retrievers, cfg.depth)?;
+    let reranked = match lists.iter().find(|(r, _)| crate::rerank::reorders(*r)) {
+        Some((_, hits)) => searcher.rerank(query, hits)?,
+        None => None,
+    };
     let mut lists: Rankings = lists.into_iter().map(|(r, hits)| (r.as_str(), hits)).collect();
-    if let Some((_, hybrid)) = lists.iter().find(|(name, _)| *name == Retriever::Hybrid.as_str()) {
-        if let Some(reranked) = searcher.rerank(query, hybrid)? {
-            lists.push(("rerank", reranked));
-        }
-    }
+    lists.extend(reranked.map(|hits| ("rerank", hits)));
     Ok((searcher.repo.clone(), lists))
 }
 

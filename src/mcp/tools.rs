@@ -201,7 +201,7 @@ pub fn locate(
     }
     let mut hits = view.search(&req.issue, retriever, view.rerank_depth(top_k))?;
     let mut reranked = false;
-    if retriever == Retriever::Hybrid {
+    if crate::rerank::reorders(retriever) {
         if let Some(r) = view.rerank(&req.issue, &hits)? {
             (hits, reranked) = (r, true);
         }

@@ -22,7 +22,7 @@ use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::model::lora::{with_lora, LoraAdapter};
 use crate::model::{Encoder, EncoderInput};
-use crate::search::Hit;
+use crate::search::{Hit, Retriever};
 
 pub const ADAPTER_FILE: &str = "coret-lora.safetensors";
 pub const HEAD_FILE: &str = "rerank-head.safetensors";
@@ -61,6 +61,12 @@ impl Default for RerankSpec {
         // 384 positions: a 512-position pair costs 1.5× more per candidate on the CPU.
         RerankSpec { max_len: 384, query_len: 160, depth: 20 }
     }
+}
+
+/// Whether a ranking is one the reranker re-orders: the hybrid's alone (the default ranking,
+/// whose head it was measured on). Every client asks here.
+pub fn reorders(retriever: Retriever) -> bool {
+    retriever == Retriever::Hybrid
 }
 
 /// A candidate as the reranker reads it: its text, path first, without call-graph neighbours

@@ -2,7 +2,7 @@
 //! drains its queue and serves only the newest request (older ones are stale by then), and
 //! reports back as an [`Action`] on the runtime's channel.
 
-use crate::search::Retriever;
+use crate::rerank::reorders;
 use crate::tui::action::{Action, SearchOutcome, SearchRequest, SearchStage};
 use crate::tui::backend::Backend;
 use crate::tui::highlight::{highlight, HighlightedFile};
@@ -70,7 +70,7 @@ fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
             Ok(Err(e)) => Err(format!("{} search failed: {e:#}", request.retriever)),
             Err(panic) => Err(format!("{} search panicked: {panic}", request.retriever)),
         };
-        let reranks = request.retriever == Retriever::Hybrid && request.backend.rerank_depth().is_some();
+        let reranks = reorders(request.retriever) && request.backend.rerank_depth().is_some();
         let stage = if reranks && hits.is_ok() { SearchStage::RerankFollows } else { SearchStage::Final };
         let first = hits.as_ref().ok().filter(|_| stage == SearchStage::RerankFollows).cloned();
         let outcome = SearchOutcome {
@@ -131,6 +131,7 @@ fn highlight_worker(rx: Receiver<FileRequest>, actions: Sender<Action>, syntax_t
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::Retriever;
     use crate::tui::demo::DemoBackend;
     use std::time::Duration;
 

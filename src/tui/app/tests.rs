@@ -30,7 +30,7 @@ pub(crate) fn settle(app: &mut App, mut commands: Vec<Command>) -> Vec<Command> 
                     stage,
                 };
                 // As the worker does: a hybrid with a reranker answers twice.
-                let reranks = r.retriever == Retriever::Hybrid && r.backend.rerank_depth().is_some();
+                let reranks = crate::rerank::reorders(r.retriever) && r.backend.rerank_depth().is_some();
                 match (reranks, &hits) {
                     (true, Ok(first)) => {
                         let second = r.backend.rerank(&r.query, first).map_err(|e| e.to_string());
