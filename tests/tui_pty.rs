@@ -55,6 +55,8 @@ struct Tui {
     _master: Box<dyn MasterPty + Send>,
     /// Whether the pty has closed (the child and everything holding the slave are gone).
     closed: bool,
+    /// Every byte the TUI wrote, for what the emulator does not keep (synchronized updates).
+    raw: Vec<u8>,
 }
 
 impl Tui {
@@ -89,6 +91,7 @@ impl Tui {
             parser: vt100::Parser::new(NonZeroU16::new(ROWS).unwrap(), NonZeroU16::new(COLS).unwrap(), 0),
             _master: pty.master,
             closed: false,
+            raw: Vec::new(),
         }
     }
 
@@ -115,6 +118,7 @@ impl Tui {
     /// Feeds the emulator and answers cursor-position queries as a terminal does (ratatui asks
     /// when it clears the screen, e.g. back from `$EDITOR`).
     fn process(&mut self, bytes: &[u8]) {
+        self.raw.extend_from_slice(bytes);
         self.parser.process(bytes);
         if bytes.windows(4).any(|w| w == b"\x1b[6n") {
             let (row, col) = self.parser.screen().cursor_position();
@@ -220,6 +224,15 @@ fn assert_terminal_restored(tui: &Tui) {
     assert!(!screen.hide_cursor(), "cursor left hidden");
 }
 
+/// Checks that every frame went out as one synchronized update (mode 2026), so a terminal that
+/// knows it never shows half a frame: as many begins as ends, and at least one frame.
+fn assert_frames_synchronized(tui: &Tui) {
+    let count = |seq: &[u8]| tui.raw.windows(seq.len()).filter(|w| *w == seq).count();
+    let (begins, ends) = (count(b"\x1b[?2026h"), count(b"\x1b[?2026l"));
+    assert!(begins > 0, "no frame drawn as a synchronized update");
+    assert_eq!(begins, ends, "a synchronized update left open");
+}
+
 /// Whether every line of the pasted [`ISSUE`] is on a row of its own.
 fn pasted_issue_shown(screen: &vt100::Screen) -> bool {
     let text = screen.contents();
@@ -263,6 +276,7 @@ fn bm25_search_works_without_a_model_and_quitting_restores_the_terminal() {
     tui.send("\x11"); // Ctrl-Q
     assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
     assert_terminal_restored(&tui);
+    assert_frames_synchronized(&tui);
     // One history per repository, under the data directory.
     let dir = home.path().join("data/history/repos");
     let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();

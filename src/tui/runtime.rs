@@ -10,7 +10,8 @@ use crate::tui::theme::Theme;
 use crate::tui::workers::{FileRequest, Workers};
 use crate::tui::{clipboard, keymap, ui};
 use anyhow::{Context, Result};
-use ratatui::crossterm::event;
+use ratatui::crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use ratatui::crossterm::{event, execute, queue};
 use ratatui::prelude::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::{self, Write};
@@ -112,7 +113,7 @@ impl EventLoop<'_> {
                 return Err(crate::Error::Cancelled.into());
             }
             if dirty {
-                self.terminal.draw(|frame| ui::render(app, frame))?;
+                draw(self.terminal, app)?;
                 dirty = false;
             }
             if event::poll(TICK)? {
@@ -188,6 +189,15 @@ impl EventLoop<'_> {
         }
         Ok(None)
     }
+}
+
+/// One frame, bracketed as a synchronized update: a frame leaves in several writes, and a
+/// terminal that knows mode 2026 (kitty, WezTerm, foot, iTerm2, tmux ≥ 3.4) shows it whole
+/// instead of half old, half new; the others ignore the brackets.
+fn draw(terminal: &mut Terminal<CrosstermBackend<io::Stdout>>, app: &App) -> io::Result<()> {
+    queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    terminal.draw(|frame| ui::render(app, frame))?;
+    execute!(terminal.backend_mut(), EndSynchronizedUpdate)
 }
 
 fn index_action(event: IndexEvent, at: Instant) -> Action {
