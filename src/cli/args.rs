@@ -356,6 +356,10 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
     pub bm25_negatives: usize,
 
+    /// Train (tied): how many more are the dense retriever's best-ranked non-gold chunks among BM25's top 100 and their neighbours, mined with --weights (the shipped adapters by default); their vectors are kept with eval's.
+    #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
+    pub dense_negatives: usize,
+
     /// Train (tied): only the encoder's top N layers learn (0: every weight); both towers share them.
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
     pub train_layers: usize,

@@ -17,8 +17,8 @@ use coret::model::{
 use coret::train::checkpoint;
 use coret::train::shard::{check_compatible, is_shard, tokenizer_digest};
 use coret::train::{
-    prepare_examples, read_shard, train, write_shard, Example, LogEvent, PrepareOptions, Resume, Shard,
-    ShardHeader, TrainConfig, TrainModel, ValSet,
+    prepare_examples, read_shard, train, write_shard, DenseMiner, Example, LogEvent, PrepareOptions, Resume,
+    Shard, ShardHeader, TrainConfig, TrainModel, ValSet,
 };
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -213,6 +213,23 @@ fn read_shards(
 }
 
 /// Training or validation examples from a shard or, through the eval's code, from instances.
+/// `--dense-negatives`: the towers `--weights` names (the shipped adapters by default), their
+/// vectors kept with eval's.
+fn dense_miner(args: &Args) -> anyhow::Result<Option<DenseMiner>> {
+    if args.dense_negatives == 0 {
+        return Ok(None);
+    }
+    if args.dense_negatives + args.bm25_negatives > args.negatives {
+        anyhow::bail!(Usage(format!(
+            "--bm25-negatives {} + --dense-negatives {} is more than --negatives {}",
+            args.bm25_negatives, args.dense_negatives, args.negatives
+        )));
+    }
+    let towers = super::model::load(args)?.towers;
+    let root = coret::cache::cache_root(args.cache_dir.as_deref())?;
+    Ok(Some(DenseMiner { towers, store_dir: coret::eval::run::default_store_dir(&root) }))
+}
+
 fn load_examples(
     args: &Args,
     path: &Path,
@@ -223,6 +240,12 @@ fn load_examples(
     let keep_repo =
         |repo: &str| args.train_repos.as_deref().is_none_or(|r| parse_id_list(r).iter().any(|x| x == repo));
     if is_shard(path)? {
+        if args.dense_negatives > 0 {
+            anyhow::bail!(Usage(format!(
+                "--dense-negatives mines while a shard is prepared: {} is one already",
+                path.display()
+            )));
+        }
         let shard = read_shards(path, &args.more_shards, &model.tokenizer, args.max_len)?;
         let ids = args.instances.as_deref().map(parse_id_list);
         let mut examples: Vec<Example> = shard
@@ -271,6 +294,7 @@ fn load_examples(
         dense: dense.clone(),
         negatives,
         bm25_negatives: args.bm25_negatives,
+        dense_negatives: args.dense_negatives,
         max_len: args.max_len,
         query_max_len: args.query_max_len,
         seed: args.seed,
@@ -279,7 +303,8 @@ fn load_examples(
         max_gold: args.max_gold,
     };
     let started = std::time::Instant::now();
-    let (examples, report) = prepare_examples(&chosen, &model.tokenizer, &opts, progress)?;
+    let miner = dense_miner(args)?;
+    let (examples, report) = prepare_examples(&chosen, &model.tokenizer, &opts, miner.as_ref(), progress)?;
     progress.finish();
     eprintln!(
         "{}: {} instances -> {} examples in {:.0}s; skipped {} without gold, {} with more than {} gold \

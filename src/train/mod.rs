@@ -23,7 +23,7 @@ pub mod validate;
 pub mod weights;
 
 pub use output_lock::{lock_output, OutputLock};
-pub use prepare::{prepare_examples, PrepareOptions, PrepareReport};
+pub use prepare::{prepare_examples, DenseMiner, PrepareOptions, PrepareReport};
 pub use shard::{read_shard, write_shard, Example, Shard, ShardHeader};
 pub use trainer::{train, LogEvent, Resume, TrainConfig, TrainSummary};
 pub use validate::{ValResult, ValSet};

@@ -44,6 +44,7 @@ pub(super) fn prepared(fx: &Fixture, model: &TrainModel, negatives: usize) -> Ve
         dense: DenseOptions::default(),
         negatives,
         bm25_negatives: 0,
+        dense_negatives: 0,
         max_len: 64,
         query_max_len: 32,
         seed: 1,
@@ -51,7 +52,7 @@ pub(super) fn prepared(fx: &Fixture, model: &TrainModel, negatives: usize) -> Ve
         consistency_top: 0,
         max_gold: 0,
     };
-    prepare_examples(&fx.instances, &model.tokenizer, &opts, &NoProgress).unwrap().0
+    prepare_examples(&fx.instances, &model.tokenizer, &opts, None, &NoProgress).unwrap().0
 }
 
 #[test]
@@ -276,6 +277,7 @@ fn prepare_uses_the_eval_gold_and_reports_skips() {
         dense: DenseOptions::default(),
         negatives: 4,
         bm25_negatives: 0,
+        dense_negatives: 0,
         max_len: 64,
         query_max_len: 32,
         seed: 1,
@@ -283,7 +285,8 @@ fn prepare_uses_the_eval_gold_and_reports_skips() {
         consistency_top: 0,
         max_gold: 0,
     };
-    let (examples, report) = prepare_examples(&fx.instances, &model.tokenizer, &opts, &NoProgress).unwrap();
+    let (examples, report) =
+        prepare_examples(&fx.instances, &model.tokenizer, &opts, None, &NoProgress).unwrap();
     assert_eq!(examples.len(), 6);
     assert_eq!(report.no_gold, ["proj-readme"]);
     assert_eq!(report.missing_repos.get("acme/gone"), Some(&1));
@@ -295,7 +298,7 @@ fn prepare_uses_the_eval_gold_and_reports_skips() {
     assert!(clamp.negatives.iter().all(|n| n.seq != clamp.positives[0].seq), "a negative is the gold");
     let gold = model.tokenizer.input(&input("pkg/util.py\ndef clamp(x, lo, hi):", &[]), 64).unwrap();
     assert_eq!(clamp.positives[0].seq.ids[..8], gold.ids[..8], "the gold chunk is clamp");
-    let again = prepare_examples(&fx.instances, &model.tokenizer, &opts, &NoProgress).unwrap().0;
+    let again = prepare_examples(&fx.instances, &model.tokenizer, &opts, None, &NoProgress).unwrap().0;
     assert_eq!(again, examples, "sampling is seeded");
 }
 
