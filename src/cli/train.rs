@@ -212,7 +212,6 @@ fn read_shards(
     Ok(shard)
 }
 
-/// Training or validation examples from a shard or, through the eval's code, from instances.
 /// `--dense-negatives`: the towers `--weights` names (the shipped adapters by default), their
 /// vectors kept with eval's.
 fn dense_miner(args: &Args) -> anyhow::Result<Option<DenseMiner>> {
@@ -230,6 +229,7 @@ fn dense_miner(args: &Args) -> anyhow::Result<Option<DenseMiner>> {
     Ok(Some(DenseMiner { towers, store_dir: coret::eval::run::default_store_dir(&root) }))
 }
 
+/// Training or validation examples from a shard or, through the eval's code, from instances.
 fn load_examples(
     args: &Args,
     path: &Path,
