@@ -326,6 +326,9 @@ fn load_examples(
     for (id, why) in report.failed.iter().take(10) {
         eprintln!("  failed {id}: {why}");
     }
+    for note in &report.notes {
+        eprintln!("  {note}");
+    }
     let header = ShardHeader {
         tokenizer: tokenizer_digest(&model.tokenizer),
         max_len: args.max_len,

@@ -85,6 +85,8 @@ pub struct PrepareReport {
     pub missing_repos: BTreeMap<String, usize>,
     /// Instances whose snapshot or patch could not be read, with the reason.
     pub failed: Vec<(String, String)>,
+    /// What the caller should be told (a vector log cut back, or kept in memory), one line each.
+    pub notes: Vec<String>,
 }
 
 impl PrepareReport {
@@ -123,7 +125,7 @@ pub fn prepare_examples(
         progress.report(Phase::Parse, done, instances.len());
         let inst = &instances[i];
         if current.as_ref().is_none_or(|st| st.repo != inst.repo) {
-            current = Some(RepoState::open(&inst.repo, opts, miner)?);
+            current = Some(RepoState::open(&inst.repo, opts, miner, &mut report.notes)?);
         }
         let Some(st) = current.as_mut() else { continue };
         let Ok(git_dir) = st.git_dir.as_ref() else {
@@ -157,15 +159,18 @@ struct RepoState {
 }
 
 impl RepoState {
-    fn open(repo: &str, opts: &PrepareOptions, miner: Option<&DenseMiner>) -> Result<RepoState> {
+    fn open(
+        repo: &str,
+        opts: &PrepareOptions,
+        miner: Option<&DenseMiner>,
+        notes: &mut Vec<String>,
+    ) -> Result<RepoState> {
         let git_dir = find_repo(&opts.repos_dir, repo).map_err(|e| e.to_string());
         let vectors = match miner.filter(|_| git_dir.is_ok()) {
             Some(m) => {
                 let file = shared_vector_log(&m.store_dir, repo);
                 let (store, note) = VectorStore::open(&file, m.towers.chunk.dim())?;
-                if let Some(note) = note {
-                    eprintln!("{repo}: {note}");
-                }
+                notes.extend(note.map(|n| format!("{repo}: {n}")));
                 Some(store)
             }
             None => None,
