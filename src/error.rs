@@ -19,12 +19,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The directory holds no Python file (or none that could be read).
-    #[error("{root}: no {}Python files to index", if *.unreadable { "readable " } else { "" })]
-    NoPythonFiles { root: PathBuf, unreadable: bool },
-    /// A git history (the commits asked for) in which no commit changes a Python file.
-    #[error("{git_dir}: no commit of its history changes a Python file")]
-    NoPythonHistory { git_dir: PathBuf },
+    /// The directory holds no source file of the languages asked for (or none readable).
+    /// `langs` names the languages looked for: `Python, Rust, …, C or C++`.
+    #[error("{root}: no {}{langs} files to index", if *.unreadable { "readable " } else { "" })]
+    NoSourceFiles { root: PathBuf, unreadable: bool, langs: String },
+    /// A git history (the commits asked for) in which no commit changes a source file.
+    #[error("{git_dir}: no commit of its history changes a source file of a supported language")]
+    NoSourceHistory { git_dir: PathBuf },
     /// Training was asked to resume, but `dir` holds no checkpoint.
     #[error("no checkpoint to resume in {dir}")]
     NoCheckpoint { dir: PathBuf },

@@ -14,6 +14,7 @@ pub mod error;
 pub mod eval;
 pub mod history;
 pub mod index;
+pub mod lang;
 pub mod mcp;
 pub mod mentions;
 pub mod model;

@@ -1,44 +1,62 @@
-//! What an issue names outright: files (paths, traceback frames, dotted modules) and code
-//! symbols (`Class.method`, `some_function(`, `` `Name` ``). The hybrid lifts chunks so named;
-//! the rules of what counts as a mention live here alone.
+//! What an issue names outright: files (paths in any supported language, also inside
+//! tracebacks and stack traces; dotted modules and classes `pkg.mod.Class`; `::` paths
+//! `crate::module::Type`) and code symbols (`Class.method`, `Type::method`, `Class#method`,
+//! `ptr->field`, `some_function(`, `` `Name` ``). The hybrid lifts chunks so named; the rules of
+//! what counts as a mention live here alone.
 
 use std::collections::{HashMap, HashSet};
 
-/// Files a query names: `pkg/mod.py` (also inside tracebacks, with `:LINE` suffixes) or dotted
-/// names `pkg.mod` / `pkg.mod.Class`, matched against repository paths by trailing path
+use crate::lang;
+
+/// Files a query names: paths with a supported extension, `pkg/mod.py`, `src/index.ts`
+/// (also inside tracebacks and stack traces, with `:LINE` / `:LINE:COL` suffixes or `#L12`
+/// anchors), or module names: dotted `pkg.mod` / `com.pkg.Class` and `::` paths `tokio::sync`
+/// (any supported extension completes the last part), Rust's `crate::module::Type` (`.rs`
+/// below the crate's root). Mentions are matched against repository paths by trailing path
 /// components: a match covers all of the shorter path, or at least a directory and the file name.
 #[derive(Debug, Default)]
 pub struct NamedFiles {
-    /// Path components of each mention, `.py` on the last.
-    mentions: Vec<Vec<String>>,
+    mentions: Vec<FileMention>,
 }
+
+/// One file mention: its path components, the last a file name (`format.h`) or, for a module
+/// name, a file stem (`JsonParser`) that any supported extension completes.
+#[derive(Debug)]
+struct FileMention {
+    comps: Vec<String>,
+    stem: bool,
+}
+
+/// Leading parts of a Rust path that name no directory: the path starts at the crate's root or
+/// at the module of the code that says it.
+const RUST_ANCHORS: [&str; 3] = ["crate", "self", "super"];
 
 impl NamedFiles {
     pub fn of(query: &str) -> Self {
-        let mut mentions: Vec<Vec<String>> = Vec::new();
+        let mut mentions = Vec::new();
         for word in query.split(|c: char| c.is_whitespace() || "'\"`()[]{}<>,;".contains(c)) {
+            // A link's `#L12` anchor or a `Class#member` reference: the file is what precedes.
+            let word = word.split_once('#').map_or(word, |(before, _)| before);
             let word = word.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':' || c == '.');
-            if word.ends_with(".py") && word.len() > 3 {
-                mentions.push(
-                    word.replace('\\', "/")
-                        .split('/')
-                        .filter(|p| !p.is_empty() && *p != ".")
-                        .map(str::to_string)
-                        .collect(),
-                );
-            } else if word.contains('.')
-                && word
-                    .split('.')
-                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
-            {
-                // `a.b.c.D` may name module `a/b/c.py` or `a/b/c/D.py`: try every prefix of 2+ parts.
-                let parts: Vec<&str> = word.split('.').collect();
+            if lang::is_source_path(word) {
+                let comps = word
+                    .replace('\\', "/")
+                    .split('/')
+                    .filter(|p| !p.is_empty() && *p != ".")
+                    .map(str::to_string)
+                    .collect();
+                mentions.push(FileMention { comps, stem: false });
+            } else if let Some((parts, anchors)) = module_path(word) {
+                // `a.b.c.D` may name module `a/b/c.*` or `a/b/c/D.*`: try every prefix of 2+ parts.
+                // `crate::a::B` names `a.rs` or `a/B.rs` (`crate::a` alone names `a.rs`).
                 for n in 2..=parts.len() {
-                    let mut m: Vec<String> = parts[..n].iter().map(|p| p.to_string()).collect();
-                    if let Some(last) = m.last_mut() {
-                        last.push_str(".py");
+                    let mut comps: Vec<String> =
+                        parts[anchors.min(n)..n].iter().copied().map(str::to_string).collect();
+                    let Some(last) = comps.last_mut() else { continue };
+                    if anchors > 0 {
+                        last.push_str(".rs");
                     }
-                    mentions.push(m);
+                    mentions.push(FileMention { comps, stem: anchors == 0 });
                 }
             }
         }
@@ -48,18 +66,48 @@ impl NamedFiles {
     /// Whether the query names the repository file `path`.
     pub fn names(&self, path: &str) -> bool {
         let comps: Vec<&str> = path.split('/').collect();
+        let Some((&file, dirs)) = comps.split_last() else { return false };
+        let stem = file.rsplit_once('.').map_or("", |(stem, _)| stem);
         self.mentions.iter().any(|m| {
+            let Some((last, m_dirs)) = m.comps.split_last() else { return false };
+            let file_named = if m.stem {
+                stem == last.as_str() && lang::is_source_path(file)
+            } else {
+                file == last.as_str()
+            };
+            if !file_named {
+                return false;
+            }
             let common =
-                comps.iter().rev().zip(m.iter().rev()).take_while(|(a, b)| **a == b.as_str()).count();
-            common > 0 && (common == comps.len().min(m.len()) || common >= 2)
+                1 + dirs.iter().rev().zip(m_dirs.iter().rev()).take_while(|(a, b)| **a == b.as_str()).count();
+            common == comps.len().min(m.comps.len()) || common >= 2
         })
     }
 }
 
+/// The parts of a module name, dotted `a.b.C` or joined by `::` (`a::b::C`, a leading `::`
+/// dropped), when every part is an identifier; with how many leading parts of a `::` path are
+/// [`RUST_ANCHORS`].
+fn module_path(word: &str) -> Option<(Vec<&str>, usize)> {
+    let (parts, anchors): (Vec<&str>, usize) = if word.contains("::") {
+        let parts: Vec<&str> = word.strip_prefix("::").unwrap_or(word).split("::").collect();
+        let anchors = parts.iter().take_while(|&&p| RUST_ANCHORS.contains(&p)).count();
+        (parts, anchors)
+    } else if word.contains('.') {
+        (word.split('.').collect(), 0)
+    } else {
+        return None;
+    };
+    let identifiers =
+        parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    identifiers.then_some((parts, anchors))
+}
+
 /// The code identifiers a query names. An identifier counts when it looks like code
 /// (`snake_case`, `CamelCase`, a digit) or stands where code stands: in backticks or a fenced
-/// block, called (`name(`), or as part of a dotted name (`obj.name`). Plain prose words
-/// ("sign", "run") do not count, though they may name functions too.
+/// block, called (`name(`), or joined to another name as every language joins them (`obj.name`,
+/// `Type::name`, `Class#name`, `ptr->name`). Plain prose words ("sign", "run") do not count,
+/// though they may name functions too; nor do `#123` or `a -> b`.
 #[derive(Debug, Default)]
 pub struct NamedSymbols {
     names: HashSet<String>,
@@ -91,12 +139,8 @@ impl NamedSymbols {
                     i += 1;
                 }
                 let word: String = chars[start..i].iter().collect();
-                let dotted = (start > 0 && chars[start - 1] == '.')
-                    || chars.get(i).is_some_and(|&n| {
-                        n == '.' && chars.get(i + 1).is_some_and(|c| c.is_alphabetic() || *c == '_')
-                    });
                 let called = chars.get(i) == Some(&'(');
-                if fenced || ticks % 2 == 1 || dotted || called || looks_like_code(&word) {
+                if fenced || ticks % 2 == 1 || joined(&chars, start, i) || called || looks_like_code(&word) {
                     names.insert(word);
                 }
             }
@@ -114,12 +158,13 @@ impl NamedSymbols {
         self.names.contains(last_part(name))
     }
 
-    /// How strongly the query names each of `chunks` (ids and qualified names, `Class.method`):
-    /// 1 when every part of the qualified name is named (`Class` and `method`), else 1 / n when
-    /// only its last part is, shared by n of the chunks (a unique name is as good as a qualified
-    /// one; `__init__` is nearly nothing). A class's methods are not named by the class alone:
-    /// on the tuning instances that made no difference, and the simpler rule stays. Chunks
-    /// named not at all are left out.
+    /// How strongly the query names each of `chunks` (ids and qualified names, `Class.method`
+    /// in every language): 1 when every part of the qualified name is named (`Class` and
+    /// `method`, however the query joins them: `Class.method`, `Class::method`, `Class#method`),
+    /// else 1 / n when only its last part is, shared by n of the chunks (a unique name is as
+    /// good as a qualified one; `__init__` is nearly nothing). A class's methods are not named
+    /// by the class alone: on the tuning instances that made no difference, and the simpler rule
+    /// stays. Chunks named not at all are left out.
     pub fn strengths<'a>(&self, chunks: impl IntoIterator<Item = (u32, &'a str)>) -> HashMap<u32, f32> {
         let mut by_last: HashMap<&str, Vec<(u32, bool)>> = HashMap::new();
         for (id, name) in chunks {
@@ -141,6 +186,32 @@ impl NamedSymbols {
     }
 }
 
+/// What joins code names (`obj.attr`, `Type::method`, `Class#method`, `ptr->field`), and whether
+/// the join needs a name on its left as well as on its right: `#123`, `## Heading` and
+/// `a -> b` are prose, `.attr` and `::new` are code.
+const JOINS: [(&str, bool); 4] = [(".", false), ("::", false), ("#", true), ("->", true)];
+
+/// Whether the word `chars[start..end]` is joined to another name: right after a join (itself
+/// after a name, or a call's or index's closing bracket, where the join needs one), or right
+/// before a join and a name.
+fn joined(chars: &[char], start: usize, end: usize) -> bool {
+    let name_end = |c: char| c.is_alphanumeric() || c == '_' || c == ')' || c == ']';
+    JOINS.iter().any(|&(join, left)| {
+        // Joins are ASCII: their length in bytes is their length in chars.
+        let before = start.checked_sub(join.len()).is_some_and(|at| {
+            starts_at(chars, at, join) && (!left || at.checked_sub(1).is_some_and(|p| name_end(chars[p])))
+        });
+        let after = starts_at(chars, end, join)
+            && chars.get(end + join.len()).is_some_and(|&c| c.is_alphabetic() || c == '_');
+        before || after
+    })
+}
+
+/// Whether `chars` holds `s` from index `at` on.
+fn starts_at(chars: &[char], at: usize, s: &str) -> bool {
+    s.chars().enumerate().all(|(k, c)| chars.get(at + k) == Some(&c))
+}
+
 fn last_part(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
@@ -155,7 +226,7 @@ fn looks_like_code(word: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn named_files<'a>(query: &str, paths: [&'a str; 4]) -> HashSet<&'a str> {
+    fn named_files<'a, const N: usize>(query: &str, paths: [&'a str; N]) -> HashSet<&'a str> {
         let named = NamedFiles::of(query);
         paths.into_iter().filter(|p| named.names(p)).collect()
     }
@@ -182,6 +253,68 @@ mod tests {
         assert!(named_files("xb.py", paths).is_empty());
     }
 
+    #[test]
+    fn finds_files_named_by_path_in_every_language() {
+        let paths = [
+            "include/fmt/format.h",
+            "src/format.cc",
+            "lib/response.js",
+            "src/index.ts",
+            "src/index.js",
+            "tokio/src/runtime/mod.rs",
+            "clientconn.go",
+            "server.go",
+            "src/main/java/com/fasterxml/jackson/core/JsonParser.java",
+            "src/main/java/com/fasterxml/jackson/core/JsonGenerator.java",
+        ];
+        let only = |path: &'static str| [path].into_iter().collect::<HashSet<_>>();
+        assert_eq!(named_files("the overflow in src/fmt/format.h:1203", paths), only("include/fmt/format.h"));
+        let stack = "TypeError: x is undefined\n    at send (/app/node_modules/express/lib/response.js:42:7)";
+        assert_eq!(named_files(stack, paths), only("lib/response.js"));
+        assert_eq!(named_files("error TS2322 at src/index.ts:42", paths), only("src/index.ts"));
+        assert_eq!(named_files("src/index.ts:42:7 - error", paths), only("src/index.ts"));
+        let link = "see https://github.com/o/r/blob/main/src/index.ts#L40-L42";
+        assert_eq!(named_files(link, paths), only("src/index.ts"));
+        assert_eq!(
+            named_files("panic at tokio/src/runtime/mod.rs:120:5", paths),
+            only("tokio/src/runtime/mod.rs")
+        );
+        assert_eq!(named_files("in grpc-go/clientconn.go, Dial", paths), only("clientconn.go"));
+        assert_eq!(
+            named_files("com/fasterxml/jackson/core/JsonParser.java", paths),
+            only("src/main/java/com/fasterxml/jackson/core/JsonParser.java")
+        );
+    }
+
+    #[test]
+    fn finds_files_named_by_module_class_or_rust_path() {
+        let paths = [
+            "src/main/java/com/fasterxml/jackson/core/JsonParser.java",
+            "src/main/java/com/fasterxml/jackson/core/JsonGenerator.java",
+            "src/runtime/task.rs",
+            "src/runtime/mod.rs",
+            "src/format.rs",
+            "include/fmt/format.h",
+            "tokio/src/sync/mpsc.rs",
+            "src/sync/oneshot.rs",
+            "src/session.py",
+        ];
+        let only = |path: &'static str| [path].into_iter().collect::<HashSet<_>>();
+        let jackson = "src/main/java/com/fasterxml/jackson/core/JsonParser.java";
+        assert_eq!(named_files("com.fasterxml.jackson.core.JsonParser fails", paths), only(jackson));
+        assert_eq!(named_files("see com.fasterxml.jackson.core.JsonParser#nextToken", paths), only(jackson));
+        assert_eq!(
+            named_files("`crate::runtime::task::Harness::poll` panics", paths),
+            only("src/runtime/task.rs")
+        );
+        // `crate::` paths name Rust files only, not `format.h`.
+        assert_eq!(named_files("crate::format::Formatter::new()", paths), only("src/format.rs"));
+        assert_eq!(named_files("tokio::sync::mpsc::channel", paths), only("tokio/src/sync/mpsc.rs"));
+        // A method call on `self` or a variable names no module.
+        assert!(named_files("self.session and format.width", paths).is_empty());
+        assert!(named_files("Runtime::new and String::from", paths).is_empty());
+    }
+
     fn named(query: &str) -> Vec<String> {
         let mut v: Vec<String> = NamedSymbols::of(query).names.into_iter().collect();
         v.sort();
@@ -197,6 +330,39 @@ mod tests {
         assert_eq!(named("use `atoms` here, not atoms"), ["atoms"]);
         assert_eq!(named("```\nx = evaluate\n```\nthen evaluate again"), ["evaluate", "x"]);
         assert_eq!(named("log10 and __eq__"), ["__eq__", "log10"]);
+    }
+
+    #[test]
+    fn names_joined_by_colons_hash_or_arrow_are_code_and_prose_marks_are_not() {
+        assert_eq!(named("the Builder::build of a run"), ["Builder", "build"]);
+        assert_eq!(named("see ::new there"), ["new"]);
+        assert_eq!(named("see Parser#parse here"), ["Parser", "parse"]);
+        assert_eq!(named("when ptr->next is null"), ["next", "ptr"]);
+        assert_eq!(named("when node(x)->next is null"), ["next", "node"]);
+        assert_eq!(named("issue #123, see #readme: a -> b in C# code"), Vec::<String>::new());
+        assert_eq!(named("## Steps\nrun it"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_name_joined_any_way_names_its_qualified_chunk_fully() {
+        let q = NamedSymbols::of("`Builder::build` fails, as does Parser#parse, and fmt.Sprintf panics");
+        let chunks = [
+            (0, "Builder.build"),
+            (1, "Config.build"),
+            (2, "Parser.parse"),
+            (3, "Lexer.parse"),
+            (4, "Sprintf"),
+            (5, "Sprint"),
+            (6, "Config"),
+        ];
+        let s = q.strengths(chunks);
+        assert_eq!(s[&0], 1.0, "`Builder::build` names `Builder.build`");
+        assert_eq!(s[&1], 0.5, "`build` alone is shared");
+        assert_eq!(s[&2], 1.0, "`Parser#parse` names `Parser.parse`");
+        assert_eq!(s[&3], 0.5);
+        assert_eq!(s[&4], 1.0, "`fmt.Sprintf` names the unique `Sprintf`");
+        assert!(!s.contains_key(&5) && !s.contains_key(&6));
+        assert!(q.names("Builder.build") && !q.names("Sprint"));
     }
 
     #[test]

@@ -192,6 +192,32 @@ mod tests {
     }
 
     #[test]
+    fn the_candidates_are_the_best_of_what_the_dense_index_holds_tests_left_out_first() {
+        // Twenty test files match the query better than the code does: the top 5 must still be
+        // five code chunks, not the tests' (which the dense index leaves out).
+        let mut texts: Vec<(String, String)> = (0..20)
+            .map(|i| {
+                (
+                    format!("tests/test_{i:02}.py"),
+                    format!("def test_total_price_{i}():\n    total_price(total_price)\n"),
+                )
+            })
+            .collect();
+        for i in 0..8 {
+            texts.push((format!("pkg/m{i}.py"), format!("def price_{i}(cart):\n    return total(cart)\n")));
+        }
+        let searcher = Searcher::bm25_only(Arc::new(
+            RepoIndex::from_texts("r".into(), &texts, &mut SyntaxCache::new()).unwrap(),
+        ));
+        let chunks = &searcher.repo.chunks;
+        let candidates = searcher.query_candidates("total price", 5, true).unwrap();
+        assert!(candidates.iter().all(|&c| chunks[c as usize].path.starts_with("pkg/")), "no test chunk");
+        assert_eq!(candidates.len(), 5, "five code chunks, counted after the test filter");
+        let with_tests = searcher.query_candidates("total price", 5, false).unwrap();
+        assert!(with_tests.iter().any(|&c| chunks[c as usize].path.starts_with("tests/")));
+    }
+
+    #[test]
     fn a_search_during_the_build_gets_its_chunks_first_and_the_build_then_completes() {
         let dir = tempfile::tempdir().unwrap();
         let searcher = repo(60);
@@ -200,7 +226,7 @@ mod tests {
         let (published_tx, published) = mpsc::channel::<Searcher>();
         let published_tx = Mutex::new(published_tx);
         let query = "total price with a discount";
-        let candidates = searcher.query_candidates(query, 50).unwrap();
+        let candidates = searcher.query_candidates(query, 50, true).unwrap();
         let cart: Vec<u32> = (0..searcher.repo.chunks.len() as u32)
             .filter(|&i| searcher.repo.chunks[i as usize].path == "pkg/zz_cart.py")
             .collect();

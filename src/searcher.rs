@@ -95,12 +95,26 @@ impl Searcher {
     }
 
     /// The chunks a query needs embedded first when the dense index is not complete: BM25's
-    /// top `bm25_top`, every chunk of the files the query names and of the symbols it names,
+    /// top `bm25_top` of the chunks the dense index holds (`skip_tests`: test files are left
+    /// out before the top is taken, so that the candidates are the best of what the ranking
+    /// will show), every such chunk of the files the query names and of the symbols it names,
     /// and the callers and callees of BM25's top 10 (the hybrid's graph and mention boosts
     /// reach those). Ascending chunk ids, no repeats.
-    pub fn query_candidates(&self, query: &str, bm25_top: usize) -> Result<Vec<u32>> {
+    pub fn query_candidates(&self, query: &str, bm25_top: usize, skip_tests: bool) -> Result<Vec<u32>> {
         let repo = &self.repo;
-        let bm25 = repo.search_bm25(query, bm25_top)?;
+        let kept =
+            |id: u32| !(skip_tests && repo.chunks.get(id as usize).is_some_and(|c| is_test_path(&c.path)));
+        // Deeper until `bm25_top` kept chunks or BM25 has no more: tests can fill its head.
+        let mut depth = bm25_top;
+        let bm25 = loop {
+            let hits = repo.search_bm25(query, depth)?;
+            let exhausted = hits.len() < depth || depth >= repo.chunks.len();
+            let top: Vec<Hit> = hits.into_iter().filter(|h| kept(h.chunk)).take(bm25_top).collect();
+            if top.len() >= bm25_top || exhausted {
+                break top;
+            }
+            depth = depth.saturating_mul(4);
+        };
         let mut ids: Vec<u32> = bm25.iter().map(|h| h.chunk).collect();
         for h in bm25.iter().take(CANDIDATE_NEIGHBOURS_OF) {
             let c = h.chunk as usize;
@@ -116,6 +130,7 @@ impl Searcher {
             let chunks = repo.chunks.iter().zip(0u32..).map(|(c, id)| (id, c.name.as_str()));
             ids.extend(symbols.strengths(chunks).into_keys());
         }
+        ids.retain(|&id| kept(id));
         ids.sort_unstable();
         ids.dedup();
         Ok(ids)
@@ -222,7 +237,7 @@ impl Searcher {
     pub fn dense_for(&self, query: &str) -> Result<Arc<DenseSearcher>> {
         let dense = self.dense.clone().ok_or_else(|| Error::invalid("the dense index is not ready"))?;
         let Some(first) = dense.query_first() else { return Ok(dense) };
-        let candidates = self.query_candidates(query, QUERY_FIRST_BM25)?;
+        let candidates = self.query_candidates(query, QUERY_FIRST_BM25, dense.skips_tests())?;
         Ok(first.first(candidates, QUERY_FIRST_WAIT).unwrap_or(dense))
     }
 }

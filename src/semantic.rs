@@ -326,6 +326,11 @@ impl DenseSearcher {
         (self.rows.len(), self.eligible)
     }
 
+    /// Whether test files are left out of this index (so of a query's candidates too).
+    pub fn skips_tests(&self) -> bool {
+        self.opts.skip_tests
+    }
+
     /// Whether every chunk the full index would hold is in this one.
     pub fn is_complete(&self) -> bool {
         self.rows.len() == self.eligible

@@ -238,6 +238,7 @@ pub fn fixture() -> Fixture {
             patch,
             hints_text: None,
             created_at: None,
+            language: None,
         });
     };
     for (i, (file, old, new, issue)) in FIXES.iter().enumerate() {

@@ -64,7 +64,7 @@ fn mines_a_history_into_instances_with_a_summary() {
 }
 
 #[test]
-fn a_history_without_python_is_a_one_line_error_and_mining_is_hidden_from_help() {
+fn a_history_without_source_code_is_a_one_line_error_and_mining_is_hidden_from_help() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("docs");
     std::fs::create_dir_all(&dir).unwrap();
@@ -76,7 +76,7 @@ fn a_history_without_python_is_a_one_line_error_and_mining_is_hidden_from_help()
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("docs/.git") && stderr.contains("Python"), "{stderr}");
+    assert!(stderr.contains("docs/.git") && stderr.contains("supported language"), "{stderr}");
 
     let help = Command::cargo_bin("coret-tui").unwrap().arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);

@@ -183,7 +183,7 @@ fn exit_code_2_for_bad_paths_and_requests() {
     common::write(empty.path(), "notes.txt", "no python here");
     let none = coret(cache.path()).arg(empty.path()).args(["--query", "x"]).output().unwrap();
     assert_eq!(none.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&none.stderr).contains("no Python files"));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("files to index"));
     // Each is one line before any work (no model note, no progress), wherever a model could load.
     for out in [&missing, &not_dir, &none] {
         let err = String::from_utf8_lossy(&out.stderr);
@@ -269,4 +269,111 @@ fn json_marks_demoted_test_hits_whose_scores_are_out_of_order() {
     let score = |h: &Value| h["score"].as_f64().unwrap();
     let out_of_order = hits.windows(2).any(|w| w[1]["demoted"] == true && score(&w[1]) > score(&w[0]));
     assert!(out_of_order, "the case the flag explains: {hits:?}");
+}
+
+#[test]
+fn a_mixed_repository_indexes_every_language_and_lang_restricts_it() {
+    let repo = tempfile::tempdir().unwrap();
+    common::write(repo.path(), "py/cart.py", "def cart_total(items):\n    return sum(items)\n");
+    common::write(
+        repo.path(),
+        "src/cart.rs",
+        "pub struct Cart;\n\nimpl Cart {\n    pub fn cart_total(&self) -> u32 {\n        0\n    }\n}\n",
+    );
+    common::write(
+        repo.path(),
+        "web/cart.ts",
+        "export function cartTotal(items: number[]) {\n  return 0;\n}\n",
+    );
+    common::write(repo.path(), "legacy/cart.rb", "def cart_total; end\n");
+    let cache = tempfile::tempdir().unwrap();
+
+    let v = query_json(repo.path(), cache.path(), "cart total");
+    let paths: Vec<&str> =
+        v["results"]["bm25"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    for path in ["py/cart.py", "src/cart.rs", "web/cart.ts"] {
+        assert!(paths.contains(&path), "{path} in {paths:?}");
+    }
+    let method =
+        v["results"]["bm25"].as_array().unwrap().iter().find(|h| h["path"] == "src/cart.rs").unwrap();
+    assert!(["Cart.cart_total", "Cart"].contains(&method["name"].as_str().unwrap()), "{method}");
+    assert_eq!(v["stats"]["files"], 3);
+    assert_eq!(v["stats"]["skipped"]["other_language"], 1, "the Ruby file is counted, not indexed");
+
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "cart total", "--json", "--lang", "rust"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> =
+        v["results"]["bm25"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert!(!paths.is_empty() && paths.iter().all(|p| *p == "src/cart.rs"), "{paths:?}");
+
+    let bad =
+        coret(cache.path()).arg(repo.path()).args(["--query", "x", "--lang", "cobol"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown language 'cobol'"));
+
+    let none = coret(cache.path()).arg(repo.path()).args(["--query", "x", "--lang", "go"]).output().unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("no Go files to index"),
+        "{}",
+        String::from_utf8_lossy(&none.stderr)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_latin1_path_query_or_stdin_is_answered_not_a_panic() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let parent = tempfile::tempdir().unwrap();
+    let repo = parent.path().join(OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir_all(&repo).unwrap();
+    common::write(&repo, "menu.py", "def cafe_menu():\n    return []\n");
+    let cache = tempfile::tempdir().unwrap();
+
+    let out = coret(cache.path())
+        .arg(&repo)
+        .arg("--query")
+        .arg(OsStr::from_bytes(b"Caf\xe9 menu"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["query"], "Caf\u{fffd} menu");
+    assert_eq!(v["results"]["bm25"][0]["name"], "cafe_menu");
+
+    let out = coret(cache.path())
+        .arg(&repo)
+        .args(["--query", "-", "--json"])
+        .write_stdin(b"the caf\xe9 menu is empty\n".to_vec())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["results"]["bm25"][0]["name"], "cafe_menu");
+}
+
+#[test]
+fn a_huge_issue_is_searched_whole_but_not_echoed_whole() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let issue = format!("total_price ignores the discount\n{}", "log line without meaning\n".repeat(40_000));
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "-", "--json"])
+        .write_stdin(issue.clone())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.stdout.len() < 64 * 1024, "{} bytes of JSON for a 1 MB issue", out.stdout.len());
+    assert_eq!(v["query_chars"], issue.chars().count());
+    assert!(v["query"].as_str().unwrap().starts_with("total_price ignores the discount"));
+    assert_eq!(v["results"]["bm25"][0]["name"], "Cart.total_price");
 }

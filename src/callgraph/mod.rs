@@ -1,5 +1,8 @@
 //! Call graph over chunks (docs/GUIDE.md "Design choices").
 //!
+//! Python calls resolve as below; every other language resolves in [`other`] at the level its
+//! syntax allows without types (same file, directory, type; never a guess).
+//!
 //! Each call site is resolved, in order, to: a module-level definition of the same file
 //! (function-level imports shadow it); a name bound by `import` / `from … import`
 //! (relative imports and package re-exports followed); `mod.f()` through imported
@@ -18,6 +21,7 @@
 
 mod builtins;
 mod modules;
+mod other;
 mod resolve;
 
 use std::collections::HashSet;
@@ -28,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::chunk::{CallSite, FileSyntax, Receiver};
 use builtins::{is_builtin_method, is_dunder};
 pub use modules::{module_name_of, resolve_relative};
+use other::Other;
 use resolve::{Repo, Target};
 
 /// How many unresolved calls a chunk keeps (the first ones in its source).
@@ -51,11 +56,14 @@ impl CallGraph {
     /// Global chunk ids are the chunks of files[0], then files[1], ... in order.
     pub fn build(files: &[FileSyntax]) -> CallGraph {
         let repo = Repo::new(files);
+        let offsets: Vec<u32> = (0..files.len()).map(|f| repo.global_id(f, 0)).collect();
+        let other = Other::new(files, &offsets);
         let (callees, unresolved): (Vec<Vec<u32>>, Vec<Vec<String>>) = files
             .par_iter()
             .enumerate()
             .flat_map_iter(|(f, file)| {
-                let repo = &repo;
+                let (repo, other) = (&repo, &other);
+                let lang = crate::lang::lang_of_path(&file.path).filter(|l| *l != crate::lang::Lang::Python);
                 (0..file.chunks.len() as u32).map(move |local| {
                     let id = repo.global_id(f, local);
                     let sites = file.calls.get(local as usize).map(Vec::as_slice).unwrap_or(&[]);
@@ -63,7 +71,11 @@ impl CallGraph {
                     let mut seen = HashSet::new();
                     let mut unresolved = Vec::new();
                     for site in sites {
-                        match repo.resolve_call(f, local, site) {
+                        let target = match lang {
+                            Some(lang) => other.resolve_call(f, local, lang, site),
+                            None => repo.resolve_call(f, local, site),
+                        };
+                        match target {
                             Target::Chunk(callee) => {
                                 if callee != id && seen.insert(callee) {
                                     callees.push(callee);

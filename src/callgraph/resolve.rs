@@ -93,6 +93,10 @@ fn is_self_path(path: &[String]) -> bool {
     }
 }
 
+fn is_python(file: &FileSyntax) -> bool {
+    crate::lang::lang_of_path(&file.path) == Some(crate::lang::Lang::Python)
+}
+
 fn last_component(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
@@ -108,7 +112,8 @@ impl<'a> Repo<'a> {
         let mut repo = Repo {
             files,
             offsets,
-            modules: ModuleIndex::new(files.iter().map(|f| f.path.as_str())),
+            // Only Python files are Python modules; the others keep their place (file index).
+            modules: ModuleIndex::new(files.iter().map(|f| if is_python(f) { f.path.as_str() } else { "" })),
             defs: Vec::with_capacity(files.len()),
             bindings: Vec::with_capacity(files.len()),
             scoped: Vec::with_capacity(files.len()),
@@ -126,6 +131,14 @@ impl<'a> Repo<'a> {
     }
 
     fn index_file(&mut self, f: usize, file: &'a FileSyntax) {
+        if !is_python(file) {
+            // Other languages resolve in `callgraph::other`; their names must not shadow these.
+            self.defs.push(HashMap::new());
+            self.bindings.push(HashMap::new());
+            self.scoped.push(HashMap::new());
+            self.wildcards.push(Vec::new());
+            return;
+        }
         let offset = self.offsets[f];
         let mut defs = HashMap::new();
         let mut class_ids: HashMap<&str, u32> = HashMap::new();
@@ -143,10 +156,13 @@ impl<'a> Repo<'a> {
                 self.class_of[id as usize] = Some(id);
                 self.classes.entry(id).or_default();
             }
-            self.unique
-                .entry(last_component(&chunk.name))
-                .and_modify(|slot| *slot = None)
-                .or_insert(Some(id));
+            // A bare call `f()` never reaches a method: only functions and classes may answer it.
+            if chunk.kind != ChunkKind::Method {
+                self.unique
+                    .entry(last_component(&chunk.name))
+                    .and_modify(|slot| *slot = None)
+                    .or_insert(Some(id));
+            }
         }
         // Members: chunks come in source order, so a class precedes its members.
         for (i, chunk) in file.chunks.iter().enumerate() {
@@ -264,10 +280,11 @@ impl<'a> Repo<'a> {
                 // a receiver whose type is unknown (`x.run()`, `items[0].run()`, `self.run()`
                 // on an external base class) is not resolved by its bare method name: that
                 // would invent an edge.
+                // A name neither defined nor imported in the file that is a builtin is the
+                // builtin (`next(it)`, `max(xs)`), whatever the repository defines elsewhere.
+                Entity::Unknown if is_builtin_function(name) => Target::Outside,
                 Entity::Unknown => match self.unique.get(name).copied().flatten() {
                     Some(id) => Target::Chunk(id),
-                    // Otherwise a name neither defined nor imported in the file is a builtin.
-                    None if is_builtin_function(name) => Target::Outside,
                     None => Target::Unknown,
                 },
                 entity => target(entity),

@@ -194,9 +194,16 @@ fn ambiguous_and_unknown_names_give_no_edge() {
 }
 
 #[test]
-fn builtins_resolve_only_when_the_repository_defines_them_uniquely() {
-    let repo = Repo::new(&[("a.py", "def len(x):\n    pass\n"), ("b.py", "def f(x):\n    return len(x)\n")]);
-    assert_eq!(repo.callees("b.py::f"), ["a.py::len"]);
+fn a_builtin_name_is_the_builtin_unless_the_file_defines_or_imports_it() {
+    let repo = Repo::new(&[
+        ("a.py", "def len(x):\n    pass\n"),
+        ("b.py", "def f(x):\n    return len(x)\n"),
+        ("c.py", "from a import len\n\ndef g(x):\n    return len(x)\n"),
+        ("d.py", "def len(x):\n    pass\n\ndef h(x):\n    return len(x)\n"),
+    ]);
+    assert!(repo.callees("b.py::f").is_empty(), "Python's len, whatever a.py defines");
+    assert_eq!(repo.callees("c.py::g"), ["a.py::len"], "imported");
+    assert_eq!(repo.callees("d.py::h"), ["d.py::len"], "defined in the file");
 }
 
 #[test]
@@ -393,4 +400,26 @@ fn unresolved_calls_are_capped_per_chunk() {
 fn unlinked_graphs_have_no_unresolved_calls() {
     let graph = CallGraph::unlinked(3);
     assert_eq!(graph.unresolved, vec![Vec::<String>::new(); 3]);
+}
+
+#[test]
+fn a_bare_builtin_is_the_builtin_never_a_method_of_the_same_name() {
+    let repo = Repo::new(&[
+        ("it.py", "class Cycler:\n    def next(self):\n        pass\n\nclass Stats:\n    def max(self):\n        pass\n    def sum(self):\n        pass\n"),
+        ("use.py", "def consume(it, xs):\n    next(it)\n    max(xs)\n    sum(xs)\n    helper()\n"),
+        ("lib.py", "def helper():\n    pass\n"),
+    ]);
+    assert_eq!(repo.callees("use.py::consume"), ["lib.py::helper"], "a unique function still resolves");
+    assert!(repo.callers("it.py::Cycler.next").is_empty());
+    assert!(repo.callers("it.py::Stats.max").is_empty() && repo.callers("it.py::Stats.sum").is_empty());
+    assert!(repo.graph.unresolved[repo.id("use.py::consume")].is_empty(), "builtins are no holes");
+}
+
+#[test]
+fn a_bare_call_never_resolves_to_a_method_by_its_name() {
+    let repo = Repo::new(&[
+        ("a.py", "class Job:\n    def run_all(self):\n        pass\n"),
+        ("b.py", "def go():\n    run_all()\n"),
+    ]);
+    assert!(repo.callees("b.py::go").is_empty(), "{:?}", repo.callees("b.py::go"));
 }

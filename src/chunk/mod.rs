@@ -1,16 +1,28 @@
 //! CoRet chunks (docs/GUIDE.md "Design choices"): one per function, class and method, plus an
-//! optional module-level chunk per file.
+//! optional module-level chunk per file, in every language of the table (`crate::lang`).
 
 use serde::{Deserialize, Serialize};
 
+mod generic;
 mod python;
 mod render;
 mod syntax;
 mod text;
 
-pub use python::{chunk_file, MODULE_CHUNK_NAME};
+pub use python::MODULE_CHUNK_NAME;
 pub use render::MAX_CLASS_ATTR_LINES;
 pub use syntax::{AttrAssign, CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
+
+/// Chunks, call sites, imports and classes of one source file, by its language (the
+/// extension decides; a file of no supported language yields nothing).
+/// `path` is repository-relative with `/` separators; it starts every chunk text.
+pub fn chunk_file(path: &str, source: &str) -> FileSyntax {
+    match crate::lang::lang_of_path(path) {
+        Some(crate::lang::Lang::Python) => python::chunk_file(path, source),
+        Some(lang) => generic::chunk_file(lang, path, source),
+        None => FileSyntax::empty(path, false),
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -57,5 +69,7 @@ impl Chunk {
     }
 }
 
+#[cfg(test)]
+mod lang_tests;
 #[cfg(test)]
 mod tests;

@@ -51,8 +51,7 @@ fn parse(source: &str) -> Option<Tree> {
 }
 
 /// Chunks, call sites, imports and classes of one Python file.
-/// `path` is repository-relative with `/` separators; it starts every chunk text.
-pub fn chunk_file(path: &str, source: &str) -> FileSyntax {
+pub(super) fn chunk_file(path: &str, source: &str) -> FileSyntax {
     match parse(source) {
         Some(tree) => Extractor::new(path, source).run(tree.root_node()),
         None => FileSyntax::empty(path, true),

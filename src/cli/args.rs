@@ -8,18 +8,18 @@ use std::path::PathBuf;
 #[command(
     name = "coret-tui",
     version,
-    about = "Find the Python functions, classes and methods an issue is about: CoRet dense retrieval and BM25, side by side.",
+    about = "Find the functions, classes and methods an issue is about (Python, Rust, Go, JavaScript, TypeScript, Java, C, C++): CoRet dense retrieval and BM25, side by side.",
     after_help = "Without --query or --mcp, opens the interactive TUI on PATH.",
     // `--top -1` is a bad value of --top (named in the error), not an unknown flag `-1`.
     allow_negative_numbers = true
 )]
 pub struct Args {
-    /// Repository to index (a directory with Python sources).
+    /// Repository to index (a directory with sources in any supported language).
     #[arg(default_value = ".")]
     pub path: PathBuf,
 
     /// Search headlessly for TEXT and print ranked chunks (`-` reads the query from stdin).
-    #[arg(help_heading = "Query", long, value_name = "TEXT", conflicts_with_all = ["eval", "train", "bench"])]
+    #[arg(help_heading = "Query", long, value_name = "TEXT", conflicts_with_all = ["eval", "train", "bench"], value_parser = lossy_text())]
     pub query: Option<String>,
 
     /// Which ranking(s): bm25, dense, hybrid, history, all, or a comma list [query default: hybrid, or bm25 alone when no model loads; eval default: all].
@@ -53,6 +53,10 @@ pub struct Args {
     /// Worker threads for parsing, embedding and eval snapshots [default: every core].
     #[arg(help_heading = "Index", long, value_name = "N", value_parser = count::<1, 4096>)]
     pub threads: Option<usize>,
+
+    /// Languages to index, a comma list (python, rust, go, js, ts, java, c, cpp) [default: all of them].
+    #[arg(help_heading = "Index", long = "lang", value_name = "LANGS", value_parser = parse_langs)]
+    pub langs: Option<coret::lang::LangSet>,
 
     /// Skip source files larger than this many bytes.
     #[arg(help_heading = "Index", long, default_value_t = coret::repo::source::DEFAULT_MAX_FILE_SIZE, value_name = "BYTES")]
@@ -224,8 +228,8 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "PYTHON")]
     pub st_python: Option<PathBuf>,
 
-    /// Provision the default model (if missing) and exit.
-    #[arg(long, hide = true)]
+    /// Provision the default model (if missing) and exit: fetch it once, sha256-checked.
+    #[arg(long, help_heading = "Model")]
     pub fetch_model: bool,
 
     /// Mine: training instances from the commit history of GIT_DIR (a bare repository or a checkout) into --mine-out.
@@ -487,4 +491,16 @@ fn positive(s: &str) -> Result<f32, String> {
 /// Between 0 and 1.
 fn unit(s: &str) -> Result<f32, String> {
     float(s).and_then(|x| if (0.0..=1.0).contains(&x) { Ok(x) } else { Err(format!("{x} is not in 0..=1")) })
+}
+
+/// `--lang rust,go`: the languages named, or a clear error listing the supported ones.
+fn parse_langs(text: &str) -> Result<coret::lang::LangSet, String> {
+    coret::lang::LangSet::parse(text).map_err(|e| e.to_string())
+}
+
+/// Text that may not be UTF-8 (a query with a Latin-1 byte): the bytes that are not become
+/// U+FFFD instead of rejecting the whole argument.
+fn lossy_text() -> impl clap::builder::TypedValueParser<Value = String> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(|s| s.to_string_lossy().into_owned())
 }

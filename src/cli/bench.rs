@@ -7,7 +7,7 @@
 
 use super::args::Args;
 use super::Usage;
-use coret::engine::{IndexOptions, RepoIndex};
+use coret::engine::RepoIndex;
 use coret::progress::{Phase, Progress};
 use std::process::Command;
 use std::sync::Mutex;
@@ -82,11 +82,7 @@ fn bench_history(args: &Args) -> anyhow::Result<()> {
 }
 
 fn index_once(args: &Args) -> anyhow::Result<()> {
-    let opts = IndexOptions {
-        max_file_size: args.max_file_size,
-        cache_dir: args.cache_dir.clone(),
-        no_cache: args.no_cache,
-    };
+    let opts = super::query::index_options(args);
     let t = Instant::now();
     let timing = PhaseTimes::default();
     let index = RepoIndex::open(&args.path, &opts, &timing)?;

@@ -10,7 +10,7 @@
 
 use super::args::Args;
 use super::bench::peak_rss_mib;
-use coret::engine::{IndexOptions, RepoIndex};
+use coret::engine::RepoIndex;
 use coret::index::dense::{DenseIndex, VectorStore};
 use coret::model::bench::{bench_embed, write_bench_texts};
 use coret::model::EncoderInput;
@@ -21,11 +21,7 @@ use std::time::Instant;
 
 pub fn embed(args: &Args) -> anyhow::Result<()> {
     let m = super::model::load(args)?;
-    let opts = IndexOptions {
-        max_file_size: args.max_file_size,
-        cache_dir: args.cache_dir.clone(),
-        no_cache: args.no_cache,
-    };
+    let opts = super::query::index_options(args);
     let index = RepoIndex::open(&args.path, &opts, &NoProgress)?;
     let inputs: Vec<EncoderInput> =
         index.chunks.iter().take(args.bench_chunks).map(|c| EncoderInput::new(c.text.clone())).collect();

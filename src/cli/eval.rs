@@ -126,6 +126,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&summary)?);
     } else {
         print_table(&summary, &retrievers);
+        print_groups(&summary, &retrievers);
     }
     if summary.n_instances > 0 && summary.n_failed == summary.n_instances {
         let first = summary.failed.first().map_or(String::new(), |(id, e)| format!(" (first: {id}: {e})"));
@@ -172,6 +173,55 @@ fn print_table(s: &EvalSummary, retrievers: &[Retriever]) {
         print!("{name:<18}");
         for c in &cols {
             print!("{:>10.3}", s.retrievers[c].metrics.get(name).unwrap_or(f64::NAN));
+        }
+        println!();
+    }
+}
+
+/// Per language and per fix size, one row each: PR@5, PR@20, MRR, recall@20 and file
+/// accuracy@1 of every ranking (the cut-offs a run did not ask for print as `-`).
+fn print_groups(s: &EvalSummary, retrievers: &[Retriever]) {
+    if s.groups.len() < 2 {
+        return;
+    }
+    const METRICS: [(&str, &str); 5] = [
+        ("perfect_recall@5", "PR@5"),
+        ("perfect_recall@20", "PR@20"),
+        ("mrr", "MRR"),
+        ("recall@20", "R@20"),
+        ("file_acc@1", "F@1"),
+    ];
+    let cols: Vec<&str> = retrievers
+        .iter()
+        .map(|r| r.as_str())
+        .chain(["rerank"])
+        .filter(|r| s.retrievers.contains_key(r))
+        .collect();
+    println!();
+    print!("{:<25}", "");
+    for c in &cols {
+        print!("  |{c:^35}");
+    }
+    println!();
+    print!("{:<20}{:>5}", "group", "n");
+    for _ in &cols {
+        print!("  |");
+        for (_, short) in METRICS {
+            print!("{short:>7}");
+        }
+    }
+    println!();
+    for (group, by) in &s.groups {
+        let n = cols.iter().find_map(|c| by.get(c)).map_or(0, |m| m.n);
+        print!("{group:<20}{n:>5}");
+        for c in &cols {
+            print!("  |");
+            for (name, _) in METRICS {
+                match by.get(c).and_then(|m| m.metrics.get(name)) {
+                    Some(v) => print!("{v:>7.3}"),
+                    None => print!("{:>7}", "-"),
+                }
+            }
         }
         println!();
     }

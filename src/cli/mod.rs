@@ -44,7 +44,8 @@ fn parse() -> Result<(Args, bool), clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let mut command = Args::command();
     // Only `--version` pays for the CPU's precision choice (read back, or measured once).
-    if std::env::args().any(|a| a == "--version") {
+    // `args_os`: `args()` panics on an argument that is not UTF-8 (a Latin-1 path or query).
+    if std::env::args_os().any(|a| a == "--version") {
         // Leaked once: clap keeps `&'static str`s, and the process ends right after printing.
         command = command.long_version(&*version_text().leak());
     }
@@ -140,8 +141,8 @@ fn exit_code(e: &anyhow::Error) -> i32 {
     match e.downcast_ref::<Error>() {
         Some(
             Error::Root { .. }
-            | Error::NoPythonFiles { .. }
-            | Error::NoPythonHistory { .. }
+            | Error::NoSourceFiles { .. }
+            | Error::NoSourceHistory { .. }
             | Error::NoCheckpoint { .. }
             | Error::ResumeMismatch(_)
             | Error::NoExamples
@@ -186,7 +187,10 @@ mod tests {
     #[test]
     fn the_cli_decides_which_engine_errors_are_usage() {
         let code = |e: Error| exit_code(&anyhow::Error::new(e));
-        assert_eq!(code(Error::NoPythonFiles { root: "/tmp/x".into(), unreadable: false }), 2);
+        assert_eq!(
+            code(Error::NoSourceFiles { root: "/tmp/x".into(), unreadable: false, langs: "Python".into() }),
+            2
+        );
         let missing = IoError::new(ErrorKind::NotFound, "missing");
         assert_eq!(code(Error::Root { path: "/nope".into(), source: missing }), 2);
         assert_eq!(code(Error::Cancelled), 130);

@@ -20,7 +20,7 @@ const DEFAULT_RETRIEVER: Retriever = Retriever::Hybrid;
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     // A path that is not a Python checkout is one line and exit 2, before any model loads.
-    coret::engine::check_checkout(&args.path)?;
+    coret::engine::check_checkout(&args.path, args.langs.unwrap_or_default())?;
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
     if query.trim().is_empty() {
         let from = if args.query.as_deref() == Some("-") { " (stdin was empty)" } else { "" };
@@ -73,7 +73,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         // Query-first unless asked to wait: the chunks this query needs, then the answer.
         let candidates = match args.wait_index {
             true => None,
-            false => Some(searcher.query_candidates(&query, args.query_first.unwrap_or(QUERY_FIRST_BM25))?),
+            false => Some(searcher.query_candidates(
+                &query,
+                args.query_first.unwrap_or(QUERY_FIRST_BM25),
+                super::model::dense_options(args).skip_tests,
+            )?),
         };
         let scope = candidates.as_deref().map_or(Scope::All, Scope::First);
         let dense = searcher.with_dense_scoped(m.towers, super::model::dense_options(args), scope, &progress);
@@ -150,11 +154,12 @@ fn read_query(arg: &str) -> anyhow::Result<String> {
     if arg != "-" {
         return Ok(arg.to_string());
     }
-    let mut s = String::new();
+    let mut bytes = Vec::new();
     std::io::stdin()
-        .read_to_string(&mut s)
+        .read_to_end(&mut bytes)
         .map_err(|e| anyhow::anyhow!("reading the query from stdin: {e}"))?;
-    Ok(s)
+    // An issue pasted from a mail or a log may carry a Latin-1 byte: keep the rest of it.
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn neighbour_keys(index: &RepoIndex, ids: &[u32]) -> Vec<String> {
@@ -204,6 +209,17 @@ fn add_snippets(index: &RepoIndex, v: &mut Value, results: &[(Retriever, Vec<Hit
     }
 }
 
+/// How much of the query the JSON echoes: a 2 MB log pasted as an issue is searched whole but
+/// not printed back whole (`query_chars` gives its full length).
+const ECHO_CHARS: usize = 4096;
+
+fn echoed(query: &str) -> String {
+    match query.char_indices().nth(ECHO_CHARS) {
+        Some((cut, _)) => format!("{}…", &query[..cut]),
+        None => query.to_string(),
+    }
+}
+
 /// Each hit's `score` is its retriever's; `demoted` says the ranking counted it lower (tests).
 pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)], test_weight: f32) -> Value {
     let s = &index.stats;
@@ -215,7 +231,8 @@ pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)]
     }
     json!({
         "repo": index.root.display().to_string(),
-        "query": query,
+        "query": echoed(query),
+        "query_chars": query.chars().count(),
         "stats": {
             "files": s.files,
             "chunks": s.chunks,
@@ -291,6 +308,7 @@ pub(super) fn index_options(args: &Args) -> IndexOptions {
         max_file_size: args.max_file_size,
         cache_dir: args.cache_dir.clone(),
         no_cache: args.no_cache,
+        langs: args.langs.unwrap_or_default(),
     }
 }
 

@@ -152,7 +152,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     if model.lora_rank() > 0 {
         let file = output.join(LORA_FILE);
-        let command: Vec<String> = std::env::args().collect();
+        let command: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
         let repos: std::collections::BTreeSet<&str> = examples.iter().map(|e| e.repo.as_str()).collect();
         let metadata = [
             ("coret.command".to_string(), command.join(" ")),

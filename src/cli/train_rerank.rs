@@ -58,7 +58,7 @@ pub fn run(
     let summary = train_reranker(model, &head, examples, &cfg, resume, progress, &mut |e| print(progress, e));
     progress.finish();
     let summary = summary?;
-    let command: Vec<String> = std::env::args().collect();
+    let command: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     let metadata = [
         ("coret.command".to_string(), command.join(" ")),
         ("coret.role".to_string(), "reranker".to_string()),

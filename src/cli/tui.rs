@@ -5,7 +5,6 @@
 use super::args::Args;
 use super::model::dense_options;
 use super::Usage;
-use coret::engine::IndexOptions;
 use coret::model::{resolve_model_dir, select_device, DeviceChoice, Towers, WeightsChoice};
 use coret::searcher::SearchModels;
 use coret::tui::{backend::IndexReporter, EngineIndexer, Session, Theme, TowerLoader};
@@ -14,7 +13,7 @@ use std::sync::Arc;
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let theme = Theme::load(&args.theme).map_err(|e| Usage(format!("--theme: {e:#}")))?;
     // Not a directory, or no Python in it: one line and exit 2 before the screen is taken.
-    let repo = coret::engine::check_checkout(&args.path)?;
+    let repo = coret::engine::check_checkout(&args.path, args.langs.unwrap_or_default())?;
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) =
         select_device(choice).map_err(|e| Usage(format!("--device {}: {e}", args.device)))?;
@@ -47,11 +46,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let session =
         Session { repo: repo.clone(), model: model_label, device: device_name, initial_query: None };
-    let opts = IndexOptions {
-        max_file_size: args.max_file_size,
-        cache_dir: args.cache_dir.clone(),
-        no_cache: args.no_cache,
-    };
+    let opts = super::query::index_options(args);
     let enc_opts = super::model::encoder_options(args);
     let dense_opts = dense_options(args);
     let fusion = super::model::fusion_params(args);

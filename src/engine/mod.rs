@@ -14,9 +14,10 @@ use crate::callgraph::CallGraph;
 use crate::chunk::{chunk_file, Chunk, FileSyntax};
 use crate::error::{Error, Result};
 use crate::index::bm25::{self, Bm25Index, FieldBoosts};
+use crate::lang::LangSet;
 use crate::progress::{Phase, Progress};
 use crate::repo::source::{SkipCounts, DEFAULT_MAX_FILE_SIZE};
-use crate::repo::walk::walk_python;
+use crate::repo::walk::walk_sources;
 use crate::search::Hit;
 use bm25_sync::{build_bm25_in_memory, sync_bm25_on_disk};
 use manifest::{
@@ -37,11 +38,18 @@ pub struct IndexOptions {
     pub cache_dir: Option<PathBuf>,
     /// Build everything in memory and touch no cache.
     pub no_cache: bool,
+    /// The languages indexed (`--lang`); all of them by default.
+    pub langs: LangSet,
 }
 
 impl Default for IndexOptions {
     fn default() -> Self {
-        IndexOptions { max_file_size: DEFAULT_MAX_FILE_SIZE, cache_dir: None, no_cache: false }
+        IndexOptions {
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            cache_dir: None,
+            no_cache: false,
+            langs: LangSet::all(),
+        }
     }
 }
 
@@ -121,7 +129,7 @@ pub struct RepoIndex {
     ids: HashMap<(String, usize), u32>,
     bm25: Bm25Index,
     /// What the walk saw when the working tree was indexed (see [`RepoIndex::tree_unchanged`]).
-    walked: Option<(u64, blake3::Hash)>,
+    walked: Option<(u64, LangSet, blake3::Hash)>,
 }
 
 impl RepoIndex {
@@ -131,10 +139,15 @@ impl RepoIndex {
         let root = validate_root(root)?;
         // The walk cannot count ahead: no total until it is done.
         progress.report(Phase::Walk, 0, 0);
-        let walk = walk_python(&root, opts.max_file_size);
+        let walk = walk_sources(&root, opts.max_file_size, opts.langs);
         progress.report(Phase::Walk, walk.files.len(), walk.files.len());
+        let no_files = |unreadable| Error::NoSourceFiles {
+            root: root.to_path_buf(),
+            unreadable,
+            langs: opts.langs.names(),
+        };
         if walk.files.is_empty() {
-            return Err(Error::NoPythonFiles { root: root.to_path_buf(), unreadable: false });
+            return Err(no_files(false));
         }
         let mut notes = walk.notes;
         let mut skipped = walk.skipped;
@@ -155,7 +168,7 @@ impl RepoIndex {
             read_and_parse(&walk.files, old_files, opts.max_file_size, &mut skipped, &mut notes, progress)?;
         check_cancel(progress)?;
         if files.is_empty() {
-            return Err(Error::NoPythonFiles { root: root.to_path_buf(), unreadable: true });
+            return Err(no_files(true));
         }
         let id = manifest_id(&files);
         let manifest = Manifest { id, files };
@@ -192,7 +205,7 @@ impl RepoIndex {
             progress,
         );
         index.cache_entry = entry;
-        index.walked = Some((opts.max_file_size, walk_digest(&walk.files)));
+        index.walked = Some((opts.max_file_size, opts.langs, walk_digest(&walk.files)));
         Ok(index)
     }
 
@@ -201,8 +214,10 @@ impl RepoIndex {
     /// it does, [`RepoIndex::open`] would rebuild this same index from the cache, so a warm
     /// server can skip it (on sympy the open costs ~0.3 s, the walk a fraction of it).
     pub fn tree_unchanged(&self, opts: &IndexOptions) -> bool {
-        self.walked.as_ref().is_some_and(|(max, digest)| {
-            *max == opts.max_file_size && walk_digest(&walk_python(&self.root, *max).files) == *digest
+        self.walked.as_ref().is_some_and(|(max, langs, digest)| {
+            *max == opts.max_file_size
+                && *langs == opts.langs
+                && walk_digest(&walk_sources(&self.root, *max, *langs).files) == *digest
         })
     }
 
@@ -287,11 +302,11 @@ impl RepoIndex {
 }
 
 /// What a client checks before it loads anything: `root` is a directory the walk finds a
-/// Python file in. The error is the one [`RepoIndex::open`] would give after the walk.
-pub fn check_checkout(root: &Path) -> Result<PathBuf> {
+/// source file of `langs` in. The error is the one [`RepoIndex::open`] would give after the walk.
+pub fn check_checkout(root: &Path, langs: LangSet) -> Result<PathBuf> {
     let root = validate_root(root)?;
-    if !crate::repo::walk::has_python_file(&root) {
-        return Err(Error::NoPythonFiles { root, unreadable: false });
+    if !crate::repo::walk::has_source_file(&root, langs) {
+        return Err(Error::NoSourceFiles { root, unreadable: false, langs: langs.names() });
     }
     Ok(root)
 }

@@ -23,7 +23,7 @@
 //!   in a file without one, is listed in [`Gold::unplaced`].
 //! - Gold files are the pre-existing files the patch changes lines of and that the index
 //!   has chunks for: only those can appear in a chunk ranking, so only they can be found.
-//!   New files (and copies), binary files, files outside the index (non-Python), renames
+//!   New files (and copies), binary files, files outside the index (no supported language), renames
 //!   without line changes and files the patch does not apply to yield no gold chunk and no
 //!   gold file; they are listed in [`Gold::skipped`] so a report can show them.
 
@@ -57,7 +57,7 @@ pub enum SkipReason {
     /// Created (or copied) by the patch: not in the base snapshot.
     NewFile,
     Binary,
-    /// Not in the index: not Python, or absent from the snapshot.
+    /// Not in the index: no supported language, or absent from the snapshot.
     NotIndexed,
     /// In the index but without chunks (e.g. an empty `__init__.py`).
     NoChunks,
@@ -73,7 +73,7 @@ impl SkipReason {
         match self {
             SkipReason::NewFile => "created by the patch",
             SkipReason::Binary => "binary",
-            SkipReason::NotIndexed => "not indexed (not Python, a test file left out, or absent)",
+            SkipReason::NotIndexed => "not indexed (no supported language, a test file left out, or absent)",
             SkipReason::NoChunks => "has no chunks",
             SkipReason::NoLineChanges => "renamed or mode changed only",
             SkipReason::PatchMismatch => "the patch does not match the base file",

@@ -27,6 +27,10 @@ pub struct Instance {
     /// When the change was made (training sets order and select by it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// The repository's language, as the multi-language dev set names it (`rust`, `js`, `c++`):
+    /// eval reports each language apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 /// A line that could not be read as an instance.

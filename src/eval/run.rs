@@ -97,6 +97,9 @@ pub struct GoldOut {
 pub struct InstanceResult {
     pub instance_id: String,
     pub repo: String,
+    /// The instance's `language` field, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
     /// `ok`, `no_gold` or `failed`.
     pub status: &'static str,
     /// Why it failed, or why it has no gold chunk.
@@ -139,6 +142,10 @@ pub struct EvalSummary {
     pub n_bad_lines: usize,
     pub seconds: f64,
     pub retrievers: BTreeMap<&'static str, Summary>,
+    /// The same per group of instances ([`groups_of`]): `language:rust`, `gold:1`, `gold:2-5`,
+    /// `gold:6+`, so that large fixes (where every gold chunk in the top 5 is out of reach by
+    /// construction) are read apart.
+    pub groups: BTreeMap<String, BTreeMap<&'static str, Summary>>,
     pub failed: Vec<(String, String)>,
     /// Instances without a gold chunk, each with why.
     pub without_gold: Vec<(String, String)>,
@@ -161,6 +168,7 @@ pub fn run_eval(
     // Instances of one repository in a row share the parse cache and the vector log.
     order.sort_by(|&a, &b| instances[a].repo.cmp(&instances[b].repo));
     let mut aggregates: BTreeMap<&'static str, Aggregate> = BTreeMap::new();
+    let mut grouped: BTreeMap<String, BTreeMap<&'static str, Aggregate>> = BTreeMap::new();
     let mut summary_failed = Vec::new();
     let mut without_gold = Vec::new();
     let mut notes = Vec::new();
@@ -198,6 +206,9 @@ pub fn run_eval(
             "ok" => {
                 for (name, m) in &result.metrics {
                     aggregates.entry(name).or_default().add_metrics(m);
+                    for group in groups_of(&result) {
+                        grouped.entry(group).or_default().entry(name).or_default().add_metrics(m);
+                    }
                 }
             }
             "no_gold" => {
@@ -220,6 +231,10 @@ pub fn run_eval(
         n_bad_lines: 0,
         seconds: started.elapsed().as_secs_f64(),
         retrievers: aggregates.into_iter().map(|(k, a)| (k, a.summary())).collect(),
+        groups: grouped
+            .into_iter()
+            .map(|(g, by)| (g, by.into_iter().map(|(k, a)| (k, a.summary())).collect()))
+            .collect(),
         failed: summary_failed,
         without_gold,
         notes,
@@ -227,10 +242,30 @@ pub fn run_eval(
     })
 }
 
+/// The groups an instance with gold counts in: its language (when the instance names one) and
+/// the size of its fix in gold chunks (1, 2–5, more than 5).
+pub fn groups_of(result: &InstanceResult) -> Vec<String> {
+    let mut groups = Vec::new();
+    if let Some(lang) = &result.language {
+        let lang = crate::lang::Lang::from_id(lang).map_or(lang.to_ascii_lowercase(), |l| l.id().to_string());
+        groups.push(format!("language:{lang}"));
+    }
+    groups.push(
+        match result.gold.len() {
+            0 | 1 => "gold:1",
+            2..=5 => "gold:2-5",
+            _ => "gold:6+",
+        }
+        .to_string(),
+    );
+    groups
+}
+
 fn failed(inst: &Instance, error: String, t: Instant) -> InstanceResult {
     InstanceResult {
         instance_id: inst.instance_id.clone(),
         repo: inst.repo.clone(),
+        language: inst.language.clone(),
         status: "failed",
         error: Some(error),
         gold: Vec::new(),
@@ -313,6 +348,7 @@ fn evaluate_instance(
     let mut result = InstanceResult {
         instance_id: inst.instance_id.clone(),
         repo: inst.repo.clone(),
+        language: inst.language.clone(),
         status: "ok",
         error: None,
         gold: gold_ids.iter().map(|&id| gold_out(&index, id)).collect(),
@@ -379,7 +415,8 @@ fn rankings(
         let (Some(d), Some(store)) = (&cfg.dense, st.vectors.as_mut()) else {
             return Err(Error::invalid("dense retrieval needs a model"));
         };
-        let candidates = cfg.query_first.map(|n| searcher.query_candidates(query, n)).transpose()?;
+        let candidates =
+            cfg.query_first.map(|n| searcher.query_candidates(query, n, d.opts.skip_tests)).transpose()?;
         let scope = candidates.as_deref().map_or(Scope::All, Scope::Only);
         searcher =
             searcher.with_dense_store_scoped(d.towers.clone(), d.opts.clone(), store, scope, progress)?;

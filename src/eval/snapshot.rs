@@ -12,7 +12,7 @@ use super::patch::parse_patch;
 use crate::engine::{RepoIndex, SyntaxCache};
 use crate::error::{Error, Result};
 use crate::repo::git::read_snapshot;
-use crate::repo::source::{decode_source, is_python_path, is_test_path};
+use crate::repo::source::{decode_source, is_source_path, is_test_path};
 
 /// An instance's snapshot index and its gold.
 pub struct InstanceSnapshot {
@@ -26,7 +26,7 @@ pub struct InstanceSnapshot {
 /// What goes into an instance's snapshot index.
 #[derive(Clone, Copy, Debug)]
 pub struct SnapshotOptions {
-    /// Larger Python files are left out.
+    /// Larger source files are left out.
     pub max_file_size: u64,
     /// Leave test files out of the index.
     pub exclude_tests: bool,
@@ -35,7 +35,7 @@ pub struct SnapshotOptions {
     pub link_calls: bool,
 }
 
-/// Reads `inst`'s base commit from `git_dir`, indexes its Python files and places the patch's
+/// Reads `inst`'s base commit from `git_dir`, indexes its source files and places the patch's
 /// gold chunks. Errors name the instance. `syntax` keeps parsed files across snapshots of the
 /// same repository.
 pub fn index_instance(
@@ -47,7 +47,7 @@ pub fn index_instance(
     let fail = |m: String| Error::context(&inst.instance_id, m);
     let patch =
         parse_patch(&inst.patch).map_err(|e| fail(format!("patch line {}: {}", e.line, e.message)))?;
-    let wanted = |p: &str| is_python_path(p) && !(opts.exclude_tests && is_test_path(p));
+    let wanted = |p: &str| is_source_path(p) && !(opts.exclude_tests && is_test_path(p));
     let snapshot = read_snapshot(git_dir, &inst.base_commit, wanted).map_err(|e| fail(e.to_string()))?;
     let texts: Vec<(String, String)> = snapshot
         .files

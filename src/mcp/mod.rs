@@ -5,7 +5,8 @@
 //! index is re-opened through the cache, whose manifest check re-reads only edited files, so
 //! an agent that edits a file and searches again sees its edit. BM25 answers from the start;
 //! the dense index is built (and rebuilt after edits) on a background thread, and every
-//! answer says whether it was ready. Ranking goes through the one [`crate::searcher::Searcher`].
+//! answer says whether it was ready. A `locate` waits for the dense side at most
+//! [`LOCATE_WAIT`]. Ranking goes through the one [`crate::searcher::Searcher`].
 
 pub mod code;
 mod dense_worker;
@@ -17,6 +18,14 @@ mod workspace;
 pub use server::{serve_stdio, CoretServer};
 pub use workspace::{DenseSetup, TowerLoader, Workspace, WorkspaceOptions};
 
+use std::time::Duration;
+
+/// The longest a `locate` waits for the dense side in all (the model loading, the dense index
+/// catching up with an edit, this issue's chunks embedded first on a partial index); past it,
+/// BM25 answers alone and the answer says why. Agents' clients time tool calls out, and on a
+/// cold repository the ~500 chunks an issue asks for take longer than this on a CPU.
+pub const LOCATE_WAIT: Duration = Duration::from_secs(5);
+
 /// Where the dense index stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DenseStatus {
@@ -24,7 +33,8 @@ pub enum DenseStatus {
     Off,
     /// The model is loading.
     Loading,
-    /// Chunks are being embedded for the current index.
+    /// Chunks are being embedded for the current index. The counts are the build's progress
+    /// (chunks to embed, not the index's size): they decide waiting, answers never quote them.
     Building {
         done: usize,
         total: usize,
@@ -39,15 +49,18 @@ impl DenseStatus {
         *self == DenseStatus::Ready
     }
 
-    /// For answers: `ready`, `building (120 of 900 chunks embedded)`, ...
-    pub fn describe(&self) -> String {
-        match self {
-            DenseStatus::Off => "off (the server runs with --retriever bm25)".into(),
-            DenseStatus::Loading => "loading the model".into(),
-            DenseStatus::Building { total: 0, .. } => "building".into(),
-            DenseStatus::Building { done, total } => format!("building ({done} of {total} chunks embedded)"),
-            DenseStatus::Ready => "ready".into(),
-            DenseStatus::Failed(why) => format!("unavailable: {why}"),
+    /// For answers: `ready`, `building (120 of 900 chunks embedded)`, ... The counts are
+    /// `coverage`, the [`crate::semantic::DenseSearcher::coverage`] of the dense index the
+    /// answer describes (None: there is none yet), so that every number in one answer comes
+    /// from one index; the build's progress counters lag or lead it.
+    pub fn describe(&self, coverage: Option<(usize, usize)>) -> String {
+        match (self, coverage) {
+            (DenseStatus::Off, _) => "off (the server runs with --retriever bm25)".into(),
+            (DenseStatus::Failed(why), _) => format!("unavailable: {why}"),
+            (DenseStatus::Loading, _) => "loading the model".into(),
+            (_, Some((ranked, of))) if ranked < of => format!("building ({ranked} of {of} chunks embedded)"),
+            (_, Some(_)) | (DenseStatus::Ready, None) => "ready".into(),
+            (DenseStatus::Building { .. }, None) => "building (no dense index to rank with yet)".into(),
         }
     }
 }

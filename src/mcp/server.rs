@@ -3,9 +3,9 @@
 
 use super::tools::{
     self, LocateAnswer, LocateRequest, NeighboursAnswer, NeighboursRequest, ReadAnswer, ReadRequest,
-    RetrieverName, ToolError,
+    ToolError,
 };
-use super::Workspace;
+use super::{Workspace, LOCATE_WAIT};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
@@ -20,7 +20,8 @@ root; the index is re-read before every call, so your edits show up in the next 
 const LOCATE: &str = "Rank the repository's functions, classes and methods by how likely an issue \
 (bug report, feature request, error message) needs them edited. Returns up to top_k hits with path, \
 start_line/end_line (1-based, inclusive), kind, qualified name, score and the first 40 lines of code; \
-says which retrievers answered and whether the dense index was ready. Test files are left out \
+says which retrievers answered and over how many chunks the dense index ranked. Waits at most 5 s for \
+the dense index (BM25 answers alone after that, and the note says so). Test files are left out \
 unless include_tests is true.";
 
 const NEIGHBOURS: &str = "Callers and callees of one function, class or method (path + qualified \
@@ -58,19 +59,7 @@ impl CoretServer {
     #[tool(description = LOCATE, annotations(title = "Locate code for an issue", read_only_hint = true, open_world_hint = false))]
     async fn locate(&self, Parameters(req): Parameters<LocateRequest>) -> Result<Json<LocateAnswer>, String> {
         let ws = self.workspace.clone();
-        blocking(move || {
-            let (mut searcher, dense) = ws.refresh_for_search()?;
-            if req.retriever == Some(RetrieverName::History) {
-                searcher = ws.with_history(searcher).ok_or_else(|| {
-                    ToolError::Argument {
-                        arg: "retriever",
-                        message: "history: this checkout has no git history to search (not a git repository, or no commits)".into(),
-                    }
-                })?;
-            }
-            tools::locate(&searcher, &dense, ws.default_retriever(), &req)
-        })
-        .await
+        blocking(move || ws.locate(&req, LOCATE_WAIT)).await
     }
 
     #[tool(description = NEIGHBOURS, annotations(title = "Callers and callees", read_only_hint = true, open_world_hint = false))]

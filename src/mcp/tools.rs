@@ -4,16 +4,19 @@
 
 use super::code::{line_count, span_lines};
 use super::sandbox::{resolve, SandboxError};
-use super::DenseStatus;
+use super::{DenseStatus, LOCATE_WAIT};
 use crate::chunk::Chunk;
 use crate::engine::RepoIndex;
 use crate::repo::source::is_test_path;
 use crate::search::Retriever;
-use crate::searcher::Searcher;
+use crate::searcher::{Searcher, QUERY_FIRST_BM25};
+use crate::semantic::DenseSearcher;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
 
 pub const DEFAULT_TOP_K: usize = 10;
 pub const MAX_TOP_K: usize = 200;
@@ -89,9 +92,11 @@ pub struct LocateRequest {
     pub top_k: Option<usize>,
     /// Which ranking: bm25 (lexical, always ready), dense (the CoRet neural retriever), hybrid
     /// (both fused, usually best) or history (files whose past commits' messages match the
-    /// issue; needs a git checkout). Default: hybrid once the dense index is ready, else bm25. A
-    /// dense or hybrid request made before the dense index is ready is answered by bm25, and
-    /// the answer's `note` says so.
+    /// issue; needs a git checkout). Default: hybrid whenever a dense index exists, a partial one
+    /// included while the rest is embedded (`dense_coverage` says over how many chunks), else
+    /// bm25. A call waits at most 5 s for the dense side: a dense or hybrid request it cannot
+    /// answer by then (the model loading, this issue's chunks not embedded yet) is answered by
+    /// bm25, and the answer's `note` says so.
     #[serde(default)]
     pub retriever: Option<RetrieverName>,
     /// Rank test files (tests/, test_*.py, *_test.py, conftest.py) like other code. Default
@@ -107,17 +112,30 @@ pub struct LocateAnswer {
     /// The retrievers behind that ranking (a hybrid fuses bm25 and dense, and history where
     /// it weighs; `rerank` when a reranker re-ordered its head: the server ran with --rerank).
     pub retrievers_used: Vec<String>,
-    /// Whether the dense index was ready for this answer.
+    /// Whether the dense index was complete for this answer.
     pub dense_ready: bool,
-    /// The dense index: ready, building (with progress), loading the model, off, or
+    /// The dense index: ready, building (with its coverage), loading the model, off, or
     /// unavailable with the reason.
     pub dense_status: String,
-    /// Anything the caller should know about this answer (e.g. a dense request answered by bm25).
+    /// The dense index this answer describes (the one it ranked with, else the one standing):
+    /// over how many chunks it ranks, of how many the complete index holds. The same numbers as
+    /// dense_status and note; absent while there is no dense index.
+    pub dense_coverage: Option<DenseCoverage>,
+    /// Anything the caller should know about this answer (e.g. a dense request answered by
+    /// bm25, or a hybrid over a partial dense index).
     pub note: Option<String>,
     /// The index behind the answer; it is re-read before every call, so edits show at once.
     pub index: IndexSummary,
     /// Ranked chunks, best first.
     pub hits: Vec<LocatedChunk>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DenseCoverage {
+    /// Chunks the dense index ranks over (embedded so far).
+    pub ranked: usize,
+    /// Chunks the complete dense index holds.
+    pub of: usize,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -151,12 +169,27 @@ pub struct LocatedChunk {
     pub code_note: Option<String>,
 }
 
-/// Ranks the chunks of `searcher`'s repository for the issue.
+/// Ranks the chunks of `searcher`'s repository for the issue, waiting for the dense side at
+/// most [`LOCATE_WAIT`].
 pub fn locate(
     searcher: &Searcher,
     dense: &DenseStatus,
     default: Option<Retriever>,
     req: &LocateRequest,
+) -> Result<LocateAnswer, ToolError> {
+    locate_within(searcher, dense, default, req, Instant::now() + LOCATE_WAIT)
+}
+
+/// [`locate`], waiting for the dense side until `deadline`. A partial dense index is asked to
+/// embed this issue's chunks first (query-first) in the time left; when they do not come in
+/// time, BM25 answers alone. Every dense figure of the answer (status, coverage, note) is the
+/// [`DenseSearcher::coverage`] of one index: the one ranked with, else the one standing.
+pub fn locate_within(
+    searcher: &Searcher,
+    dense: &DenseStatus,
+    default: Option<Retriever>,
+    req: &LocateRequest,
+    deadline: Instant,
 ) -> Result<LocateAnswer, ToolError> {
     if req.issue.trim().is_empty() {
         return Err(bad("issue", "empty; give the text of the issue to locate"));
@@ -165,40 +198,37 @@ pub fn locate(
     if !(1..=MAX_TOP_K).contains(&top_k) {
         return Err(bad("top_k", format!("{top_k} is out of range 1..={MAX_TOP_K}")));
     }
-    let ready = dense.is_ready() && searcher.has_dense();
-    // A partial index (the rest still embedding) answers too: the query's chunks go first.
-    let usable = ready || searcher.has_dense();
-    let (retriever, mut note) = match req.retriever.map(Retriever::from).or(default) {
-        None if usable => (Retriever::Hybrid, None),
-        None => (Retriever::Bm25, None),
-        Some(r @ (Retriever::Dense | Retriever::Hybrid)) if !usable => {
-            let why = format!("{r} asked for, but the dense index is {}: answered by bm25", dense.describe());
-            (Retriever::Bm25, Some(why))
+    let asked = req.retriever.map(Retriever::from).or(default);
+    let side = match asked {
+        None | Some(Retriever::Dense | Retriever::Hybrid) => {
+            DenseSide::within(searcher, &req.issue, deadline)?
         }
-        Some(r) => (r, None),
+        Some(_) => DenseSide::Standing(searcher.dense.clone()),
+    };
+    let coverage = side.index().map(|d| d.coverage());
+    let status = dense.describe(coverage);
+    let (retriever, note, ranked_with) = match side {
+        DenseSide::Ranks(index) => {
+            let note = coverage.filter(|(ranked, of)| ranked < of).map(|(ranked, of)| {
+                format!(
+                    "dense ranked over {ranked} of {of} chunks: this issue's candidates first, the rest \
+                     are still being embedded (dense_status)"
+                )
+            });
+            (asked.unwrap_or(Retriever::Hybrid), note, Some(index))
+        }
+        DenseSide::Standing(_) => (asked.unwrap_or(Retriever::Bm25), None, None),
+        DenseSide::Missing => (Retriever::Bm25, bm25_note(asked, dense, &status, false), None),
+        DenseSide::Late(_) => (Retriever::Bm25, bm25_note(asked, dense, &status, true), None),
     };
     // Left out: tests rank last (weight 0) and are dropped; included: ranked like other code.
     let mut fusion = searcher.fusion;
     fusion.test_weight = if req.include_tests { 1.0 } else { 0.0 };
-    let view = Searcher {
-        repo: searcher.repo.clone(),
-        dense: searcher.dense.clone(),
-        fusion,
-        ..searcher.clone_sides()
-    };
+    // The dense index here is complete or already holds this issue's chunks (or is None), so
+    // ranking never waits on query-first again.
+    let view = Searcher { dense: ranked_with, fusion, ..searcher.clone_sides() };
     let repo = &searcher.repo;
     let mut sources = HashMap::new();
-    let mut view = view;
-    if !ready && matches!(retriever, Retriever::Dense | Retriever::Hybrid) {
-        // Embeds this issue's chunks first (when the build still runs) and ranks over those.
-        let partial = view.dense_for(&req.issue)?;
-        let (ranked, of) = partial.coverage();
-        note = Some(format!(
-            "dense ranked over {ranked} of {of} chunks: this issue's candidates first, the rest are still \
-             being embedded (dense_status)"
-        ));
-        view.dense = Some(partial);
-    }
     let mut hits = view.search(&req.issue, retriever, view.rerank_depth(top_k))?;
     let mut reranked = false;
     if crate::rerank::reorders(retriever) {
@@ -227,12 +257,74 @@ pub fn locate(
     Ok(LocateAnswer {
         retriever: retriever.as_str().into(),
         retrievers_used: used,
-        dense_ready: ready,
-        dense_status: dense.describe(),
+        dense_ready: coverage.is_some_and(|(ranked, of)| ranked == of),
+        dense_status: status,
+        dense_coverage: coverage.map(|(ranked, of)| DenseCoverage { ranked, of }),
         note,
         index: summary(repo),
         hits,
     })
+}
+
+/// Why BM25 answered a call that wanted the dense side (`late`: a partial index did not embed
+/// the issue's chunks in time); None for a server that runs BM25 only.
+fn bm25_note(asked: Option<Retriever>, dense: &DenseStatus, status: &str, late: bool) -> Option<String> {
+    // A failed build is gone: its chunks are not "embedded next".
+    let why = if late && !matches!(dense, DenseStatus::Failed(_)) {
+        format!(
+            "this issue's chunks were not embedded within the wait (at most {} s a call; the dense \
+             index is {status}). They are embedded next, ahead of the rest, so a later call gets the \
+             dense ranking",
+            LOCATE_WAIT.as_secs()
+        )
+    } else {
+        format!("the dense index is {status}")
+    };
+    match asked {
+        None if *dense == DenseStatus::Off => None,
+        None => Some(format!("answered by bm25 alone: {why}")),
+        Some(r) => Some(format!("{r} asked for, but answered by bm25: {why}")),
+    }
+}
+
+/// The dense index behind one `locate` answer.
+enum DenseSide {
+    /// None to rank with: the model loading or failed, the server BM25 only, or an edited
+    /// index's first partial not published yet.
+    Missing,
+    /// Ranks at once: complete, or partial with this issue's chunks embedded.
+    Ranks(Arc<DenseSearcher>),
+    /// Partial, and this issue's chunks were not embedded by the deadline: BM25 answers. Its
+    /// chunks as they stand are mostly the first files in path order, not this issue's, and a
+    /// dense list over those, standardised, would weigh in the hybrid like a real one.
+    Late(Arc<DenseSearcher>),
+    /// Not needed (bm25 or history asked for): the index as it stands, for the status.
+    Standing(Option<Arc<DenseSearcher>>),
+}
+
+impl DenseSide {
+    /// `searcher`'s dense index for `issue`; a partial one still being built is asked for the
+    /// issue's chunks first and waited for until `deadline` (not [`Searcher::dense_for`], whose
+    /// wait suits a terminal, not an agent's tool call).
+    fn within(searcher: &Searcher, issue: &str, deadline: Instant) -> Result<DenseSide, ToolError> {
+        let Some(dense) = searcher.dense.clone() else { return Ok(DenseSide::Missing) };
+        let Some(first) = dense.query_first().cloned() else { return Ok(DenseSide::Ranks(dense)) };
+        let candidates = searcher.query_candidates(issue, QUERY_FIRST_BM25, dense.skips_tests())?;
+        // Past the deadline the request stays queued: the builder embeds these chunks next, for
+        // a later call.
+        let wait = deadline.saturating_duration_since(Instant::now());
+        Ok(match first.first(candidates, wait) {
+            Some(answered) => DenseSide::Ranks(answered),
+            None => DenseSide::Late(dense),
+        })
+    }
+
+    fn index(&self) -> Option<&Arc<DenseSearcher>> {
+        match self {
+            DenseSide::Ranks(d) | DenseSide::Late(d) | DenseSide::Standing(Some(d)) => Some(d),
+            DenseSide::Missing | DenseSide::Standing(None) => None,
+        }
+    }
 }
 
 pub fn summary(repo: &RepoIndex) -> IndexSummary {

@@ -1,6 +1,7 @@
 use super::*;
 use crate::engine::SyntaxCache;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const CART: &str = "from shop.pricing import apply_discount\n\n\nclass Cart:\n    def total(self, prices):\n        return apply_discount(sum(prices))\n";
 const PRICING: &str =
@@ -26,14 +27,61 @@ fn request(issue: &str) -> LocateRequest {
     LocateRequest { issue: issue.into(), top_k: None, retriever: None, include_tests: false }
 }
 
+/// A partial dense index of the fixture, as a query-first build serves one: `apply_discount`
+/// embedded, the rest of the 4 chunks the complete index holds (tests left out) not yet.
+fn partial_index(searcher: &Searcher, model: &Path) -> DenseSearcher {
+    crate::testkit::write_tiny_bert(model, &["loyalty", "discount", "total", "cart", "return"]);
+    let opts = crate::model::EncoderOptions { max_len: 64, ..Default::default() };
+    let encoder = crate::model::Encoder::load(model, &candle_core::Device::Cpu, opts).unwrap();
+    let towers = crate::model::Towers::tied(Arc::new(encoder));
+    let pricing = searcher.repo.chunks.iter().position(|c| c.name == "apply_discount").unwrap() as u32;
+    let scope = crate::semantic::Scope::First(std::slice::from_ref(&pricing));
+    let mut store = crate::index::dense::VectorStore::in_memory(towers.chunk.dim());
+    let (chunks, graph) = (&searcher.repo.chunks, &searcher.repo.graph);
+    let opts = crate::semantic::DenseOptions::default();
+    let progress = crate::progress::NoProgress;
+    DenseSearcher::build_scoped(towers, chunks, graph, opts, &mut store, &progress, scope).unwrap()
+}
+
+/// The `N of M` counts a text quotes.
+fn counts(text: &str) -> Vec<(usize, usize)> {
+    let words: Vec<&str> =
+        text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    words
+        .windows(3)
+        .filter(|w| w[1] == "of")
+        .filter_map(|w| Some((w[0].parse().ok()?, w[2].parse().ok()?)))
+        .collect()
+}
+
+/// One source for the dense figures of an answer: every count its status and note quote is
+/// its `dense_coverage`, a partial one is quoted by the status, and `dense_ready` agrees.
+fn assert_counts_agree(answer: &LocateAnswer) {
+    let coverage = answer.dense_coverage.map(|c| (c.ranked, c.of));
+    for text in [Some(answer.dense_status.as_str()), answer.note.as_deref()].into_iter().flatten() {
+        for quoted in counts(text) {
+            assert_eq!(Some(quoted), coverage, "{text}");
+        }
+    }
+    if let Some(partial) = coverage.filter(|(ranked, of)| ranked < of) {
+        assert!(counts(&answer.dense_status).contains(&partial), "{}", answer.dense_status);
+    }
+    assert_eq!(answer.dense_ready, coverage.is_some_and(|(ranked, of)| ranked == of));
+}
+
 #[test]
 fn locate_ranks_with_bm25_before_the_dense_index_is_ready_and_says_so() {
     let (_dir, searcher) = fixture();
+    // The build has started but published no index yet; its progress counters are not quoted.
     let building = DenseStatus::Building { done: 3, total: 9 };
     let answer = locate(&searcher, &building, None, &request("the loyalty discount is wrong")).unwrap();
     assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("bm25", false));
     assert_eq!(answer.retrievers_used, ["bm25"]);
-    assert_eq!(answer.note, None, "bm25 is the default before the dense index is ready");
+    assert_eq!(answer.dense_status, "building (no dense index to rank with yet)");
+    assert_eq!(answer.dense_coverage, None);
+    let note = answer.note.as_deref().expect("bm25 answering the default says so");
+    assert!(note.starts_with("answered by bm25 alone: the dense index is building"), "{note}");
+    assert_counts_agree(&answer);
     let top = &answer.hits[0];
     assert_eq!(
         (top.path.as_str(), top.name.as_str(), top.kind.as_str()),
@@ -47,7 +95,8 @@ fn locate_ranks_with_bm25_before_the_dense_index_is_ready_and_says_so() {
     let answer = locate(&searcher, &building, None, &dense).unwrap();
     assert_eq!(answer.retriever, "bm25");
     let note = answer.note.unwrap();
-    assert!(note.contains("dense asked for") && note.contains("building (3 of 9"), "{note}");
+    assert!(note.starts_with("dense asked for, but answered by bm25: the dense index is building"), "{note}");
+    assert!(counts(&note).is_empty(), "no progress counter quoted: {note}");
 }
 
 #[test]
@@ -127,24 +176,63 @@ fn read_returns_lines_and_refuses_what_it_cannot_serve_whole() {
 }
 
 /// While the dense index is still embedding, a partial one (query-first) answers the hybrid,
-/// and the note says over how many chunks dense ranked.
+/// and the status, the note and `dense_coverage` all say over how many chunks dense ranked.
 #[test]
 fn locate_answers_from_a_partial_dense_index_and_says_how_partial() {
     let (dir, searcher) = fixture();
-    let model = dir.path().join("model");
-    crate::testkit::write_tiny_bert(&model, &["loyalty", "discount", "total", "cart", "return"]);
-    let opts = crate::model::EncoderOptions { max_len: 64, ..Default::default() };
-    let encoder = crate::model::Encoder::load(&model, &candle_core::Device::Cpu, opts).unwrap();
-    let towers = crate::model::Towers::tied(Arc::new(encoder));
-    let pricing = searcher.repo.chunks.iter().position(|c| c.name == "apply_discount").unwrap() as u32;
-    let scope = crate::semantic::Scope::First(std::slice::from_ref(&pricing));
-    let dense_opts = crate::semantic::DenseOptions::default();
-    let partial =
-        searcher.with_dense_scoped(towers, dense_opts, scope, &crate::progress::NoProgress).unwrap();
-    let building = DenseStatus::Building { done: 1, total: 4 };
-    let answer = locate(&partial, &building, None, &request("the loyalty discount is wrong")).unwrap();
+    let partial = partial_index(&searcher, &dir.path().join("model"));
+    let searcher = Searcher { dense: Some(Arc::new(partial)), ..searcher.clone_sides() };
+    // The build's progress (chunks left to embed, as issue #53 saw: "0 of 915") is not the
+    // index's size: the answer quotes the index it ranked with.
+    let building = DenseStatus::Building { done: 0, total: 915 };
+    let answer = locate(&searcher, &building, None, &request("the loyalty discount is wrong")).unwrap();
     assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("hybrid", false));
-    let note = answer.note.expect("a partial answer says so");
+    assert_eq!(answer.dense_coverage, Some(DenseCoverage { ranked: 1, of: 4 }));
+    assert_eq!(answer.dense_status, "building (1 of 4 chunks embedded)");
+    let note = answer.note.as_deref().expect("a partial answer says so");
     assert!(note.contains("dense ranked over 1 of 4 chunks"), "{note}");
+    assert_counts_agree(&answer);
     assert_eq!(answer.hits[0].name, "apply_discount");
+
+    let bm25 = LocateRequest { retriever: Some(RetrieverName::Bm25), ..request("loyalty discount") };
+    let answer = locate(&searcher, &building, None, &bm25).unwrap();
+    assert_eq!((answer.retriever.as_str(), answer.note.as_deref()), ("bm25", None));
+    assert_eq!(answer.dense_coverage, Some(DenseCoverage { ranked: 1, of: 4 }), "the index as it stands");
+    assert_counts_agree(&answer);
+}
+
+/// A partial index whose builder does not embed this issue's chunks in time (here: never
+/// serves the request, as a cold repository's ~500 candidates on a CPU): `locate` answers with
+/// BM25 by its deadline instead of blocking on the builder, and says why.
+#[test]
+fn locate_answers_with_bm25_by_its_deadline_when_the_issues_chunks_are_not_embedded_in_time() {
+    let (dir, searcher) = fixture();
+    let partial = partial_index(&searcher, &dir.path().join("model"));
+    // Kept open and never read: the builder is busy.
+    let (handle, _queue) = crate::query_first::QueryFirst::channel();
+    let dense = Arc::new(partial.with_query_first(handle));
+    let searcher = Searcher { dense: Some(dense), ..searcher.clone_sides() };
+    let building = DenseStatus::Building { done: 0, total: 915 };
+    let issue = request("the loyalty discount is wrong");
+    let start = Instant::now();
+    let deadline = start + Duration::from_millis(300);
+    let answer = locate_within(&searcher, &building, None, &issue, deadline).unwrap();
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(3), "answered by the deadline, not after the builder: {took:?}");
+    assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("bm25", false));
+    assert_eq!(answer.retrievers_used, ["bm25"]);
+    assert_eq!(answer.dense_coverage, Some(DenseCoverage { ranked: 1, of: 4 }));
+    assert_eq!(answer.dense_status, "building (1 of 4 chunks embedded)");
+    let note = answer.note.as_deref().expect("says why bm25 answered");
+    let why = "answered by bm25 alone: this issue's chunks were not embedded within the wait";
+    assert!(note.starts_with(why), "{note}");
+    assert_counts_agree(&answer);
+    assert_eq!(answer.hits[0].name, "apply_discount");
+
+    let dense = LocateRequest { retriever: Some(RetrieverName::Dense), ..request("loyalty discount") };
+    let answer = locate_within(&searcher, &building, None, &dense, Instant::now()).unwrap();
+    assert_eq!(answer.retriever, "bm25");
+    let note = answer.note.as_deref().unwrap_or_default();
+    assert!(note.starts_with("dense asked for, but answered by bm25: this issue's chunks"), "{note}");
+    assert_counts_agree(&answer);
 }

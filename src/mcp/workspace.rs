@@ -2,6 +2,7 @@
 //! every call, and the dense index that a background thread keeps up with it.
 
 use super::dense_worker::{self, Job};
+use super::tools::{self, LocateAnswer, LocateRequest, RetrieverName, ToolError};
 use super::DenseStatus;
 use crate::engine::{CacheState, IndexOptions, RepoIndex};
 use crate::error::{Error, Result};
@@ -15,14 +16,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a call waits for the dense index to catch up with an edit (a few changed chunks
-/// embed in well under this) before BM25 answers alone.
+/// embed in well under this) before BM25 answers alone; a `locate` waits less when its
+/// [`super::LOCATE_WAIT`] ends sooner.
 const DENSE_CATCH_UP: Duration = Duration::from_secs(3);
-/// How long a `locate` waits for a dense index that is nearly there (the model loading over
-/// cached vectors, or a few chunks left to embed) rather than answer with BM25 alone.
-const MODEL_WAIT: Duration = Duration::from_secs(5);
 /// At most this many chunks left to embed count as "nearly there" (a second or two on a CPU).
 const NEARLY_EMBEDDED: usize = 64;
 
@@ -30,8 +29,8 @@ const NEARLY_EMBEDDED: usize = 64;
 pub struct WorkspaceOptions {
     pub index: IndexOptions,
     pub fusion: FusionParams,
-    /// What `locate` ranks by when a call names no retriever (None: hybrid once the dense
-    /// index is ready, else BM25).
+    /// What `locate` ranks by when a call names no retriever (None: the hybrid whenever a dense
+    /// index exists, a partial one included, else BM25).
     pub default_retriever: Option<Retriever>,
 }
 
@@ -131,6 +130,12 @@ impl Workspace {
     /// returns the searcher over it. When the chunks changed, the dense index is rebuilt on
     /// its thread; a call waits a little for it when it was ready before the edit.
     pub fn refresh(&self) -> Result<(Arc<Searcher>, DenseStatus)> {
+        self.refresh_until(Instant::now() + DENSE_CATCH_UP)
+    }
+
+    /// [`Workspace::refresh`], waiting for the dense index to catch up with an edit at most
+    /// until `catch_up`.
+    fn refresh_until(&self, catch_up: Instant) -> Result<(Arc<Searcher>, DenseStatus)> {
         let _one = lock(&self.refresh);
         let (current, _) = self.shared.snapshot();
         // Nothing on disk moved since a re-read that found the cache warm: that re-read's
@@ -171,7 +176,7 @@ impl Workspace {
         };
         let queued = self.jobs.as_ref().is_some_and(|tx| tx.send(Job { generation, searcher }).is_ok());
         if queued && was_ready {
-            self.shared.wait_for_dense(generation, DENSE_CATCH_UP);
+            self.shared.wait_for_dense(generation, catch_up.saturating_duration_since(Instant::now()));
         }
         Ok(self.shared.snapshot())
     }
@@ -180,16 +185,40 @@ impl Workspace {
 impl Workspace {
     /// [`Workspace::refresh`], then, while the dense index is nearly ready (the model loading
     /// — over cached vectors that is all it lacks — or a few chunks left to embed), waits for
-    /// it, at most [`MODEL_WAIT`]: the first answer is then the hybrid, not BM25 alone. A cold
+    /// it until `deadline` at most: the first answer is then the hybrid, not BM25 alone. A cold
     /// index with thousands of chunks to embed is not waited for.
-    pub fn refresh_for_search(&self) -> Result<(Arc<Searcher>, DenseStatus)> {
-        let mut now = self.refresh()?;
-        let deadline = std::time::Instant::now() + MODEL_WAIT;
-        while nearly_ready(&now.1) && std::time::Instant::now() < deadline {
+    pub fn refresh_for_search(&self, deadline: Instant) -> Result<(Arc<Searcher>, DenseStatus)> {
+        let mut now = self.refresh_until(deadline.min(Instant::now() + DENSE_CATCH_UP))?;
+        while nearly_ready(&now.1) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(25));
             now = self.shared.snapshot();
         }
         Ok(now)
+    }
+
+    /// One `locate` call: re-reads the repository and ranks, waiting for the dense side `wait`
+    /// at most in all (the server's is [`super::LOCATE_WAIT`]): the model loading, a rebuild
+    /// after an edit, and a partial index embedding this chunks share it.
+    pub fn locate(
+        &self,
+        req: &LocateRequest,
+        wait: Duration,
+    ) -> std::result::Result<LocateAnswer, ToolError> {
+        const NO_HISTORY: &str =
+            "history: this checkout has no git history to search (not a git repository, or no commits)";
+        let deadline = Instant::now() + wait;
+        let asked = req.retriever.map(Retriever::from).or(self.default_retriever());
+        // bm25 and history need nothing of the dense side: they do not wait for it.
+        let (mut searcher, dense) = if matches!(asked, Some(Retriever::Bm25 | Retriever::History)) {
+            self.refresh_until(Instant::now())?
+        } else {
+            self.refresh_for_search(deadline)?
+        };
+        if req.retriever == Some(RetrieverName::History) {
+            let no_history = || ToolError::Argument { arg: "retriever", message: NO_HISTORY.into() };
+            searcher = self.with_history(searcher).ok_or_else(no_history)?;
+        }
+        tools::locate_within(&searcher, &dense, self.default_retriever(), req, deadline)
     }
 }
 

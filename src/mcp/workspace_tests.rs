@@ -1,6 +1,7 @@
 use super::*;
 use crate::engine::CacheState;
 use crate::mcp::tools::{locate, LocateRequest, RetrieverName};
+use crate::mcp::LOCATE_WAIT;
 use crate::model::{Encoder, EncoderOptions, Towers};
 use std::sync::Arc;
 use std::time::Instant;
@@ -128,9 +129,39 @@ fn the_first_locate_waits_for_a_model_that_is_loading_rather_than_answer_bm25_al
     });
     let ws = workspace(&root, &cache, Some(DenseSetup { load: slow, opts: DenseOptions::default() }));
     assert_eq!(ws.current().1, DenseStatus::Loading);
-    let (searcher, dense) = ws.refresh_for_search().unwrap();
-    let answer = locate(&searcher, &dense, None, &ask("alpha calls beta")).unwrap();
+    let answer = ws.locate(&ask("alpha calls beta"), LOCATE_WAIT).unwrap();
     assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("hybrid", true), "{}", answer.dense_status);
+}
+
+/// Issue #53: a model that loads for longer than a call waits (a cold start) must not hold
+/// the first `locate`: BM25 answers within the wait and the answer says why.
+#[test]
+fn a_model_slower_than_the_wait_leaves_bm25_answering_within_it_and_says_so() {
+    let (_dir, root, cache) = repo();
+    // It never loads: the thread outlives the test without touching its files.
+    let slow: TowerLoader = Box::new(|| {
+        std::thread::sleep(Duration::from_secs(4));
+        Err("too slow".into())
+    });
+    let ws = workspace(&root, &cache, Some(DenseSetup { load: slow, opts: DenseOptions::default() }));
+    let wait = Duration::from_millis(300);
+    let start = Instant::now();
+    let answer = ws.locate(&ask("alpha calls beta"), wait).unwrap();
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(3), "answered within the wait, not after the model: {took:?}");
+    assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("bm25", false));
+    assert_eq!(answer.retrievers_used, ["bm25"]);
+    assert_eq!((answer.dense_status.as_str(), answer.dense_coverage), ("loading the model", None));
+    let note = answer.note.as_deref().unwrap_or_default();
+    assert_eq!(note, "answered by bm25 alone: the dense index is loading the model");
+    assert!(!answer.hits.is_empty());
+
+    // bm25 asked for does not wait at all.
+    let bm25 = LocateRequest { retriever: Some(RetrieverName::Bm25), ..ask("alpha calls beta") };
+    let start = Instant::now();
+    let answer = ws.locate(&bm25, Duration::from_secs(30)).unwrap();
+    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert_eq!((answer.retriever.as_str(), answer.note.as_deref()), ("bm25", None));
 }
 
 #[test]

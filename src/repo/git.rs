@@ -16,6 +16,9 @@ pub struct Snapshot {
     pub commit: String,
     /// `(repository-relative path with '/' separators, file bytes)`, sorted by path.
     pub files: Vec<(String, Vec<u8>)>,
+    /// Files whose blob the clone lacks (a partial mirror leaves out some very large blobs):
+    /// skipped and counted, never fatal.
+    pub missing: Vec<String>,
 }
 
 impl Snapshot {
@@ -70,9 +73,16 @@ pub fn read_snapshot(git_dir: &Path, commit: &str, filter: impl Fn(&str) -> bool
         .filter(|e| e.is_regular_blob() && filter(&e.path))
         .collect();
     let blobs = cat_blobs(git_dir, entries.iter().map(|e| e.object.as_str()))?;
-    let mut files: Vec<(String, Vec<u8>)> = entries.into_iter().map(|e| e.path).zip(blobs).collect();
+    let mut files = Vec::with_capacity(entries.len());
+    let mut missing = Vec::new();
+    for (entry, blob) in entries.into_iter().zip(blobs) {
+        match blob {
+            Some(bytes) => files.push((entry.path, bytes)),
+            None => missing.push(entry.path),
+        }
+    }
     files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(Snapshot { commit: sha, files })
+    Ok(Snapshot { commit: sha, files, missing })
 }
 
 /// The bytes of one file at `commit`; `Ok(None)` when the commit has no regular file there.
@@ -84,7 +94,7 @@ pub fn read_file_at(git_dir: &Path, commit: &str, path: &str) -> Result<Option<V
         return Ok(None);
     };
     let mut blobs = cat_blobs(git_dir, std::iter::once(entry.object.as_str()))?;
-    Ok(blobs.pop())
+    Ok(blobs.pop().flatten())
 }
 
 /// The raw `git log` of `revs` (e.g. `["--all"]`, `["HEAD", "^OLD"]`) for the history
@@ -177,7 +187,8 @@ fn parse_ls_tree(out: &[u8]) -> std::result::Result<Vec<TreeEntry>, String> {
 
 /// Stream blobs through one `git cat-file --batch`, in the order given. A writer thread
 /// feeds object names while this thread reads, so neither pipe can fill up and stall.
-fn cat_blobs<'a>(git_dir: &Path, objects: impl Iterator<Item = &'a str>) -> Result<Vec<Vec<u8>>> {
+/// A blob the repository lacks comes back as `None`.
+fn cat_blobs<'a>(git_dir: &Path, objects: impl Iterator<Item = &'a str>) -> Result<Vec<Option<Vec<u8>>>> {
     let names: Vec<String> = objects.map(str::to_string).collect();
     if names.is_empty() {
         return Ok(Vec::new());
@@ -228,7 +239,7 @@ fn child_wait(child: &mut Child, git_dir: &Path) -> Result<bool> {
 }
 
 /// Read `count` `--batch` responses: `OBJECT TYPE SIZE\n<SIZE bytes>\n`, or `OBJECT missing\n`.
-fn read_batch(mut out: impl BufRead, count: usize) -> std::result::Result<Vec<Vec<u8>>, String> {
+fn read_batch(mut out: impl BufRead, count: usize) -> std::result::Result<Vec<Option<Vec<u8>>>, String> {
     let mut blobs = Vec::with_capacity(count);
     let mut header = String::new();
     for _ in 0..count {
@@ -237,13 +248,16 @@ fn read_batch(mut out: impl BufRead, count: usize) -> std::result::Result<Vec<Ve
         let fields: Vec<&str> = header.split_whitespace().collect();
         let size: usize = match fields.as_slice() {
             [_, _, size] => size.parse().map_err(|_| format!("bad header {header:?}"))?,
-            [object, "missing"] => return Err(format!("object {object} missing")),
+            [_, "missing"] => {
+                blobs.push(None);
+                continue;
+            }
             _ => return Err(format!("unexpected output {header:?}")),
         };
         let mut data = vec![0; size + 1];
         out.read_exact(&mut data).map_err(|e| e.to_string())?;
         data.pop(); // the newline after each object
-        blobs.push(data);
+        blobs.push(Some(data));
     }
     Ok(blobs)
 }

@@ -1,4 +1,4 @@
-//! Deciding whether a file's bytes are indexable Python source.
+//! Deciding whether a file's bytes are indexable source text.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +13,8 @@ pub enum SkipReason {
     OutsideRoot,
     /// A FIFO, socket or device.
     NotRegular,
+    /// Code in a language the index does not take (unsupported, or left out by `--lang`).
+    OtherLanguage,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -24,6 +26,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::Unreadable => "unreadable",
             SkipReason::OutsideRoot => "outside the repository",
             SkipReason::NotRegular => "not a regular file",
+            SkipReason::OtherLanguage => "another language",
         })
     }
 }
@@ -39,6 +42,9 @@ pub struct SkipCounts {
     pub outside_root: usize,
     #[serde(default)]
     pub not_regular: usize,
+    /// Code files of languages the index does not take: counted, never an error.
+    #[serde(default)]
+    pub other_language: usize,
 }
 
 impl SkipCounts {
@@ -50,9 +56,12 @@ impl SkipCounts {
             SkipReason::Unreadable => self.unreadable += 1,
             SkipReason::OutsideRoot => self.outside_root += 1,
             SkipReason::NotRegular => self.not_regular += 1,
+            SkipReason::OtherLanguage => self.other_language += 1,
         }
     }
 
+    /// Files that could not be indexed (code in other languages is not counted here: it was
+    /// never meant to be).
     pub fn total(&self) -> usize {
         self.binary + self.too_large + self.not_utf8 + self.unreadable + self.outside_root + self.not_regular
     }
@@ -61,19 +70,18 @@ impl SkipCounts {
 /// Default limit on a source file's size; generated or vendored giants rarely hold the code to edit.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
 
-/// Is this path a Python source file we index?
-pub fn is_python_path(path: &str) -> bool {
-    path.ends_with(".py")
-}
+pub use crate::lang::{is_source_path, is_test_path};
 
-/// Is this a test file by the usual Python conventions (`tests/`, `test_*.py`, `*_test.py`,
-/// `conftest.py`)? SWE-bench patches never edit tests, so eval can measure an index without them.
-pub fn is_test_path(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    path.split('/').rev().skip(1).any(|dir| dir == "tests" || dir == "test" || dir == "testing")
-        || file.starts_with("test_")
-        || file.ends_with("_test.py")
-        || file == "conftest.py"
+/// Extensions of code in languages the table has no row for: counted when a walk meets them,
+/// so a user sees what an index leaves out.
+const OTHER_CODE: &[&str] = &[
+    "rb", "php", "kt", "kts", "swift", "cs", "scala", "m", "mm", "lua", "pl", "pm", "r", "jl", "dart", "ex",
+    "exs", "erl", "hs", "ml", "clj", "groovy", "vue", "svelte", "zig", "nim", "fs", "vb",
+];
+
+/// Code in a language without a row in the table (`.rb`, `.kt`, `.swift`, …).
+pub fn is_other_code_path(path: &str) -> bool {
+    OTHER_CODE.contains(&crate::lang::extension(path).as_str())
 }
 
 /// Turns raw bytes into source text, or says why not. A NUL byte in the first 8 KiB marks a

@@ -1,10 +1,12 @@
-//! Walking a working tree for Python sources, honouring `.gitignore` and `.ignore`.
+//! Walking a working tree for source files of the languages asked for, honouring
+//! `.gitignore` and `.ignore`.
 
-use super::source::{is_python_path, SkipCounts, SkipReason};
+use super::source::{is_other_code_path, SkipCounts, SkipReason};
+use crate::lang::{is_source_path, LangSet};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-/// A Python file found by the walk; its content is read later (and only if it changed).
+/// A source file found by the walk; its content is read later (and only if it changed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoundFile {
     /// Repository-relative, `/`-separated.
@@ -29,10 +31,11 @@ pub struct WalkResult {
     pub notes: Vec<String>,
 }
 
-/// Lists the `.py` files under `root`, sorted by path. Hidden directories and files, and
-/// whatever `.gitignore`/`.ignore` exclude, are left out (also outside a git repository).
-/// Symlinks are followed; loops and unreadable entries are counted, never fatal.
-pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
+/// Lists the source files of `langs` under `root`, sorted by path. Hidden directories and
+/// files, and whatever `.gitignore`/`.ignore` exclude, are left out (also outside a git
+/// repository). Symlinks are followed; loops and unreadable entries are counted, never fatal;
+/// code in other languages (or left out by `langs`) is counted as such.
+pub fn walk_sources(root: &Path, max_file_size: u64, langs: LangSet) -> WalkResult {
     let mut result = WalkResult::default();
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     // (path relative to the real root, the file as the walk found it)
@@ -49,22 +52,25 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             // A FIFO, socket or device named like a source: counted, never opened (a FIFO blocks).
             let special = entry.file_type().is_some_and(|t| !t.is_dir() && !t.is_symlink());
-            if special && entry.path().extension().is_some_and(|e| e == "py") {
+            if special && entry.path().to_str().is_some_and(|p| langs.takes(p)) {
                 result.skipped.add(SkipReason::NotRegular);
                 result.notes.push(format!("{}: not a regular file", entry.path().display()));
             }
             continue;
         }
         let Some(rel) = relative_path(root, entry.path()) else {
-            // A Python file whose name is not UTF-8 cannot be shown or cited faithfully:
+            // A source file whose name is not UTF-8 cannot be shown or cited faithfully:
             // counted and named (lossily), never silently dropped.
-            if entry.path().extension().is_some_and(|e| e == "py") {
+            if langs.takes(&entry.path().to_string_lossy()) {
                 result.skipped.add(SkipReason::NotUtf8);
                 result.notes.push(format!("{}: file name is not UTF-8", entry.path().to_string_lossy()));
             }
             continue;
         };
-        if !is_python_path(&rel) {
+        if !langs.takes(&rel) {
+            if is_source_path(&rel) || is_other_code_path(&rel) {
+                result.skipped.add(SkipReason::OtherLanguage);
+            }
             continue;
         }
         let meta = match entry.metadata() {
@@ -121,7 +127,7 @@ pub fn walk_python(root: &Path, max_file_size: u64) -> WalkResult {
     result
 }
 
-/// The walk both [`walk_python`] and [`has_python_file`] take.
+/// The walk both [`walk_sources`] and [`has_source_file`] take.
 fn walker(root: &Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root)
         .hidden(true)
@@ -134,12 +140,12 @@ fn walker(root: &Path) -> ignore::Walk {
         .build()
 }
 
-/// Whether the walk would find at least one Python file under `root`: stops at the first, so
-/// a client can refuse a directory without Python before loading anything.
-pub fn has_python_file(root: &Path) -> bool {
+/// Whether the walk would find at least one source file of `langs` under `root`: stops at the
+/// first, so a client can refuse a directory without one before loading anything.
+pub fn has_source_file(root: &Path, langs: LangSet) -> bool {
     walker(root).flatten().any(|e| {
         e.file_type().is_some_and(|t| t.is_file())
-            && relative_path(root, e.path()).is_some_and(|rel| is_python_path(&rel))
+            && relative_path(root, e.path()).is_some_and(|rel| langs.takes(&rel))
     })
 }
 
@@ -176,23 +182,23 @@ mod tests {
         std::fs::write(dir.path().join("ok.py"), "def f():\n    pass\n").unwrap();
         let bad = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.py"));
         std::fs::write(bad, "def g():\n    pass\n").unwrap();
-        let walk = walk_python(dir.path(), 1 << 20);
+        let walk = walk_sources(dir.path(), 1 << 20, LangSet::all());
         assert_eq!(walk.files.len(), 1);
         assert_eq!(walk.skipped.not_utf8, 1);
         assert!(walk.notes.iter().any(|n| n.contains("not UTF-8")), "{:?}", walk.notes);
     }
 
     #[test]
-    fn a_directory_without_python_has_no_python_file() {
+    fn a_directory_without_source_has_no_source_file() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(!has_python_file(dir.path()), "empty");
+        assert!(!has_source_file(dir.path(), LangSet::all()), "empty");
         std::fs::write(dir.path().join("README.md"), "# not python\n").unwrap();
         std::fs::create_dir_all(dir.path().join(".hidden")).unwrap();
         std::fs::write(dir.path().join(".hidden/x.py"), "x = 1\n").unwrap();
-        assert!(!has_python_file(dir.path()), "hidden files are not walked");
+        assert!(!has_source_file(dir.path(), LangSet::all()), "hidden files are not walked");
         std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
         std::fs::write(dir.path().join("pkg/m.py"), "x = 1\n").unwrap();
-        assert!(has_python_file(dir.path()));
+        assert!(has_source_file(dir.path(), LangSet::all()));
     }
 }
 
@@ -210,7 +216,7 @@ mod symlink_tests {
         std::os::unix::fs::symlink("..", root.join("up")).unwrap();
         std::os::unix::fs::symlink(outer.path().join("outside.py"), root.join("linked.py")).unwrap();
         std::os::unix::fs::symlink("pkg/a.py", root.join("alias.py")).unwrap();
-        let walk = walk_python(&root, 1 << 20);
+        let walk = walk_sources(&root, 1 << 20, LangSet::all());
         let paths: Vec<&str> = walk.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, ["pkg/a.py"], "{:?}", walk.notes);
         assert!(walk.skipped.outside_root >= 2, "{:?} {:?}", walk.skipped, walk.notes);

@@ -1,6 +1,6 @@
 //! Training instances from a repository's commit history (the hidden mode's `--mine`): each
-//! commit whose cleaned message reads like an issue, paired with the functions its Python
-//! changes edit, in the `train-prs` format ([`Instance`]).
+//! commit whose cleaned message reads like an issue, paired with the functions its changes
+//! edit in any language of the table (`crate::lang`), in the `train-prs` format ([`Instance`]).
 //!
 //! Per commit, newest history first read, oldest first decided (so an original comes before
 //! its copies):
@@ -8,9 +8,9 @@
 //! - reverts and cherry-picks are skipped on their messages' marks;
 //! - the message, a backport's prefix ([`strip_backport`]) off, is cleaned ([`clean_message`])
 //!   and must keep `min_message` characters;
-//! - the patch is `git diff PARENT COMMIT` of the non-test `.py` files the commit changes
+//! - the patch is `git diff PARENT COMMIT` of the non-test source files the commit changes
 //!   (tests are left out as SWE-bench's patches leave them out); a commit changing only
-//!   tests, or no Python, is skipped;
+//!   tests, or no supported language, is skipped;
 //! - gold: the eval's rules ([`gold_chunks`] on [`parse_patch`]) over the parent's files, each
 //!   chunked as the index chunks it; 1..=`max_gold` chunks are kept;
 //! - duplicates: a message whose [`message_key`] was already kept (a backport if it carried a
@@ -29,7 +29,7 @@ use crate::eval::instances::Instance;
 use crate::eval::patch::parse_patch;
 use crate::history::log::parse_log;
 use crate::repo::git::{git_dir_of, log_history, read_snapshot, rev_parse, run_git};
-use crate::repo::source::{decode_source, is_python_path, is_test_path, DEFAULT_MAX_FILE_SIZE};
+use crate::repo::source::{decode_source, is_source_path, is_test_path, DEFAULT_MAX_FILE_SIZE};
 
 /// What the miner keeps.
 #[derive(Clone, Debug)]
@@ -42,7 +42,7 @@ pub struct MineOptions {
     pub max_commits: Option<usize>,
     /// Only commits not reachable from this revision (`REF..HEAD`).
     pub since: Option<String>,
-    /// Larger Python files are left out, as the index leaves them out.
+    /// Larger source files are left out, as the index leaves them out.
     pub max_file_size: u64,
 }
 
@@ -70,12 +70,12 @@ pub enum Skip {
     Merge,
     Revert,
     CherryPick,
-    NoPython,
+    NoSource,
     TestsOnly,
     ShortMessage,
     /// The parent's files could not be read or the diff not parsed.
     Unreadable,
-    /// The Python changes touch no chunk of the parent (only new files, blank lines, …).
+    /// The source changes touch no chunk of the parent (only new files, blank lines, …).
     NoGold,
     TooManyGold,
     Backport,
@@ -90,7 +90,7 @@ impl Skip {
             Skip::Merge => "merge",
             Skip::Revert => "revert",
             Skip::CherryPick => "cherry-pick",
-            Skip::NoPython => "no Python",
+            Skip::NoSource => "no supported language",
             Skip::TestsOnly => "tests only",
             Skip::ShortMessage => "short message",
             Skip::Unreadable => "unreadable",
@@ -134,14 +134,14 @@ impl MineReport {
 
 /// Mines `path` (a bare repository, a `.git` directory or a work tree) for `repo`
 /// (`owner/name`). Errors name the path: not a git repository, or a history (of the commits
-/// asked for) that changes no Python file.
+/// asked for) that changes no source file of a supported language.
 pub fn mine(path: &Path, repo: &str, opts: &MineOptions) -> Result<(Vec<Mined>, MineReport)> {
     let git_dir = git_dir_of(path).ok_or_else(|| Error::Root {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a git repository"),
     })?;
     if rev_parse(&git_dir, "HEAD").is_none() {
-        return Err(Error::NoPythonHistory { git_dir });
+        return Err(Error::NoSourceHistory { git_dir });
     }
     let mut revs: Vec<String> = vec!["HEAD".into()];
     if let Some(since) = &opts.since {
@@ -155,8 +155,8 @@ pub fn mine(path: &Path, repo: &str, opts: &MineOptions) -> Result<(Vec<Mined>, 
     }
     let revs: Vec<&str> = revs.iter().map(String::as_str).collect();
     let mut commits = parse_log(&log_history(&git_dir, &revs)?);
-    if !commits.iter().any(|c| c.files.iter().any(|f| is_python_path(f))) {
-        return Err(Error::NoPythonHistory { git_dir });
+    if !commits.iter().any(|c| c.files.iter().any(|f| is_source_path(f))) {
+        return Err(Error::NoSourceHistory { git_dir });
     }
     let dates = commit_dates(&git_dir, &revs)?;
     commits.reverse(); // oldest first: an original is decided before its copies
@@ -184,10 +184,10 @@ pub fn mine(path: &Path, repo: &str, opts: &MineOptions) -> Result<(Vec<Mined>, 
             skip(why);
             continue;
         }
-        let python: Vec<&String> = c.files.iter().filter(|f| is_python_path(f)).collect();
-        let code: Vec<String> = python.iter().filter(|f| !is_test_path(f)).map(|f| f.to_string()).collect();
+        let sources: Vec<&String> = c.files.iter().filter(|f| is_source_path(f)).collect();
+        let code: Vec<String> = sources.iter().filter(|f| !is_test_path(f)).map(|f| f.to_string()).collect();
         if code.is_empty() {
-            skip(if python.is_empty() { Skip::NoPython } else { Skip::TestsOnly });
+            skip(if sources.is_empty() { Skip::NoSource } else { Skip::TestsOnly });
             continue;
         }
         // The prefix goes first: cleaning would take `Backport PR #12:` for a reference.
@@ -232,6 +232,8 @@ pub fn mine(path: &Path, repo: &str, opts: &MineOptions) -> Result<(Vec<Mined>, 
             patch: found.patch,
             hints_text: None,
             created_at: dates.get(&c.id).cloned(),
+            // The language of the first file the fix edits: eval and training report by it.
+            language: c.paths.first().and_then(|p| crate::lang::lang_of_path(p)).map(|l| l.id().to_string()),
         };
         mined.push(Mined { instance, gold: found.gold, gold_names: found.gold_names });
     }
@@ -246,7 +248,7 @@ struct Candidate {
     parent: String,
     query: String,
     backport: bool,
-    /// The non-test Python files the commit changes.
+    /// The non-test source files the commit changes.
     paths: Vec<String>,
 }
 
@@ -256,9 +258,9 @@ struct Outcome {
     gold_names: Vec<String>,
 }
 
-/// The commit's patch (non-test Python files) and its gold at the parent, or why not.
+/// The commit's patch (non-test source files) and its gold at the parent, or why not.
 fn outcome(git_dir: &Path, c: &Candidate, opts: &MineOptions) -> std::result::Result<Outcome, Skip> {
-    let patch = python_diff(git_dir, &c.parent, &c.id, &c.paths).map_err(|_| Skip::Unreadable)?;
+    let patch = source_diff(git_dir, &c.parent, &c.id, &c.paths).map_err(|_| Skip::Unreadable)?;
     let parsed = parse_patch(&patch).map_err(|_| Skip::Unreadable)?;
     let wanted: HashSet<&str> = parsed.files.iter().map(|f| f.path()).collect();
     let snapshot = read_snapshot(git_dir, &c.parent, |p| wanted.contains(p)).map_err(|_| Skip::Unreadable)?;
@@ -266,7 +268,7 @@ fn outcome(git_dir: &Path, c: &Candidate, opts: &MineOptions) -> std::result::Re
     let files: Vec<(String, String, Vec<crate::chunk::Chunk>)> = snapshot
         .files
         .into_iter()
-        .filter(|(p, _)| is_python_path(p))
+        .filter(|(p, _)| is_source_path(p))
         .filter_map(|(p, bytes)| {
             let text = decode_source(bytes, opts.max_file_size).ok()?;
             let chunks = chunk_file(&p, &text).chunks;
@@ -295,7 +297,7 @@ fn outcome(git_dir: &Path, c: &Candidate, opts: &MineOptions) -> std::result::Re
 
 /// `git diff PARENT COMMIT -- PATHS` as SWE-bench writes patches: unified, three lines of
 /// context, `a/` and `b/` prefixes, renames detected, whatever the user's git configuration.
-fn python_diff(git_dir: &Path, parent: &str, commit: &str, paths: &[String]) -> Result<String> {
+fn source_diff(git_dir: &Path, parent: &str, commit: &str, paths: &[String]) -> Result<String> {
     let mut args: Vec<&str> = vec![
         "--literal-pathspecs",
         "-c",

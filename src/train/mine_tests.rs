@@ -194,7 +194,7 @@ fn mines_a_history_keeping_issue_like_commits_and_their_eval_gold() {
         Skip::ShortMessage,
         Skip::SameMessage,
         Skip::TooManyGold,
-        Skip::NoPython,
+        Skip::NoSource,
         Skip::Backport,
     ] {
         assert_eq!(count(s), 1, "{} in {:?}", s.name(), report.skipped);
@@ -230,15 +230,18 @@ fn a_bad_path_and_a_history_without_python_are_one_line_errors_naming_them() {
     assert!(text.contains(&missing.display().to_string()) && !text.contains('\n'), "{text}");
 
     let err = mine(&repo.dir, "acme/widgets", &MineOptions::default()).unwrap_err();
-    assert!(matches!(err, Error::NoPythonHistory { .. }), "an empty repository: {err}");
+    assert!(matches!(err, Error::NoSourceHistory { .. }), "an empty repository: {err}");
     repo.write("README.md", "# docs only\n");
     repo.commit("Docs only");
     repo.write("docs/index.rst", "Docs\n");
     repo.commit("More docs");
     let err = mine(&repo.dir, "acme/widgets", &MineOptions::default()).unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, Error::NoPythonHistory { .. }), "{text}");
-    assert!(text.contains("widgets/.git") && text.contains("Python") && !text.contains('\n'), "{text}");
+    assert!(matches!(err, Error::NoSourceHistory { .. }), "{text}");
+    assert!(
+        text.contains("widgets/.git") && text.contains("supported language") && !text.contains('\n'),
+        "{text}"
+    );
 }
 
 #[test]

@@ -273,7 +273,7 @@ pub fn dense_negatives(
         return Ok(Vec::new());
     }
     let searcher = Searcher::bm25_only(index.clone());
-    let candidates = searcher.query_candidates(query, DENSE_POOL)?;
+    let candidates = searcher.query_candidates(query, DENSE_POOL, opts.skip_tests)?;
     let scope = Scope::Only(&candidates);
     let searcher =
         searcher.with_dense_store_scoped(miner.towers.clone(), opts.clone(), store, scope, &NoProgress)?;
@@ -338,7 +338,8 @@ mod tests {
         let opts = DenseOptions::default();
         let got = dense_negatives(&index, &miner, &mut store, &opts, &gold, &taken, query, 3).unwrap();
 
-        let candidates = Searcher::bm25_only(index.clone()).query_candidates(query, DENSE_POOL).unwrap();
+        let candidates =
+            Searcher::bm25_only(index.clone()).query_candidates(query, DENSE_POOL, true).unwrap();
         let inputs: Vec<_> = candidates
             .iter()
             .map(|&c| encoder_input(&index.chunks, &index.graph, &opts, c as usize))

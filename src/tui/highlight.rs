@@ -63,7 +63,11 @@ pub fn highlight(path: &str, source: &str, theme_name: &str) -> HighlightedFile 
         return HighlightedFile::plain(&source);
     }
     let syntaxes = syntax_set();
-    let extension = path.rsplit('.').next().unwrap_or("");
+    // The language table names the syntax (TypeScript is coloured as JavaScript).
+    let extension = crate::lang::lang_of_path(path)
+        .map(|l| l.spec().highlight_as.to_string())
+        .unwrap_or_else(|| crate::lang::extension(path));
+    let extension = extension.as_str();
     let syntax = syntaxes
         .find_syntax_by_extension(extension)
         .or_else(|| syntaxes.find_syntax_by_first_line(source.lines().next().unwrap_or("")))

@@ -1,0 +1,396 @@
+//! Chunks of every language but Python, read from the language table's syntax rules
+//! (`lang/rules.rs`): one chunk per function, per type (class, struct, trait, interface, enum)
+//! and per method, plus a module chunk per file, as for Python.
+//!
+//! - A method's text is its type's header line (`impl<T> Display for Foo<T> {`,
+//!   `public class Foo extends Bar {`) followed by its source; a method defined outside its type
+//!   (Go receivers, C++ `Foo::bar`) names the type in its own signature.
+//! - A type's text is its declaration with the bodies of its methods and nested types elided
+//!   (`{ ... }`); constructors stay whole, as `__init__` does in a Python class chunk.
+//! - Doc comments and attributes directly above a definition belong to it (text and span).
+//! - The module chunk holds what no chunk holds (imports, constants, macros, `impl` headers);
+//!   its span is the whole file, so only lines outside every definition fall to it.
+//! - Test code inside a source file (Rust `#[cfg(test)]` modules) yields no chunk.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::syntax::{CallSite, ClassInfo, FileSyntax, Receiver};
+use super::text::{children, is_blank, slice, Lines};
+use super::{Chunk, ChunkKind, MODULE_CHUNK_NAME};
+use crate::lang::rules::Role;
+use crate::lang::{extension, Lang, Rules};
+
+thread_local! {
+    // One parser per rayon worker (parsers are not Sync); its grammar is set per file.
+    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
+}
+
+fn parse(lang: Lang, path: &str, source: &str) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut parser = cell.borrow_mut();
+        parser.set_language(&lang.grammar(&extension(path))).ok()?;
+        let tree = parser.parse(source, None);
+        if tree.is_none() {
+            parser.reset();
+        }
+        tree
+    })
+}
+
+/// Chunks and call sites of one file of `lang` (any row but Python).
+pub fn chunk_file(lang: Lang, path: &str, source: &str) -> FileSyntax {
+    match parse(lang, path, source) {
+        Some(tree) => Extractor::new(lang, path, source).run(tree.root_node()),
+        None => FileSyntax::empty(path, true),
+    }
+}
+
+/// A type whose body is being read: its qualified name and the header its methods show.
+struct TypeCtx {
+    name: String,
+    header: String,
+}
+
+#[derive(Clone, Copy)]
+enum Scope {
+    /// Where definitions are chunks; inside a type (or `impl`) body they are its methods.
+    Defs { ty: Option<usize> },
+    /// Inside a function: nothing nested is a chunk.
+    Function,
+}
+
+#[derive(Clone, Copy)]
+struct Ctx {
+    /// The chunk that owns calls found here.
+    owner: usize,
+    scope: Scope,
+}
+
+struct Extractor<'s> {
+    rules: Rules,
+    path: &'s str,
+    src: &'s str,
+    lines: Lines,
+    chunks: Vec<Chunk>,
+    calls: Vec<Vec<(usize, CallSite)>>,
+    /// The name each chunk calls its receiver by, when not `self`/`this` (Go).
+    self_names: Vec<Option<String>>,
+    classes: Vec<ClassInfo>,
+    types: Vec<TypeCtx>,
+    /// Byte ranges no module chunk shows: every chunk's span, and test code.
+    cuts: Vec<(usize, usize)>,
+}
+
+impl<'s> Extractor<'s> {
+    fn new(lang: Lang, path: &'s str, src: &'s str) -> Self {
+        Extractor {
+            rules: Rules::of(lang),
+            path,
+            src,
+            lines: Lines::new(src),
+            chunks: Vec::new(),
+            calls: Vec::new(),
+            self_names: Vec::new(),
+            classes: Vec::new(),
+            types: Vec::new(),
+            cuts: Vec::new(),
+        }
+    }
+
+    fn run(mut self, root: Node) -> FileSyntax {
+        // The module chunk comes first and owns the calls outside every definition; its text
+        // is known only once every definition has been cut out.
+        let module =
+            self.push_chunk(ChunkKind::Module, MODULE_CHUNK_NAME.into(), (0, self.src.len()), String::new());
+        let mut stack = vec![(root, Ctx { owner: module, scope: Scope::Defs { ty: None } })];
+        while let Some((node, ctx)) = stack.pop() {
+            if let Scope::Defs { ty } = ctx.scope {
+                // Comments outside definitions (licence headers) would crowd the module chunk.
+                if ty.is_none() && self.rules.is_comment(node) {
+                    self.cuts.push((node.start_byte(), node.end_byte()));
+                    continue;
+                }
+                match self.rules.role(node, self.src) {
+                    Role::Function { name, outer, body: _, owner, self_name } => {
+                        let chunk = self.open_function(name, outer, ty, owner);
+                        self.self_names[chunk] = self_name;
+                        push_children(&mut stack, outer, Ctx { owner: chunk, scope: Scope::Function });
+                        continue;
+                    }
+                    Role::Type { name, outer, body } => {
+                        let (chunk, inner) = self.open_type(name, outer, body, ty);
+                        match body {
+                            Some(body) => push_children(&mut stack, body, Ctx { owner: chunk, scope: inner }),
+                            None => {
+                                push_children(&mut stack, outer, Ctx { owner: chunk, scope: Scope::Function })
+                            }
+                        }
+                        continue;
+                    }
+                    Role::Impl { type_name, outer, body } => {
+                        let header = self.header(outer, Some(body));
+                        self.types.push(TypeCtx { name: type_name, header });
+                        let inner = Scope::Defs { ty: Some(self.types.len() - 1) };
+                        push_children(&mut stack, body, Ctx { owner: ctx.owner, scope: inner });
+                        continue;
+                    }
+                    Role::Skip => {
+                        let start = self.leading_start(node);
+                        self.cuts.push((start, node.end_byte()));
+                        continue;
+                    }
+                    Role::Other => {}
+                }
+            }
+            if let Some((name, at, receiver)) = self.rules.call(node, self.src) {
+                self.record_call(ctx.owner, name, at, receiver);
+            }
+            push_children(&mut stack, node, ctx);
+        }
+        self.finish(root)
+    }
+
+    fn finish(mut self, root: Node) -> FileSyntax {
+        let module_text = self.module_text();
+        let mut calls: Vec<Vec<CallSite>> = std::mem::take(&mut self.calls)
+            .into_iter()
+            .map(|mut sites| {
+                sites.sort_by_key(|(pos, _)| *pos);
+                sites.into_iter().map(|(_, site)| site).collect()
+            })
+            .collect();
+        let mut chunks = self.chunks;
+        let mut classes = self.classes;
+        match module_text {
+            Some(text) => chunks[0].text = format!("{}\n{}", self.path, text),
+            None => {
+                // Nothing outside the definitions: no module chunk (its calls were none).
+                chunks.remove(0);
+                calls.remove(0);
+                for class in &mut classes {
+                    class.chunk -= 1;
+                }
+            }
+        }
+        FileSyntax {
+            path: self.path.to_string(),
+            chunks,
+            calls,
+            imports: Vec::new(),
+            classes,
+            attributes: Vec::new(),
+            has_syntax_errors: root.has_error(),
+        }
+    }
+
+    fn push_chunk(&mut self, kind: ChunkKind, name: String, span: (usize, usize), text: String) -> usize {
+        self.chunks.push(Chunk {
+            path: self.path.to_string(),
+            kind,
+            name,
+            start_byte: span.0,
+            end_byte: span.1,
+            start_line: self.lines.line_of(span.0),
+            end_line: self.lines.last_line(span.0, span.1),
+            text,
+        });
+        self.calls.push(Vec::new());
+        self.self_names.push(None);
+        self.chunks.len() - 1
+    }
+
+    fn open_function(
+        &mut self,
+        name: String,
+        outer: Node,
+        ty: Option<usize>,
+        owner: Option<String>,
+    ) -> usize {
+        let start = self.leading_start(outer);
+        let end = outer.end_byte();
+        self.cuts.push((start, end));
+        let code = self.lines_of(start, end);
+        let (kind, name, text) = match (ty, owner) {
+            (Some(t), _) => {
+                let ty = &self.types[t];
+                (
+                    ChunkKind::Method,
+                    format!("{}.{name}", ty.name),
+                    format!("{}\n{}\n{code}", self.path, ty.header),
+                )
+            }
+            (None, Some(owner)) => {
+                (ChunkKind::Method, format!("{owner}.{name}"), format!("{}\n{code}", self.path))
+            }
+            (None, None) => (ChunkKind::Function, name, format!("{}\n{code}", self.path)),
+        };
+        self.push_chunk(kind, name, (start, end), text)
+    }
+
+    /// The type's chunk and the scope of its body.
+    fn open_type(
+        &mut self,
+        name: String,
+        outer: Node,
+        body: Option<Node>,
+        ty: Option<usize>,
+    ) -> (usize, Scope) {
+        let start = self.leading_start(outer);
+        let end = outer.end_byte();
+        self.cuts.push((start, end));
+        let qualified = match ty {
+            Some(t) => format!("{}.{name}", self.types[t].name),
+            None => name.clone(),
+        };
+        let summary = self.type_text(start, end, &name, body);
+        let text = format!("{}\n{summary}", self.path);
+        let chunk = self.push_chunk(ChunkKind::Class, qualified.clone(), (start, end), text);
+        self.classes.push(ClassInfo { name: qualified.clone(), chunk: chunk as u32, bases: Vec::new() });
+        let header = self.header(outer, body);
+        self.types.push(TypeCtx { name: qualified, header });
+        (chunk, Scope::Defs { ty: Some(self.types.len() - 1) })
+    }
+
+    fn record_call(&mut self, owner: usize, name: String, at: Node, receiver: Receiver) {
+        if name.is_empty() {
+            return;
+        }
+        // Go names its receiver: `s.helper()` in `func (s *Server) …` is a call on self.
+        let receiver = match (receiver, &self.self_names[owner]) {
+            (Receiver::Path(mut path), Some(own)) if path.first() == Some(own) => {
+                path[0] = "self".into();
+                Receiver::Path(path)
+            }
+            (receiver, _) => receiver,
+        };
+        let pos = at.start_byte();
+        let line = self.lines.line_of(pos) as u32;
+        self.calls[owner].push((pos, CallSite { name, receiver, line }));
+    }
+
+    /// Where a definition's chunk starts: the doc comments and attributes directly above it
+    /// (no blank line between, nothing else on their lines).
+    fn leading_start(&self, outer: Node) -> usize {
+        let mut start = outer.start_byte();
+        let mut prev = outer.prev_sibling();
+        while let Some(p) = prev.filter(|p| self.rules.is_leading(*p)) {
+            let gap = slice(self.src, p.end_byte(), start);
+            let own_line = is_blank(slice(self.src, self.lines.line_start(p.start_byte()), p.start_byte()));
+            if gap.matches('\n').count() > 1 || !own_line || !gap.trim().is_empty() {
+                break;
+            }
+            start = p.start_byte();
+            prev = p.prev_sibling();
+        }
+        start
+    }
+
+    /// `start..end` from the start of its first line when only indentation precedes it.
+    fn lines_of(&self, start: usize, end: usize) -> String {
+        slice(self.src, self.text_start(start), end).to_string()
+    }
+
+    fn text_start(&self, start: usize) -> usize {
+        let line_start = self.lines.line_start(start);
+        if is_blank(slice(self.src, line_start, start)) {
+            line_start
+        } else {
+            start
+        }
+    }
+
+    /// A type's header as its methods show it: the declaration up to its body's opening brace.
+    fn header(&self, outer: Node, body: Option<Node>) -> String {
+        let start = outer.start_byte();
+        let head = match body {
+            Some(body) => {
+                let brace = slice(self.src, body.start_byte(), body.start_byte() + 1);
+                format!(
+                    "{}{}",
+                    slice(self.src, start, body.start_byte()).trim_end(),
+                    if brace == "{" { " {" } else { "" }
+                )
+            }
+            None => slice(self.src, start, self.lines.line_end(start)).trim_end().to_string(),
+        };
+        let line_start = self.lines.line_start(start);
+        let indent = slice(self.src, line_start, start);
+        let indent = if is_blank(indent) { indent } else { "" };
+        format!("{indent}{}", head.trim_start())
+    }
+
+    /// The type's declaration with its methods' and nested types' bodies elided.
+    fn type_text(&self, start: usize, end: usize, name: &str, body: Option<Node>) -> String {
+        let mut elided: Vec<(usize, usize)> = Vec::new();
+        if let Some(body) = body {
+            let mut stack = children(body);
+            while let Some(member) = stack.pop() {
+                let inner = match self.rules.role(member, self.src) {
+                    Role::Function { name: m, body: Some(b), .. } if !is_constructor(&m, name) => Some(b),
+                    Role::Function { .. } => None,
+                    Role::Type { body: Some(b), .. } | Role::Impl { body: b, .. } => Some(b),
+                    Role::Type { .. } => None,
+                    Role::Skip => {
+                        elided.push((self.leading_start(member), member.end_byte()));
+                        continue;
+                    }
+                    Role::Other => {
+                        stack.extend(children(member));
+                        continue;
+                    }
+                };
+                if let Some(b) = inner {
+                    elided.push((b.start_byte(), b.end_byte()));
+                }
+            }
+        }
+        elided.sort();
+        let mut out = String::new();
+        let mut pos = self.text_start(start);
+        for (a, b) in elided {
+            if a < pos {
+                continue;
+            }
+            out.push_str(slice(self.src, pos, a));
+            out.push_str(if slice(self.src, a, a + 1) == "{" { "{ ... }" } else { "..." });
+            pos = b;
+        }
+        out.push_str(slice(self.src, pos, end));
+        drop_blank_lines(&out)
+    }
+
+    /// What no chunk holds, in file order, blank lines dropped; `None` when that is nothing.
+    fn module_text(&self) -> Option<String> {
+        let mut cuts = self.cuts.clone();
+        cuts.sort();
+        let mut out = String::new();
+        let mut pos = 0;
+        for (a, b) in cuts {
+            if a > pos {
+                out.push_str(slice(self.src, pos, a));
+                out.push('\n');
+            }
+            pos = pos.max(b);
+        }
+        out.push_str(slice(self.src, pos, self.src.len()));
+        let text = drop_blank_lines(&out);
+        (!text.trim().is_empty()).then_some(text)
+    }
+}
+
+/// A constructor stays whole in its type's summary (`Foo(…)` in Java and C++, JS `constructor`).
+fn is_constructor(method: &str, type_name: &str) -> bool {
+    method == type_name || method == "constructor" || method == "new"
+}
+
+fn drop_blank_lines(text: &str) -> String {
+    text.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n")
+}
+
+fn push_children<'t>(stack: &mut Vec<(Node<'t>, Ctx)>, node: Node<'t>, ctx: Ctx) {
+    for child in children(node).into_iter().rev() {
+        stack.push((child, ctx));
+    }
+}

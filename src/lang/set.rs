@@ -1,0 +1,95 @@
+//! Which languages an index takes (`--lang rust,go`); all of them by default.
+
+use super::{extension, lang_of_path, Lang, LANGUAGES};
+
+/// A set of languages; the default holds every supported one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LangSet {
+    bits: u16,
+}
+
+/// A `--lang` value that names no supported language.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown language '{name}' (supported: {supported})")]
+pub struct UnknownLanguage {
+    pub name: String,
+    pub supported: String,
+}
+
+impl Default for LangSet {
+    fn default() -> Self {
+        LangSet::all()
+    }
+}
+
+impl LangSet {
+    pub fn all() -> Self {
+        LANGUAGES.iter().fold(LangSet { bits: 0 }, |set, s| set.with(s.lang))
+    }
+
+    pub fn only(lang: Lang) -> Self {
+        LangSet { bits: 0 }.with(lang)
+    }
+
+    pub fn with(self, lang: Lang) -> Self {
+        LangSet { bits: self.bits | (1 << lang as u16) }
+    }
+
+    pub fn contains(self, lang: Lang) -> bool {
+        self.bits & (1 << lang as u16) != 0
+    }
+
+    pub fn is_all(self) -> bool {
+        self == LangSet::all()
+    }
+
+    /// The languages in table order.
+    pub fn langs(self) -> impl Iterator<Item = Lang> {
+        LANGUAGES.iter().map(|s| s.lang).filter(move |&l| self.contains(l))
+    }
+
+    /// `rust,go` (ids or aliases, any case, commas or spaces); `all` is every language.
+    pub fn parse(text: &str) -> Result<LangSet, UnknownLanguage> {
+        let mut set = LangSet { bits: 0 };
+        for name in text.split([',', ' ']).map(str::trim).filter(|n| !n.is_empty()) {
+            if name.eq_ignore_ascii_case("all") {
+                return Ok(LangSet::all());
+            }
+            let lang = Lang::from_id(name).ok_or_else(|| UnknownLanguage {
+                name: name.to_string(),
+                supported: LANGUAGES.iter().map(|s| s.ids[0]).collect::<Vec<_>>().join(", "),
+            })?;
+            set = set.with(lang);
+        }
+        if set.bits == 0 {
+            return Err(UnknownLanguage {
+                name: text.to_string(),
+                supported: "at least one language".into(),
+            });
+        }
+        Ok(set)
+    }
+
+    /// Whether a file belongs in an index of these languages: its own language is in the set,
+    /// or a language in the set shares its extension (C and `.h`).
+    pub fn takes(self, path: &str) -> bool {
+        let Some(lang) = lang_of_path(path) else {
+            return false;
+        };
+        if self.contains(lang) {
+            return true;
+        }
+        let ext = extension(path);
+        self.langs().any(|l| l.spec().shares.contains(&ext.as_str()))
+    }
+
+    /// `Python, Rust or Go` for messages.
+    pub fn names(self) -> String {
+        let names: Vec<&str> = self.langs().map(Lang::name).collect();
+        match names.split_last() {
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
