@@ -68,6 +68,9 @@ pub struct IndexStatus {
     /// Chunks seen by the later phases (and the backend's count once ready).
     pub chunks: Option<usize>,
     pub info: Option<String>,
+    /// The dense index answers but is partial: the rest is still embedding in the background
+    /// (query-first), so the gauge stays and the state says how far it is.
+    pub dense_partial: bool,
 }
 
 impl Default for IndexStatus {
@@ -79,6 +82,7 @@ impl Default for IndexStatus {
             files: None,
             chunks: None,
             info: None,
+            dense_partial: false,
         }
     }
 }
@@ -115,7 +119,8 @@ impl IndexStatus {
         match self.state {
             IndexState::Indexing => true,
             IndexState::Bm25Only => self.dense_error.is_none(),
-            IndexState::Ready | IndexState::Failed(_) => false,
+            IndexState::Ready => self.dense_partial,
+            IndexState::Failed(_) => false,
         }
     }
 }

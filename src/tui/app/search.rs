@@ -134,10 +134,22 @@ impl App {
     }
 
     /// Hides or shows hits in test files in both columns (their ranks stay the retrievers').
+    /// Each column keeps the hit it had selected (a hidden test hit: the first one below it that
+    /// stays, else the last).
     pub(super) fn toggle_tests(&mut self) {
         self.hide_tests = !self.hide_tests;
         for column in 0..self.columns.len() {
+            let c = &self.columns[column];
+            let (from, all) = (c.selected_hit(), &c.all_hits);
+            let start = from.and_then(|h| all.iter().position(|a| a.chunk == h.chunk)).unwrap_or(0);
+            let kept =
+                |h: &Hit| !self.hide_tests || !self.chunk(h.chunk).is_some_and(|c| is_test_path(&c.path));
+            let target = all[start..].iter().find(|h| kept(h)).or_else(|| all.iter().rev().find(|h| kept(h)));
+            let key = target.and_then(|h| self.chunk(h.chunk)).map(|c| c.key());
             self.filter_hits(column);
+            if let Some(key) = key {
+                self.select_chunk(column, &key);
+            }
         }
         self.nav.clear();
         let hidden: usize = self.columns.iter().map(|c| c.all_hits.len() - c.hits.len()).sum();
@@ -203,6 +215,7 @@ impl App {
     pub(super) fn bm25_ready(&mut self, backend: Arc<dyn Backend>, commands: &mut Vec<Command>) {
         self.index.chunks = Some(backend.chunk_count());
         self.index.state = if backend.has_dense() { IndexState::Ready } else { IndexState::Bm25Only };
+        self.index.dense_partial = backend.dense_partial().is_some();
         self.backend = Some(backend);
         if std::mem::take(&mut self.search_pending) {
             // "will run as soon as the BM25 index is ready" is no longer true: it runs now.

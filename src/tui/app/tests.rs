@@ -600,3 +600,36 @@ fn coming_back_from_the_editor_checks_for_edits() {
     let commands = app.update(Action::EditorClosed(Err("vi exited with 1".into())));
     assert!(matches!(commands.as_slice(), [Command::CheckIndex]), "the file may be saved all the same");
 }
+
+/// Reported: `T` moved the selection from hit 3 to hit 1. Each list keeps the hit it had
+/// selected, and a hidden test hit hands the selection to the next hit that stays.
+#[test]
+fn hiding_tests_keeps_the_selected_hit() {
+    let backend = DemoBackend::new(&[
+        ("shop/cart.py", "def cart_total(items):\n    return sum(items)\n"),
+        ("shop/order.py", "def order_total(cart):\n    return cart_total(cart)\n"),
+        ("shop/refund.py", "def refund_total(cart):\n    return -cart_total(cart)\n"),
+        ("tests/test_cart.py", "def test_cart_total():\n    assert cart_total([1, 2]) == 3\n"),
+    ]);
+    let mut app = new_app((120, 30));
+    let commands = app.update(Action::Bm25Ready(Arc::new(backend.with_dense(false))));
+    settle(&mut app, commands);
+    type_text(&mut app, "cart total");
+    let commands = app.update(Action::RunSearch);
+    settle(&mut app, commands);
+    let name = |app: &App| {
+        let hit = app.columns[0].selected_hit().unwrap();
+        app.chunk(hit.chunk).unwrap().name.clone()
+    };
+    let code_rows: Vec<usize> = (0..app.columns[0].hits.len())
+        .filter(|&i| !app.chunk(app.columns[0].hits[i].chunk).unwrap().path.starts_with("tests/"))
+        .collect();
+    let last_code = *code_rows.last().unwrap();
+    let rows = crate::tui::app::list_rows(app.areas().columns[0]);
+    app.columns[0].select(last_code, rows);
+    let before = name(&app);
+    app.update(Action::ToggleTests);
+    assert_eq!(name(&app), before, "hidden tests leave the selection on its hit");
+    app.update(Action::ToggleTests);
+    assert_eq!(name(&app), before, "shown again, the same hit");
+}

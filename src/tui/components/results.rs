@@ -95,7 +95,7 @@ pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
     let focused = app.focus == [Pane::Left, Pane::Right][index];
     let fusion = app.backend.as_ref().map(|b| b.fusion()).unwrap_or_default();
     // A dense ranking over a partial index (query-first) says so: more comes with a later search.
-    let partial = column.retriever != Retriever::Bm25
+    let partial = matches!(column.retriever, Retriever::Dense | Retriever::Hybrid)
         && app.backend.as_ref().is_some_and(|b| b.dense_partial().is_some());
     let label = match column.rerank {
         RerankStatus::Done { depth, .. } => format!("{RERANKED} reranked, top {depth}"),

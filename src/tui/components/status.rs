@@ -137,6 +137,14 @@ fn state_label(app: &App) -> (String, Style) {
             ),
             None => ("BM25 ready · dense starting".into(), theme.style("status.busy")),
         },
+        // Query-first: CoRet answers over what is embedded while the rest goes on.
+        IndexState::Ready if app.index.dense_partial => match progress.filter(|p| p.phase == Phase::Embed) {
+            Some(p) if p.total > 0 => (
+                format!("CoRet partial · embedding {} of {}", thousands(p.done), thousands(p.total)),
+                theme.style("status.busy"),
+            ),
+            _ => ("CoRet partial · embedding".into(), theme.style("status.busy")),
+        },
         IndexState::Ready => ("ready".into(), theme.style("status.ok")),
         IndexState::Failed(_) => ("index failed".into(), theme.style("status.error")),
     }
@@ -304,6 +312,55 @@ mod tests {
         app.update(Action::DenseReady(Arc::new(DemoBackend::sample())));
         let ready = status_text(&app, 80);
         assert!(ready.contains("22 chunks │ CoRet (trained) │ ready"), "{ready}");
+    }
+
+    /// The demo backend, its dense index said to be partial (query-first, still embedding).
+    struct Partial(DemoBackend);
+
+    impl crate::tui::Backend for Partial {
+        fn chunk_count(&self) -> usize {
+            self.0.chunk_count()
+        }
+        fn chunk(&self, id: u32) -> Option<&crate::Chunk> {
+            self.0.chunk(id)
+        }
+        fn callers(&self, id: u32) -> Vec<u32> {
+            self.0.callers(id)
+        }
+        fn callees(&self, id: u32) -> Vec<u32> {
+            self.0.callees(id)
+        }
+        fn search(
+            &self,
+            query: &str,
+            retriever: crate::search::Retriever,
+            k: usize,
+        ) -> anyhow::Result<Vec<crate::search::Hit>> {
+            self.0.search(query, retriever, k)
+        }
+        fn has_dense(&self) -> bool {
+            true
+        }
+        fn dense_partial(&self) -> Option<(usize, usize)> {
+            Some((1200, 5000))
+        }
+        fn file_source(&self, path: &str) -> Option<String> {
+            self.0.file_source(path)
+        }
+    }
+
+    /// Reported: `ready` for the 20 minutes a big repository took to embed. While CoRet answers
+    /// over a partial index the state says so with the count, and the gauge stays.
+    #[test]
+    fn a_partial_dense_index_is_not_ready_and_keeps_the_gauge() {
+        let mut app = embedding_app();
+        app.update(Action::DenseReady(Arc::new(Partial(DemoBackend::sample()))));
+        let bar = status_text(&app, 100);
+        assert!(bar.contains("CoRet partial · embedding 1,200 of 5,000"), "{bar}");
+        assert!(app.index.busy(), "the gauge stays while the rest embeds");
+        app.update(Action::DenseReady(Arc::new(DemoBackend::sample())));
+        assert!(status_text(&app, 100).contains("│ ready"));
+        assert!(!app.index.busy());
     }
 
     /// The answer to a key may push details out, the device first; the state stays.
