@@ -7,3 +7,6 @@ pub mod metrics;
 pub mod patch;
 pub mod run;
 pub mod snapshot;
+
+#[cfg(test)]
+mod lang_gold_tests;
