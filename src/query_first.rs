@@ -9,7 +9,7 @@ use crate::index::dense::VectorStore;
 use crate::model::Towers;
 use crate::progress::{EmbedWork, Phase, Progress};
 use crate::searcher::Searcher;
-use crate::semantic::{DenseOptions, DensePlan, DenseSearcher};
+use crate::semantic::{DenseOptions, DensePlan, DenseSearcher, FillFirst};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,11 +37,13 @@ impl QueryFirst {
         let (tx, rx) = mpsc::channel();
         (Arc::new(QueryFirst { requests: Mutex::new(tx) }), rx)
     }
+}
 
+impl FillFirst for QueryFirst {
     /// Asks for `ids` to be embedded first and waits, at most `timeout`, for the dense index
     /// over them and everything embedded before. `None` when the builder is gone (finished or
     /// failed) or too slow: the caller ranks with the index it has.
-    pub fn first(&self, ids: Vec<u32>, timeout: Duration) -> Option<Arc<DenseSearcher>> {
+    fn first(&self, ids: Vec<u32>, timeout: Duration) -> Option<Arc<DenseSearcher>> {
         let (reply, answer) = mpsc::channel();
         let sent = self.requests.lock().unwrap_or_else(|p| p.into_inner()).send(Request { ids, reply });
         sent.ok()?;

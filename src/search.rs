@@ -89,7 +89,7 @@ impl FromStr for FusionMethod {
 /// How many candidates each ranking gives the hybrid, and how many of a list's first scores
 /// [`FusionMethod::Score`] standardises (hits further down add nothing). One constant, so the
 /// TUI, a headless query and eval fuse alike. 1,000 rather than 200: measured on the 51 tuning
-/// instances (README "Results"), the statistics of the deeper head rank the gold higher.
+/// instances (docs/RESULTS.md "Current figures"), the statistics of the deeper head rank the gold higher.
 pub const FUSION_DEPTH: usize = 1000;
 
 /// Parameters of the hybrid ranking.
@@ -122,15 +122,15 @@ pub struct FusionParams {
 
 impl Default for FusionParams {
     fn default() -> Self {
-        // Measured on the 51 dev instances outside sympy with the pretrained model (README
-        // "Results"): demoting tests lifts dense PR@5 from 0.12 to 0.22 (they crowd out the code
+        // Measured on the 51 dev instances outside sympy with the pretrained model (docs/RESULTS.md
+        // "Current figures"): demoting tests lifts dense PR@5 from 0.12 to 0.22 (they crowd out the code
         // that calls what the issue names); 0.1 rather than 0 keeps a test that matches far
         // better in sight.
         FusionParams {
             method: FusionMethod::Score,
             rrf_k: 60.0,
             bm25_weight: 1.0,
-            // Score fusion with the trained adapters, measured on the 51 (README "Results"):
+            // Score fusion with the trained adapters, measured on the 51 (docs/RESULTS.md "Current figures"):
             // PR@5 0.471 / 0.451 / 0.471 / 0.431 / 0.431 at dense weights 1 / 1.5 / 2 / 3 / 4
             // with the shipped adapters (0.431 / 0.451 / 0.471 / 0.431 / 0.451 with the ones
             // before), MRR best at 2 both times; a trained dense ranking earns a larger share
@@ -147,8 +147,8 @@ impl Default for FusionParams {
             symbol_boost: 2.0,
             test_weight: 0.1,
             // Under rank fusion the history gained a little PR@20 and MRR at 0.15; under score
-            // fusion it costs the 51 tuning instances MRR at every weight tried (README
-            // "Results"), so it is not fused by default.
+            // fusion it costs the 51 tuning instances MRR at every weight tried (docs/RESULTS.md
+            // "Current figures"), so it is not fused by default.
             history_weight: 0.0,
             graph_weight: 0.0,
             history: Default::default(),

@@ -7,7 +7,6 @@ use crate::error::{Error, Result};
 use crate::index::dense::{token_key, vector_key, DenseIndex, VectorKey, VectorStore};
 use crate::model::{Encoder, EncoderInput, TokenizedInput, Towers};
 use crate::progress::{EmbedWork, Phase, Progress};
-use crate::query_first::QueryFirst;
 use crate::repo::source::is_test_path;
 use crate::search::Hit;
 use rayon::prelude::*;
@@ -32,7 +31,7 @@ pub struct DenseOptions {
 
 impl Default for DenseOptions {
     fn default() -> Self {
-        // Measured on the 51 tuning instances (README "Results"): the pretrained chunk tower
+        // Measured on the 51 tuning instances (docs/RESULTS.md "Current figures"): the pretrained chunk tower
         // ranks better without the `[SEP]`-joined callees, and test chunks in the dense
         // ranking only crowd out code (dense PR@5 0.216 with tests demoted, 0.255 without);
         // leaving them out also embeds a third fewer chunks on a typical repository.
@@ -40,7 +39,7 @@ impl Default for DenseOptions {
             use_callgraph: false,
             max_neighbours: 8,
             use_path: true,
-            // With the trained adapters (README "Results"), the hybrid on the 51 at query
+            // With the trained adapters (docs/RESULTS.md "Current figures"), the hybrid on the 51 at query
             // budgets 128 / 192 / 256 / 320 / 384 / 512 tokens: PR@5 0.451 / 0.490 / 0.510 /
             // 0.510 / 0.510 / 0.490, MRR 0.435 / 0.424 / 0.424 / 0.422 / 0.421 / 0.419. An
             // issue's opening states the problem; its tail (logs, long code) blurs the vector.
@@ -244,6 +243,15 @@ impl DensePlan {
     }
 }
 
+/// Where a partial index's searches ask for their chunks first: whatever is still filling the
+/// index (`query_first::QueryFirst`, the background builder). The index knows only this, not
+/// who fills it, so the dependency runs one way: builder → index.
+pub trait FillFirst: Send + Sync {
+    /// Asks for `ids` to be embedded first and waits, at most `timeout`, for the index over
+    /// them and everything embedded before; `None` when the filler is gone or too slow.
+    fn first(&self, ids: Vec<u32>, timeout: std::time::Duration) -> Option<Arc<DenseSearcher>>;
+}
+
 /// A dense index over one repository, with the towers that made it (chunk) and query it.
 pub struct DenseSearcher {
     towers: Towers,
@@ -260,7 +268,7 @@ pub struct DenseSearcher {
     /// differ from a stored input only past the token budget).
     pub reused: usize,
     /// While the index is partial and still being built: where a search asks for its chunks.
-    first: Option<Arc<QueryFirst>>,
+    first: Option<Arc<dyn FillFirst>>,
 }
 
 impl DenseSearcher {
@@ -337,13 +345,13 @@ impl DenseSearcher {
     }
 
     /// This partial index, answering through `handle` (its builder is still embedding).
-    pub fn with_query_first(mut self, handle: Arc<QueryFirst>) -> Self {
+    pub fn with_query_first(mut self, handle: Arc<dyn FillFirst>) -> Self {
         self.first = Some(handle);
         self
     }
 
     /// Where a search asks for its chunks first, while this index is partial and being built.
-    pub fn query_first(&self) -> Option<&Arc<QueryFirst>> {
+    pub fn query_first(&self) -> Option<&Arc<dyn FillFirst>> {
         self.first.as_ref().filter(|_| !self.is_complete())
     }
 

@@ -19,7 +19,7 @@ use tree_sitter::{Node, Parser, Tree};
 use super::syntax::{CallSite, ClassInfo, FileSyntax, Receiver};
 use super::text::{children, is_blank, slice, Lines};
 use super::{Chunk, ChunkKind, MODULE_CHUNK_NAME};
-use crate::lang::rules::Role;
+use crate::lang::rules::{self, Role};
 use crate::lang::{extension, Lang, Rules};
 
 thread_local! {
@@ -144,7 +144,13 @@ impl<'s> Extractor<'s> {
                     Role::Other => {}
                 }
             }
-            if let Some((name, at, receiver)) = self.rules.call(node, self.src) {
+            if let Some((name, at, before)) = self.rules.call(node, self.src) {
+                let receiver = match before {
+                    rules::Receiver::None => Receiver::None,
+                    rules::Receiver::Path(path) => Receiver::Path(path),
+                    rules::Receiver::Super => Receiver::Super,
+                    rules::Receiver::Other => Receiver::Other,
+                };
                 self.record_call(ctx.owner, name, at, receiver);
             }
             push_children(&mut stack, node, ctx);

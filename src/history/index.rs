@@ -46,7 +46,7 @@ pub struct HistoryParams {
 impl Default for HistoryParams {
     fn default() -> Self {
         // The best commit rather than the sum: fused into the hybrid it ranked better on the 51
-        // tuning instances (README "Results"); a file many weak matches touched is not evidence.
+        // tuning instances (docs/RESULTS.md "Current figures"); a file many weak matches touched is not evidence.
         HistoryParams { top_commits: 50, max_files: 50, sum: false }
     }
 }

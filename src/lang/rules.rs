@@ -6,7 +6,19 @@
 use tree_sitter::Node;
 
 use super::Lang;
-use crate::chunk::Receiver;
+
+/// What stands before a called name (the chunker makes its `Receiver` of it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Receiver {
+    /// `f()`.
+    None,
+    /// A chain of plain names: `a.b.f()` → `["a", "b"]`; `self`, `this` and `Self` → `["self"]`.
+    Path(Vec<String>),
+    /// `super.m()`.
+    Super,
+    /// Anything else: `f().m()`, `x[0].m()`.
+    Other,
+}
 
 /// What a node is to the chunker.
 pub enum Role<'t> {

@@ -4,7 +4,7 @@
 //! Why measure: AVX-512 BF16 is not a speed-up everywhere. `vdpbf16ps` does twice an FMA's
 //! multiply-adds per instruction, but where a core has two FMA ports and fewer for it, f32
 //! keeps up, and a virtual machine may hide the AMX tiles that make bf16 pay on such a CPU.
-//! Measured with `--bench embed` (README "Speed"): bf16 was 1.4× faster than f32 on one
+//! Measured with `--bench embed` (docs/RESULTS.md, History): bf16 was 1.4× faster than f32 on one
 //! machine of this project and 0.6–0.7× as fast on another, both listing `avx512_bf16`. No
 //! flag tells them apart; a 0.2 s measurement does.
 //!
