@@ -116,6 +116,10 @@ pub struct FusionParams {
     /// Call-graph propagation in the hybrid: each of the top fused chunks passes this share of
     /// its score to its callers and callees (0: none).
     pub graph_weight: f32,
+    /// In the hybrid, a file's module chunk (its imports, constants) scores at least this
+    /// share of the best score of its file's chunks among the top fused hits (0: off). A fix
+    /// that edits a function often adds the import it needs.
+    pub module_weight: f32,
     /// How the history retriever scores files.
     pub history: crate::history::HistoryParams,
 }
@@ -151,6 +155,9 @@ impl Default for FusionParams {
             // "Current figures"), so it is not fused by default.
             history_weight: 0.0,
             graph_weight: 0.0,
+            // Measured on the multi-language dev set (docs/RESULTS.md, session 28); off for
+            // the Python dev set, where it was not measured.
+            module_weight: 0.0,
             history: Default::default(),
         }
     }

@@ -296,14 +296,36 @@ pub fn hybrid(
 ) -> Vec<Hit> {
     let lists = [(bm25, params.bm25_weight), (dense, params.dense_weight), (history, params.history_weight)];
     let bonus = mention_bonus(repo, query, params);
-    let fused = fuse(&lists, params, if params.graph_weight > 0.0 { usize::MAX } else { k }, &bonus);
+    let reorders = params.graph_weight > 0.0 || params.module_weight > 0.0;
+    let mut hits = fuse(&lists, params, if reorders { usize::MAX } else { k }, &bonus);
     if params.graph_weight > 0.0 {
-        let mut hits = propagate(&repo.graph, fused, params.graph_weight);
-        hits.truncate(k);
-        hits
-    } else {
-        fused
+        hits = propagate(&repo.graph, hits, params.graph_weight);
     }
+    if params.module_weight > 0.0 {
+        hits = modules_follow(repo, hits, params.module_weight);
+    }
+    hits.truncate(k);
+    hits
+}
+
+/// A file's module chunk scores at least `weight` × the best score of its file's chunks among
+/// the top [`PROPAGATE_TOP`] hits. Best first, ties by chunk id.
+pub fn modules_follow(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
+    let mut scores: std::collections::HashMap<u32, f32> = hits.iter().map(|h| (h.chunk, h.score)).collect();
+    for h in hits.iter().take(PROPAGATE_TOP) {
+        let Some(chunk) = repo.chunks.get(h.chunk as usize) else { continue };
+        let Some(span) = repo.file_span(&chunk.path) else { continue };
+        let module = (span.first..span.first + span.count).find(|&id| {
+            repo.chunks.get(id as usize).is_some_and(|c| c.kind == crate::chunk::ChunkKind::Module)
+        });
+        if let Some(module) = module.filter(|&m| m != h.chunk) {
+            let score = scores.entry(module).or_insert(f32::MIN);
+            *score = score.max(weight * h.score);
+        }
+    }
+    let mut out: Vec<Hit> = scores.into_iter().map(|(chunk, score)| Hit { chunk, score }).collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+    out
 }
 
 /// Each chunk's bonus for being named by the query: `path_boost` for every chunk of a file it
@@ -549,5 +571,26 @@ mod tests {
         assert!((out[0].score - 1.0).abs() < 1e-6, "0 gets nothing back from 2 (2 is not in the top list)");
         let none = propagate(&graph, hits, 0.0);
         assert_eq!(none.iter().map(|h| h.chunk).collect::<Vec<_>>(), [0, 1, 3, 2]);
+    }
+
+    #[test]
+    fn a_files_module_chunk_follows_its_best_hit() {
+        let texts = vec![
+            ("src/a.rs".to_string(), "use std::fmt;\n\nfn parse() {}\n".to_string()),
+            ("src/b.rs".to_string(), "use std::io;\n\nfn other() {}\n".to_string()),
+        ];
+        let repo = RepoIndex::from_texts("r".into(), &texts, &mut crate::engine::SyntaxCache::new()).unwrap();
+        let id = |path: &str, name: &str| {
+            repo.chunks.iter().position(|c| c.path == path && c.name == name).unwrap() as u32
+        };
+        let (parse, other) = (id("src/a.rs", "parse"), id("src/b.rs", "other"));
+        let (module_a, module_b) = (id("src/a.rs", "<module>"), id("src/b.rs", "<module>"));
+        let hits = vec![
+            Hit { chunk: parse, score: 1.0 },
+            Hit { chunk: other, score: 0.6 },
+            Hit { chunk: module_b, score: 0.1 },
+        ];
+        let order: Vec<u32> = modules_follow(&repo, hits, 0.8).iter().map(|h| h.chunk).collect();
+        assert_eq!(order, [parse, module_a, other, module_b], "a.rs's module comes right after its hit");
     }
 }

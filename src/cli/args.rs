@@ -200,6 +200,10 @@ pub struct Args {
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().graph_weight, value_parser = weight, value_name = "W")]
     pub graph_weight: f32,
 
+    /// Hybrid: a file's module chunk (imports, constants) scores at least this share of its file's best top hit (0: off).
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().module_weight, value_parser = unit, value_name = "W")]
+    pub module_weight: f32,
+
     /// History: how many of the best-matching commits count.
     #[arg(long, hide = true, default_value_t = coret::history::HistoryParams::default().top_commits, value_name = "N")]
     pub history_commits: usize,

@@ -165,6 +165,7 @@ pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
         test_weight: args.test_weight,
         history_weight: args.history_weight,
         graph_weight: args.graph_weight,
+        module_weight: args.module_weight,
         history: coret::history::HistoryParams {
             top_commits: args.history_commits.max(1),
             max_files: args.history_max_files.max(1),
