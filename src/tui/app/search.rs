@@ -237,9 +237,10 @@ impl App {
         // After a re-index the dense index catches up in a moment: the note about the
         // re-index stays.
         let partial = self.backend.as_ref().and_then(|b| b.dense_partial());
-        if let Some((_, of)) = partial {
-            // Query-first: the right column answers now; the status line counts the rest.
-            self.info(format!("CoRet answers now: each search embeds its chunks first ({of} in all)"));
+        if partial.is_some() {
+            // Query-first: the right column answers now; the status line counts the rest (one
+            // count on screen, the embedding's own, so no two numbers disagree).
+            self.info("CoRet answers now: each search embeds its chunks first, the rest in the background");
         } else if !std::mem::replace(&mut self.dense_announced, true) {
             self.info("CoRet dense index ready");
         }
