@@ -309,11 +309,15 @@ pub fn hybrid(
 }
 
 /// A file's module chunk scores at least `weight` × the best score of its file's chunks among
-/// the top [`PROPAGATE_TOP`] hits. Best first, ties by chunk id.
+/// the top [`PROPAGATE_TOP`] hits, in the languages whose row lifts modules
+/// ([`crate::lang::LangSpec::lifts_module`]). Best first, ties by chunk id.
 pub fn modules_follow(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
     let mut scores: std::collections::HashMap<u32, f32> = hits.iter().map(|h| (h.chunk, h.score)).collect();
     for h in hits.iter().take(PROPAGATE_TOP) {
         let Some(chunk) = repo.chunks.get(h.chunk as usize) else { continue };
+        if !crate::lang::lang_of_path(&chunk.path).is_some_and(|l| l.spec().lifts_module) {
+            continue;
+        }
         let Some(span) = repo.file_span(&chunk.path) else { continue };
         let module = (span.first..span.first + span.count).find(|&id| {
             repo.chunks.get(id as usize).is_some_and(|c| c.kind == crate::chunk::ChunkKind::Module)
@@ -592,5 +596,12 @@ mod tests {
         ];
         let order: Vec<u32> = modules_follow(&repo, hits, 0.8).iter().map(|h| h.chunk).collect();
         assert_eq!(order, [parse, module_a, other, module_b], "a.rs's module comes right after its hit");
+
+        // Python's row does not lift its modules (not measured on the Python dev set).
+        let texts = vec![("a.py".to_string(), "import os\n\ndef parse():\n    pass\n".to_string())];
+        let repo = RepoIndex::from_texts("r".into(), &texts, &mut crate::engine::SyntaxCache::new()).unwrap();
+        let parse = repo.chunks.iter().position(|c| c.name == "parse").unwrap() as u32;
+        let out = modules_follow(&repo, vec![Hit { chunk: parse, score: 1.0 }], 0.8);
+        assert_eq!(out.iter().map(|h| h.chunk).collect::<Vec<_>>(), [parse]);
     }
 }

@@ -46,6 +46,11 @@ pub struct LangSpec {
     pub implicit_self: bool,
     /// Languages whose definitions calls of this one may reach (TypeScript calls JavaScript).
     pub family: u8,
+    /// Whether the hybrid lifts a file's module chunk after the file's best hit
+    /// (`FusionParams::module_weight`): fixes in these languages often add the import, `use`
+    /// or `#include` they need (measured on the multi-language dev set, docs/RESULTS.md
+    /// session 28). Off for Python, where the Python dev set has not measured it.
+    pub lifts_module: bool,
 }
 
 /// Every supported language, in `--lang` listing order.
@@ -60,6 +65,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         is_test: python_test,
         implicit_self: false,
         family: 0,
+        lifts_module: false,
     },
     LangSpec {
         lang: Lang::Rust,
@@ -71,6 +77,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         is_test: rust_test,
         implicit_self: false,
         family: 1,
+        lifts_module: true,
     },
     LangSpec {
         lang: Lang::Go,
@@ -82,6 +89,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         is_test: go_test,
         implicit_self: false,
         family: 2,
+        lifts_module: true,
     },
     LangSpec {
         lang: Lang::JavaScript,
@@ -93,6 +101,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         is_test: js_test,
         implicit_self: false,
         family: 3,
+        lifts_module: true,
     },
     LangSpec {
         lang: Lang::TypeScript,
@@ -104,6 +113,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         is_test: js_test,
         implicit_self: false,
         family: 3,
+        lifts_module: true,
     },
     LangSpec {
         lang: Lang::Java,
@@ -115,6 +125,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         is_test: java_test,
         implicit_self: true,
         family: 4,
+        lifts_module: true,
     },
     LangSpec {
         lang: Lang::C,
@@ -126,6 +137,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         is_test: c_test,
         implicit_self: false,
         family: 5,
+        lifts_module: true,
     },
     LangSpec {
         lang: Lang::Cpp,
@@ -137,6 +149,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         is_test: c_test,
         implicit_self: true,
         family: 5,
+        lifts_module: true,
     },
 ];
 
