@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use tree_sitter::{Node, Parser, Tree};
 
 use super::syntax::{CallSite, ClassInfo, FileSyntax, Receiver};
-use super::text::{children, is_blank, slice, Lines};
+use super::text::{children, chunk_at, is_blank, slice, Lines};
 use super::{Chunk, ChunkKind, MODULE_CHUNK_NAME};
 use crate::lang::rules::{self, Role};
 use crate::lang::{extension, Lang, Rules};
@@ -192,16 +192,7 @@ impl<'s> Extractor<'s> {
     }
 
     fn push_chunk(&mut self, kind: ChunkKind, name: String, span: (usize, usize), text: String) -> usize {
-        self.chunks.push(Chunk {
-            path: self.path.to_string(),
-            kind,
-            name,
-            start_byte: span.0,
-            end_byte: span.1,
-            start_line: self.lines.line_of(span.0),
-            end_line: self.lines.last_line(span.0, span.1),
-            text,
-        });
+        self.chunks.push(chunk_at(self.path, kind, name, span, &self.lines, text));
         self.calls.push(Vec::new());
         self.self_names.push(None);
         self.chunks.len() - 1

@@ -22,7 +22,7 @@ use tree_sitter::{Node, Parser, Tree};
 
 use super::render::{Def, Renderer};
 use super::syntax::{AttrAssign, CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
-use super::text::{children, code_end, node_text, slice, statements};
+use super::text::{children, chunk_at, code_end, node_text, slice, statements};
 use super::{Chunk, ChunkKind};
 
 /// Qualified name of the module chunk.
@@ -176,17 +176,8 @@ impl<'s> Extractor<'s> {
     }
 
     fn push_chunk(&mut self, kind: ChunkKind, name: String, span: (usize, usize), code: &str) -> usize {
-        let lines = &self.r.lines;
-        self.chunks.push(Chunk {
-            path: self.path.to_string(),
-            kind,
-            name,
-            start_byte: span.0,
-            end_byte: span.1,
-            start_line: lines.line_of(span.0),
-            end_line: lines.last_line(span.0, span.1),
-            text: format!("{}\n{}", self.path, code),
-        });
+        let text = format!("{}\n{}", self.path, code);
+        self.chunks.push(chunk_at(self.path, kind, name, span, &self.r.lines, text));
         self.calls.push(Vec::new());
         self.local_defs.push(HashSet::new());
         self.chunks.len() - 1

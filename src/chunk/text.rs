@@ -36,6 +36,28 @@ impl Lines {
     }
 }
 
+/// A chunk of `path` over the byte `span`, its lines counted by `lines`; `text` is what the
+/// retrievers see (it starts with the path: the callers put it there).
+pub(crate) fn chunk_at(
+    path: &str,
+    kind: super::ChunkKind,
+    name: String,
+    span: (usize, usize),
+    lines: &Lines,
+    text: String,
+) -> super::Chunk {
+    super::Chunk {
+        path: path.to_string(),
+        kind,
+        name,
+        start_byte: span.0,
+        end_byte: span.1,
+        start_line: lines.line_of(span.0),
+        end_line: lines.last_line(span.0, span.1),
+        text,
+    }
+}
+
 /// `src[a..b]`, clamped to the text and to char boundaries.
 pub(crate) fn slice(src: &str, a: usize, b: usize) -> &str {
     let floor = |mut i: usize| {

@@ -148,13 +148,7 @@ fn print_table(s: &EvalSummary, retrievers: &[Retriever]) {
         "{} instances: {} with gold, {} without gold, {} failed, {} bad lines; {:.1}s",
         s.n_instances, s.n_with_gold, s.n_without_gold, s.n_failed, s.n_bad_lines, s.seconds
     );
-    // The reranker's column (`--rerank`) follows the retrievers'.
-    let cols: Vec<&str> = retrievers
-        .iter()
-        .map(|r| r.as_str())
-        .chain(["rerank"])
-        .filter(|r| s.retrievers.contains_key(r))
-        .collect();
+    let cols = columns(s, retrievers);
     let Some(first) = cols.first().and_then(|c| s.retrievers.get(c)) else {
         println!("(no instance with gold was scored)");
         return;
@@ -191,12 +185,7 @@ fn print_groups(s: &EvalSummary, retrievers: &[Retriever]) {
         ("recall@20", "R@20"),
         ("file_acc@1", "F@1"),
     ];
-    let cols: Vec<&str> = retrievers
-        .iter()
-        .map(|r| r.as_str())
-        .chain(["rerank"])
-        .filter(|r| s.retrievers.contains_key(r))
-        .collect();
+    let cols = columns(s, retrievers);
     println!();
     print!("{:<25}", "");
     for c in &cols {
@@ -225,4 +214,10 @@ fn print_groups(s: &EvalSummary, retrievers: &[Retriever]) {
         }
         println!();
     }
+}
+
+/// The rankings a run scored, in the order asked for; the reranker's column (`--rerank`)
+/// follows the retrievers'.
+fn columns<'a>(s: &EvalSummary, retrievers: &'a [Retriever]) -> Vec<&'a str> {
+    retrievers.iter().map(|r| r.as_str()).chain(["rerank"]).filter(|r| s.retrievers.contains_key(r)).collect()
 }

@@ -132,7 +132,7 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
 #[error("{0}")]
 pub(crate) struct Usage(pub String);
 
-/// 2 for the user's input (flags, a path that is not a Python checkout, training that cannot
+/// 2 for the user's input (flags, a path with no source file of a supported language, training that cannot
 /// resume), 130 for an interrupt, 1 for everything else.
 fn exit_code(e: &anyhow::Error) -> i32 {
     if e.downcast_ref::<Usage>().is_some() {

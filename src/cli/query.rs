@@ -19,7 +19,7 @@ const DEFAULT_RETRIEVER: Retriever = Retriever::Hybrid;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    // A path that is not a Python checkout is one line and exit 2, before any model loads.
+    // A path with no source file of a supported language is one line and exit 2, before any model loads.
     coret::engine::check_checkout(&args.path, args.langs.unwrap_or_default())?;
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
     if query.trim().is_empty() {

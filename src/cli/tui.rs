@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let theme = Theme::load(&args.theme).map_err(|e| Usage(format!("--theme: {e:#}")))?;
-    // Not a directory, or no Python in it: one line and exit 2 before the screen is taken.
+    // Not a directory, or no source file of a supported language in it: one line and exit 2 before the screen is taken.
     let repo = coret::engine::check_checkout(&args.path, args.langs.unwrap_or_default())?;
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) =

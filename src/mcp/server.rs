@@ -11,7 +11,7 @@ use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
 use std::sync::Arc;
 
-const INSTRUCTIONS: &str = "Code localisation over one Python repository (coret-tui). \
+const INSTRUCTIONS: &str = "Code localisation over one repository (coret-tui: Python, Rust, Go, JavaScript, TypeScript, Java, C, C++). \
 Call `locate` with the full text of an issue to get the functions, classes and methods to edit, \
 ranked, with their code; `neighbours` with a hit's path and name for its callers and callees; \
 `read` for more lines of a file (at most 400 a call). Paths are relative to the repository \

@@ -413,7 +413,7 @@ pub fn neighbours(repo: &RepoIndex, req: &NeighboursRequest) -> Result<Neighbour
     let file = resolve(&repo.root, &req.path)?;
     let span = repo
         .file_span(&file.relative)
-        .ok_or_else(|| bad("path", format!("`{}` is not an indexed Python file", req.path)))?;
+        .ok_or_else(|| bad("path", format!("`{}` is not an indexed source file", req.path)))?;
     let name = req.name.trim();
     let ids = span.first as usize..(span.first + span.count) as usize;
     let exact: Vec<usize> = ids.clone().filter(|&i| repo.chunks[i].name == name).collect();
