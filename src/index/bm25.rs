@@ -172,6 +172,26 @@ impl Bm25Index {
         self.reader.searcher().num_docs()
     }
 
+    /// The index's writer. The directory's lock file is released when the previous writer is
+    /// dropped, but a child process forked at that moment (git, from another thread) holds
+    /// the lock's open file until it execs: a busy lock is retried for up to two seconds.
+    fn writer(&self, threads: usize) -> Result<IndexWriter> {
+        let mut tries = 0;
+        loop {
+            match self.index.writer_with_num_threads(threads, WRITER_MEMORY) {
+                Ok(writer) => return Ok(writer),
+                Err(tantivy::TantivyError::LockFailure(
+                    tantivy::directory::error::LockError::LockBusy,
+                    _,
+                )) if tries < 200 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => return Err(tantivy_err("writer", e)),
+            }
+        }
+    }
+
     /// Replaces the documents of `remove_paths` and adds `add` (chunks with their ordinal
     /// within their file), then commits with `tag`. One commit, so a crash leaves either the
     /// old or the new index, never a mix.
@@ -182,10 +202,7 @@ impl Bm25Index {
         tag: &str,
     ) -> Result<()> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
-        let mut writer: IndexWriter = self
-            .index
-            .writer_with_num_threads(threads, WRITER_MEMORY)
-            .map_err(|e| tantivy_err("writer", e))?;
+        let mut writer: IndexWriter = self.writer(threads)?;
         let mut deleted = false;
         for path in remove_paths {
             writer.delete_term(Term::from_field_text(self.fields.path_key, path));
