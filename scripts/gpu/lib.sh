@@ -1,0 +1,160 @@
+# Sourced by prepare.sh and plan.sh: stamps, what each plan carries, how it splits into uploads.
+# Expects ROOT (the checkout) and STORE (where prepared inputs live).
+
+# train-prs' ten repositories (models/README.md).
+TRAIN_REPOS=${TRAIN_REPOS:-conan-io/conan,iterative/dvc,marshmallow-code/marshmallow,pvlib/pvlib-python,pydantic/pydantic,pylint-dev/astroid,pydicom/pydicom,sqlfluff/sqlfluff,python/mypy,getmoto/moto}
+REPOS_TSV=${REPOS_TSV:-$ROOT/scripts/mine/repos.tsv}
+# One `run` call carries the working tree and the carried folders: 64 MiB in all.
+UPLOAD_BYTES=${UPLOAD_BYTES:-67108864}
+
+sha() { sha256sum | cut -c1-16; }
+
+# A hash of files' contents (folders: every file under them), by path.
+hash_files() {
+  local p
+  for p in "$@"; do
+    if [ -d "$p" ]; then
+      find "$p" -type f -print0 | sort -z | xargs -0 -r sha256sum
+    elif [ -f "$p" ]; then
+      sha256sum "$p"
+    else
+      echo "missing $p"
+    fi
+  done | sha
+}
+
+# fresh NAME HASH OUTPUT...: whether NAME's stamp holds HASH and every output exists.
+fresh() {
+  local name=$1 h=$2 o
+  shift 2
+  [ "$(cat "$STORE/stamps/$name" 2>/dev/null)" = "$h" ] || return 1
+  for o in "$@"; do [ -e "$STORE/$o" ] || return 1; done
+  echo "  $name: up to date" >&2
+}
+
+stamp() {
+  mkdir -p "$(dirname "$STORE/stamps/$1")"
+  echo "$2" > "$STORE/stamps/$1"
+}
+
+# The mined repositories with a mirror, most instances kept first (repos.tsv's last column).
+mining_order() {
+  local repo
+  grep -v '^#' "$REPOS_TSV" | sort -t$'\t' -k9,9nr | cut -f1 | while read -r repo; do
+    [ -n "$repo" ] && [ -d "$MIRRORS/${repo/\//+}/repo" ] && echo "$repo"
+  done
+  return 0
+}
+
+# Mined shards in mining order until their examples reach TARGET (those prepared so far).
+mined_shards() {
+  local target=$1 have=0 repo f
+  while read -r repo; do
+    [ "$have" -ge "$target" ] && break
+    f=shards/mined/${repo/\//+}
+    [ -f "$STORE/$f.shard" ] && [ -f "$STORE/$f.count" ] || continue
+    echo "$f.shard"
+    have=$((have + $(cat "$STORE/$f.count")))
+  done < <(mining_order)
+  return 0
+}
+
+PLANS="trainprs 5k 15k all"
+
+# What a plan carries, in the order it is needed on the GPU machine (relative to STORE).
+plan_items() {
+  echo bin/coret-tui.xz
+  echo model/model.xz.00
+  echo model/model.sha256 model/config.json model/tokenizer.json | tr ' ' '\n'
+  echo model/model.xz.01
+  echo dev
+  echo shards/train1.shard shards/train2.shard shards/train3.shard shards/train4.shard | tr ' ' '\n'
+  case $1 in
+    trainprs) ;;
+    5k) mined_shards 5000 ;;
+    15k) mined_shards 15000 ;;
+    all) mined_shards 1000000000 ;;
+    *) echo "unknown plan $1 ($PLANS)" >&2; return 2 ;;
+  esac
+}
+
+# Examples the plan's mined shards hold.
+plan_mined_examples() {
+  local n=0 f
+  for f in $(plan_items "$1" | grep '^shards/mined/'); do n=$((n + $(cat "$STORE/${f%.shard}.count"))); done
+  echo "$n"
+}
+
+bytes_of() { if [ -e "$STORE/$1" ]; then du -sb "$STORE/$1" | cut -f1; fi; }
+count_files() { if [ -d "$STORE/$1" ]; then find "$STORE/$1" -maxdepth 1 -name "$2" | wc -l; else echo 0; fi; }
+sum_counts() { cat "$STORE"/shards/mined/*.count 2>/dev/null | awk '{ s += $1 } END { print s + 0 }' || true; }
+
+# Bytes every call carries anyway: the tracked and untracked, not ignored, files of the checkout.
+tree_bytes() {
+  (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 -r du -cb 2>/dev/null |
+    tail -1 | cut -f1)
+}
+
+# "UPLOAD ITEM BYTES" lines: items in order, each into the first upload with room (1 MiB kept
+# free for the call's own files).
+plan_uploads() {
+  local room=$((UPLOAD_BYTES - $(tree_bytes) - 1048576)) item b u
+  local -a used=()
+  for item in $(plan_items "$1"); do
+    b=$(bytes_of "$item")
+    [ -n "$b" ] || { echo "0 $item missing"; continue; }
+    u=0
+    while [ $u -lt ${#used[@]} ] && [ $((used[u] + b)) -gt $room ]; do u=$((u + 1)); done
+    [ $u -lt ${#used[@]} ] || used+=(0)
+    used[u]=$((used[u] + b))
+    echo "$((u + 1)) $item $b"
+  done
+}
+
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+
+status() {
+  local s f n b plan missing uploads total
+  echo "prepared inputs in $STORE"
+  for s in bin model dev; do
+    b=$(bytes_of "$s")
+    if [ -f "$STORE/stamps/$s" ] && [ -n "$b" ]; then echo "  $s: ready, $(mb "$b")"; else echo "  $s: missing"; fi
+  done
+  local want_bin
+  if [ -n "${GPU_BIN:-}" ]; then want_bin=$(hash_files "$GPU_BIN"); else want_bin=$(cd "$ROOT" && hash_files src Cargo.toml Cargo.lock); fi
+  if [ -f "$STORE/stamps/bin" ] && [ "$(cat "$STORE/stamps/bin")" != "$want_bin" ]; then
+    echo "  bin: stale (src/ changed since it was built; prepare.sh bin)"
+  fi
+  for n in 1 2 3 4; do
+    f=shards/train$n
+    if [ -f "$STORE/$f.count" ]; then echo "  train$n: $(cat "$STORE/$f.count") examples, $(mb "$(bytes_of "$f.shard")")"
+    else echo "  train$n: missing"; fi
+  done
+  n=$(count_files shards/mined '*.count')
+  echo "  mined: $(count_files mined '*.jsonl.gz') repositories mined, $n shards," \
+    "$(sum_counts) examples"
+  echo "plans (one upload: $(mb "$UPLOAD_BYTES") with the tree's $(mb "$(tree_bytes)")):"
+  for plan in $PLANS; do
+    uploads=$(plan_uploads "$plan")
+    # Missing items by their folder (bin, model, dev, shards/train…), each once.
+    missing=$(echo "$uploads" | awk '$3 == "missing" { sub(/\.(shard|xz.*)$/, "", $2); print $2 }' |
+      sed 's|^model/.*|model|' | uniq | paste -sd' ')
+    total=$(echo "$uploads" | awk '$3 != "missing" { s += $3 } END { print s + 0 }')
+    n=$(echo "$uploads" | awk '$3 != "missing" { if ($1 > m) m = $1 } END { print m + 0 }')
+    local mined; mined=$(plan_mined_examples "$plan")
+    local want=0 gap=""
+    case $plan in
+      5k) want=5000 ;;
+      15k) want=15000 ;;
+      all) want=$mined
+        local repos shards; repos=$(mining_order | wc -l); shards=$(count_files shards/mined '*.shard')
+        [ "$shards" -ge "$repos" ] || gap="shards of $shards of $repos mirrored repositories" ;;
+    esac
+    [ "$mined" -ge "$want" ] || gap="mined examples $mined of $want"
+    if [ -z "$missing" ] && [ -z "$gap" ]; then
+      echo "  $plan: READY, $(mb "$total") in $n uploads, $mined mined examples"
+    else
+      echo "  $plan: not ready (${missing:+missing: $missing}${missing:+${gap:+; }}$gap)"
+    fi
+  done
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Everything a GPU run needs, by one resumable command (#54). Steps, in order of value:
+#
+#   bin       the stripped CUDA binary for the current src/ (xz)
+#   model     the base model, f32 exact, xz in two halves (one per upload)
+#   dev       the 51 tuning instances and their slim repositories (pack-ns)
+#   trainprs  train-prs' four shards (models/README.md's recipe, 5,382 examples)
+#   mine      commit history of every mirrored repository of scripts/mine/repos.tsv
+#   mined5k   mined commits, a shard per repository (most kept first), until 5,000 examples
+#   mined15k  … until 15,000
+#   minedall  … every mined repository
+#
+#   scripts/gpu/prepare.sh [STEP...]    # no step: all of them, skipping what is up to date
+#   scripts/gpu/prepare.sh --status     # what is ready, its size, uploads per plan
+#
+# A step's outputs are up to date when its stamp holds the hash of what made them (the code it
+# ran, its data, its flags); each output is written under a temporary name and renamed, so a run
+# stopped anywhere loses at most the output in progress. Run it in the background whenever
+# --status shows a gap: `nohup scripts/gpu/prepare.sh > .gpu/prepare.log 2>&1 &`.
+#
+# Where: STORE (.gpu in the checkout, git-ignored: `run`'s carry takes repository paths),
+# MIRRORS (bare repositories as `fetch` lays them out), SHARED (../shared/data).
+# Knobs: PER_REPO (mined instances per repository, 400), DENSE_NEGATIVES (0: see README.md),
+# MINE_ARGS (--max-commits 2000). Two cores: run two lanes at once, e.g. `prepare.sh bin trainprs`
+# beside `prepare.sh model dev mined5k mined15k` (each output has its own stamp).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+STORE=${STORE:-$ROOT/.gpu}
+MIRRORS=${MIRRORS:-/work/.mirror}
+SHARED=${SHARED:-$ROOT/../shared/data}
+CUDA_TARGET=${CUDA_TARGET:-/work/target-cuda}
+PER_REPO=${PER_REPO:-400}
+DENSE_NEGATIVES=${DENSE_NEGATIVES:-0}
+MINE_ARGS=${MINE_ARGS:---max-commits 2000}
+# The binary that prepares (CORET_TUI: a given one, not rebuilt) and the one that goes up
+# (GPU_BIN: a given one instead of the CUDA build; the rehearsal's).
+BIN=${CORET_TUI:-$ROOT/target/release/coret-tui}
+GPU_BIN=${GPU_BIN:-}
+# train-prs' four disjoint slices of each repository's history (models/README.md).
+TRAIN_SLICES=${TRAIN_SLICES:---per-repo 400|--skip-newest 400 --per-repo 300|--skip-newest 700 --per-repo 800|--skip-newest 1500 --per-repo 1500}
+source "$ROOT/scripts/gpu/lib.sh"
+
+# The code a shard depends on: how chunks are cut and laid out, how examples are chosen.
+shard_code() { hash_files src/train/prepare.rs src/train/shard.rs src/train/mine.rs src/chunk \
+  src/model/tokenize.rs src/semantic.rs src/eval/snapshot.rs; }
+model_dir() { echo "${CORET_MODEL:-${CORET_DATA_DIR:-$HOME/.local/share/coret-tui}/models/all-MiniLM-L6-v2}"; }
+
+cpu_binary() { # the preparing binary must be the current code's
+  [ -n "${CPU_BUILT:-}${CORET_TUI:-}" ] && return
+  nice cargo build --release --quiet
+  CPU_BUILT=1
+}
+
+step_bin() {
+  local h; h=$(hash_files src Cargo.toml Cargo.lock)
+  [ -z "$GPU_BIN" ] || h=$(hash_files "$GPU_BIN")
+  fresh bin "$h" bin/coret-tui.xz && return
+  mkdir -p "$STORE/bin"
+  if [ -n "$GPU_BIN" ]; then
+    strip -o "$STORE/bin/coret-tui" "$GPU_BIN"
+    xz -1 -T1 -c "$STORE/bin/coret-tui" > "$STORE/bin/coret-tui.xz.tmp" && rm "$STORE/bin/coret-tui"
+    mv "$STORE/bin/coret-tui.xz.tmp" "$STORE/bin/coret-tui.xz"
+    stamp bin "$h"
+    return
+  fi
+  cargo fetch --quiet
+  eval "$(../shared/cuda/toolkit.sh)"
+  # candle 0.11 links NVRTC, which the toolkit's wheels leave out.
+  "$HOME/.cache/coret-cuda13/venv/bin/pip" install -q nvidia-cuda-nvrtc==13.0.88
+  CARGO_TARGET_DIR=$CUDA_TARGET nice cargo build --release --features cuda
+  mkdir -p "$STORE/bin"
+  strip -o "$STORE/bin/coret-tui" "$CUDA_TARGET/release/coret-tui"
+  xz -6 -T1 -c "$STORE/bin/coret-tui" > "$STORE/bin/coret-tui.xz.tmp"
+  rm "$STORE/bin/coret-tui" && mv "$STORE/bin/coret-tui.xz.tmp" "$STORE/bin/coret-tui.xz"
+  stamp bin "$h"
+}
+
+step_model() {
+  cpu_binary
+  local dir; dir=$(model_dir)
+  [ -f "$dir/model.safetensors" ] || "$BIN" --fetch-model
+  local h; h=$(hash_files "$dir/model.safetensors" "$dir/config.json" "$dir/tokenizer.json")
+  fresh model "$h" model/model.xz.00 model/model.xz.01 && return
+  mkdir -p "$STORE/model" && rm -f "$STORE"/model/model.xz.*
+  (cd "$dir" && sha256sum model.safetensors) > "$STORE/model/model.sha256"
+  cp "$dir/config.json" "$dir/tokenizer.json" "$STORE/model/"
+  # Exact f32: the adapters record the base weights' hash, and bf16 would be another base.
+  xz -6 -T1 -c "$dir/model.safetensors" > "$STORE/model/model.xz.tmp"
+  split -n 2 -d "$STORE/model/model.xz.tmp" "$STORE/model/model.xz."
+  rm "$STORE/model/model.xz.tmp"
+  stamp model "$h"
+}
+
+step_dev() {
+  local h; h=$(hash_files "$SHARED/swebench-lite-dev.jsonl" scripts/gpu/make-pack.py)
+  fresh dev "$h" dev/dev51.jsonl dev/pack-ns && return
+  rm -rf "$STORE/dev.tmp" && mkdir -p "$STORE/dev.tmp"
+  grep -v '"sympy/sympy"' "$SHARED/swebench-lite-dev.jsonl" > "$STORE/dev.tmp/dev51.jsonl"
+  python3 scripts/gpu/make-pack.py "$STORE/dev.tmp/dev51.jsonl" "$MIRRORS" "$STORE/dev.tmp/pack-ns"
+  rm -rf "$STORE/dev" && mv "$STORE/dev.tmp" "$STORE/dev"
+  stamp dev "$h"
+}
+
+# One shard: NAME, then the flags that make it (after the common ones).
+shard() {
+  local name=$1; shift
+  local flags="--repos $MIRRORS --min-query-chars 100 --negatives 16 --bm25-negatives 8 --query-max-len 256 $*"
+  local h; h=$(echo "$flags $(shard_code) $(hash_files "$(model_dir)/tokenizer.json")" | sha)
+  fresh "shards/$name" "$h" "shards/$name.shard" && return
+  mkdir -p "$STORE/shards/$(dirname "$name")" "$STORE/logs/$(dirname "$name")"
+  # shellcheck disable=SC2086 # flags are a list
+  nice "$BIN" $flags --prepare-shard "$STORE/shards/$name.shard" > "$STORE/logs/$name.log" 2>&1 || {
+    echo "prepare.sh: shard $name failed (see $STORE/logs/$name.log)" >&2; return 1; }
+  grep -o 'wrote [0-9]* examples' "$STORE/logs/$name.log" | tr -dc 0-9 > "$STORE/shards/$name.count"
+  stamp "shards/$name" "$h"
+}
+
+step_trainprs() {
+  cpu_binary
+  local t="--train $SHARED/train-prs.jsonl.gz --train-repos $TRAIN_REPOS" n=0 slice
+  while IFS= read -r -d '|' slice; do
+    n=$((n + 1))
+    shard "train$n" "$t $slice"
+  done <<< "$TRAIN_SLICES|"
+}
+
+# One repository's commit history (mine-all.sh skips it once its file exists).
+mine_one() {
+  mkdir -p "$STORE/mined"
+  echo "$1" > "$STORE/mined/one.tsv"
+  MINE_ARGS=$MINE_ARGS nice scripts/mine/mine-all.sh "$STORE/mined/one.tsv" "$MIRRORS" "$STORE/mined" "$BIN"
+}
+
+step_mine() {
+  cpu_binary
+  local repo
+  mining_order | while read -r repo; do mine_one "$repo"; done
+}
+
+# Mined shards, one per repository in mining order, until they hold TARGET examples.
+mined_until() {
+  local target=$1 have=0 repo name
+  cpu_binary
+  while read -r repo; do
+    [ "$have" -ge "$target" ] && break
+    name=${repo/\//+}
+    mine_one "$repo"
+    [ -f "$STORE/mined/$name.jsonl.gz" ] || continue
+    shard "mined/$name" "--train $STORE/mined/$name.jsonl.gz --per-repo $PER_REPO --dense-negatives $DENSE_NEGATIVES"
+    have=$((have + $(cat "$STORE/shards/mined/$name.count")))
+  done < <(mining_order)
+  echo "mined shards: $have examples (target $target)" >&2
+}
+
+main() {
+  mkdir -p "$STORE/stamps"
+  if [ "${1:-}" = --status ]; then status; return; fi
+  local steps=("$@")
+  [ ${#steps[@]} -gt 0 ] || steps=(bin model dev trainprs mine mined5k mined15k minedall)
+  for s in "${steps[@]}"; do
+    echo "$(date +%T) prepare: $s" >&2
+    case $s in
+      bin | model | dev | trainprs | mine) "step_$s" ;;
+      mined5k) mined_until 5000 ;;
+      mined15k) mined_until 15000 ;;
+      minedall) mined_until 1000000000 ;;
+      *) echo "prepare.sh: unknown step $s (bin model dev trainprs mine mined5k mined15k minedall)" >&2; exit 2 ;;
+    esac
+  done
+  status
+}
+
+main "$@"; exit

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# `plan.sh --rehearse`: the GPU plan end to end on this CPU, so that it never rots between
+# leases. A tiny repository with a mined history stands in for the mirrors, train-prs and the
+# dev set; prepare.sh makes every input (the CPU binary goes up instead of the CUDA one),
+# plan.sh packs them into uploads small enough that there are several, and each call runs as
+# the GPU machine would run it (W, OUT, a deadline), training a few updates with --device cpu.
+# It fails unless the last call's results.tar.gz holds the adapters, the training log and the
+# evaluation's summary.
+#
+# CORET_TUI: the binary (default target/release/coret-tui); CORET_MODEL: the model (the test
+# suite's tiny one; default the real one). KEEP=1 keeps the scratch folder.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${CORET_TUI:-$ROOT/target/release/coret-tui}
+[ -x "$BIN" ] || { echo "rehearse: no binary at $BIN (cargo build --release, or set CORET_TUI)" >&2; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/coret-rehearse.XXXXXX")
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
+say() { echo "rehearse: $*" >&2; }
+
+# A repository whose every commit fixes one function, with a message long enough to keep.
+repo=$T/src/widgets
+mkdir -p "$repo/widgets"
+g() { git -C "$repo" -c user.name=R -c user.email=r@example.com "$@"; }
+g init -q
+for m in cart price stock; do
+  cat > "$repo/widgets/$m.py" <<EOF
+"""The $m module."""
+
+
+def ${m}_total(items):
+    return sum(i.amount for i in items)
+
+
+def ${m}_name(item):
+    return item.name.strip()
+
+
+class ${m^}Store:
+    def add(self, item):
+        self.items.append(item)
+
+    def remove(self, item):
+        self.items.remove(item)
+EOF
+done
+g add -A && g commit -q -m "Initial import"
+n=0
+for m in cart price stock cart price stock cart price; do
+  n=$((n + 1))
+  case $((n % 3)) in
+    0) sed -i "s/return sum(i.amount\(.*\) for i in items)/return sum(i.amount\1 * $n for i in items)/" "$repo/widgets/$m.py"
+       what="${m}_total() counted each amount once where the multiplier $n applies" ;;
+    1) sed -i "s/return item.name.strip()\(.*\)$/return item.name.strip()\1[:$((n + 10))]/" "$repo/widgets/$m.py"
+       what="${m}_name() returned names longer than the $((n + 10)) characters the labels hold" ;;
+    2) sed -i "s/self.items.append(item)\(.*\)$/self.items.append(item)\1  # $n/" "$repo/widgets/$m.py"
+       what="${m^}Store.add() must keep the order of insertion for item batch $n"; ;;
+  esac
+  g commit -q -am "Fix $what (#$n)
+
+The $m widgets misbehaved when the store held more than one item: $what, so the totals and
+labels shown to users were wrong after the first edit. This fixes it and keeps the old API."
+done
+mkdir -p "$T/mirrors/acme+widgets"
+git clone -q --bare "$repo" "$T/mirrors/acme+widgets/repo"
+
+# The mined history stands in for train-prs and the dev set alike.
+mkdir -p "$T/shared"
+"$BIN" --mine "$T/mirrors/acme+widgets/repo" --repo-name acme/widgets --mine-out "$T/shared/train-prs.jsonl.gz" 2> "$T/mine.log" ||
+  { cat "$T/mine.log" >&2; exit 1; }
+gzip -dc "$T/shared/train-prs.jsonl.gz" > "$T/shared/swebench-lite-dev.jsonl"
+say "$(wc -l < "$T/shared/swebench-lite-dev.jsonl") instances mined from the rehearsal repository"
+printf '# repo\tc\tm\tm100\tm300\tm600\tpy\tseen\tkept\nacme/widgets\t9\t0\t0\t0\t0\t0\t9\t8\n' > "$T/repos.tsv"
+
+export STORE=$T/store MIRRORS=$T/mirrors SHARED=$T/shared REPOS_TSV=$T/repos.tsv CORET_TUI=$BIN GPU_BIN=$BIN
+export TRAIN_REPOS=acme/widgets TRAIN_SLICES="--per-repo 3|--skip-newest 3 --per-repo 2|--skip-newest 5 --per-repo 2|--skip-newest 7 --per-repo 9"
+export PER_REPO=8 MINE_ARGS="--max-commits 100"
+say "prepare"
+"$ROOT/scripts/gpu/prepare.sh" bin model dev trainprs mined5k > "$T/prepare.log" 2>&1 || { cat "$T/prepare.log" >&2; exit 1; }
+"$ROOT/scripts/gpu/prepare.sh" --status | tee "$T/status.txt" >&2
+grep -q '5k: not ready' "$T/status.txt" # 8 mined examples are not 5,000: the status must say so
+# Uploads small enough that the plan needs several (the binary and each model half alone).
+export UPLOAD_BYTES=$(($(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 du -cb | tail -1 | cut -f1) + 4 * 1048576))
+say "pack"
+"$ROOT/scripts/gpu/plan.sh" --pack 5k | tee "$T/pack.txt" >&2
+m=$(grep -c '^call ' "$T/pack.txt")
+[ "$m" -ge 2 ] || { say "expected several uploads, got $m"; exit 1; }
+
+# The calls as the GPU machine runs them: a fresh OUT each, W kept between them.
+export W=$T/w DEVICE=cpu MAX_STEPS=2 BATCH=4 NEGATIVES=4 GRAD_SLICE=8 EVAL_SECONDS=20 EXTRA="--batch-size 16"
+for c in $(seq 1 "$m"); do
+  export OUT=$T/out/$c
+  mkdir -p "$OUT"
+  say "call $c of $m"
+  "$ROOT/scripts/gpu/plan.sh" --call "$c" --left 900 >> "$T/calls.log" 2>&1 || { cat "$T/calls.log" >&2; exit 1; }
+done
+fail() { cat "$T/calls.log" >&2; say "$*"; exit 1; }
+o=$T/out/$m
+[ -f "$o/plan.log" ] || fail "no plan.log came back"
+[ "$(find "$o" -type f | wc -l)" -le 8 ] || fail "more than the 8 files a call brings back"
+for f in enc:enc/coret-lora.safetensors enc:enc/train-log.jsonl eval-enc:eval-enc/summary.json; do
+  tar tzf "$o/${f%%:*}.tar.gz" 2>/dev/null | grep -qx "${f#*:}" || fail "${f%%:*}.tar.gz lacks ${f#*:}"
+done
+for f in "$o"/*; do
+  [ "$(stat -c %s "$f")" -le 16777216 ] || fail "$f is over the 16 MiB a returned file may hold"
+done
+say "passed: $m uploads; stages done: $(grep -o 'plan: [a-z0-9]*: done' "$W/plan.log" | cut -d' ' -f2 | tr -d : | paste -sd' ');" \
+  "returned: $(cd "$o" && du -h -- * | awk '{ printf "%s %s, ", $2, $1 }')"
