@@ -215,6 +215,25 @@ pub fn write_shard(path: &Path, shard: &Shard) -> Result<()> {
     Ok(())
 }
 
+/// Writes `shard` in format 2 (gzip, every chunk inline): how shards were stored before,
+/// kept to measure what format 3 saves (`examples/shard_size.rs`) and to test reading old files.
+#[doc(hidden)]
+pub fn write_shard_v2(path: &Path, shard: &Shard) -> Result<()> {
+    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut gz = flate2::write::GzEncoder::new(BufWriter::new(file), flate2::Compression::default());
+    gz.write_all(MAGIC_V2).map_err(|e| Error::io(path, e))?;
+    bincode::serde::encode_into_std_write(shard, &mut gz, bincode::config::standard())
+        .map_err(|e| Error::context(path.display().to_string(), e))?;
+    gz.finish().and_then(|mut f| f.flush()).map_err(|e| Error::io(path, e))
+}
+
+/// Distinct chunks and chunk references in `shard`: what storing each chunk once saves.
+pub fn chunk_counts(shard: &Shard) -> (usize, usize) {
+    let compact = CompactShard::of(shard);
+    let refs = compact.examples.iter().map(|e| e.positives.len() + e.negatives.len()).sum();
+    (compact.chunks.len(), refs)
+}
+
 /// The decompressed stream of a shard file of either format, and its magic line.
 fn open_stream(path: &Path) -> Result<Option<(Box<dyn Read>, [u8; 12])>> {
     let mut file = BufReader::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?);
@@ -326,10 +345,7 @@ mod tests {
         assert_eq!(read_shard(&path).unwrap(), shard);
         // Version 2 (gzip, chunks inline) is still read.
         let v2 = dir.path().join("v2.shard");
-        let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&v2).unwrap(), Default::default());
-        gz.write_all(MAGIC_V2).unwrap();
-        bincode::serde::encode_into_std_write(&shard, &mut gz, bincode::config::standard()).unwrap();
-        gz.finish().unwrap();
+        write_shard_v2(&v2, &shard).unwrap();
         assert!(is_shard(&v2).unwrap());
         assert_eq!(read_shard(&v2).unwrap(), shard);
         let jsonl = dir.path().join("i.jsonl");
@@ -369,6 +385,7 @@ mod tests {
         write_shard(&p1, &one).unwrap();
         write_shard(&p50, &many).unwrap();
         assert_eq!(read_shard(&p50).unwrap(), many);
+        assert_eq!(chunk_counts(&many), (9, 450));
         let size = |p: &Path| std::fs::metadata(p).unwrap().len();
         // 49 more examples over the same nine chunks add their queries and indices, not chunks.
         assert!(size(&p50) < size(&p1) + 50 * 64, "{} vs {}", size(&p50), size(&p1));
