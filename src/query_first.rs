@@ -254,6 +254,11 @@ mod tests {
             let first = published.recv().unwrap();
             let dense = first.dense.clone().unwrap();
             assert!(!dense.is_complete());
+            // The first of two answers comes at once, over what is embedded (nothing yet): the
+            // hybrid is BM25's then; BM25 alone never waits, so it has no first answer.
+            let now = first.search_now(query, Retriever::Hybrid, 10).unwrap().expect("a first answer");
+            assert!(!now.is_empty());
+            assert!(first.search_now(query, Retriever::Bm25, 10).unwrap().is_none());
             // A search through it asks for its chunks and ranks over them: the cart is embedded
             // first although its file is last in the background's order.
             let answered = first.dense_for(query).unwrap();
@@ -268,6 +273,10 @@ mod tests {
             assert_eq!(hits.len(), ranked, "dense ranks over what is embedded");
             build.join().unwrap().unwrap()
         });
+        assert!(
+            complete.search_now(query, Retriever::Hybrid, 10).unwrap().is_none(),
+            "a complete index answers once"
+        );
         let dense = complete.dense.unwrap();
         assert!(dense.is_complete() && dense.query_first().is_none());
         assert_eq!(dense.coverage(), (602, 602), "600 helpers and the cart's two functions");

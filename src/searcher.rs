@@ -180,6 +180,29 @@ impl Searcher {
         retrievers: &[Retriever],
         k: usize,
     ) -> Result<Vec<(Retriever, Vec<Hit>)>> {
+        self.rankings_over(query, retrievers, k, Wait::ForCandidates)
+    }
+
+    /// While the dense index is partial and still being built (query-first): the top `k` by
+    /// `retriever` over what it holds now, without waiting for this query's own chunks, the
+    /// first of a cold search's two answers ([`Searcher::search`] gives the second). `None`
+    /// when `search` would not wait: BM25, or a complete index.
+    pub fn search_now(&self, query: &str, retriever: Retriever, k: usize) -> Result<Option<Vec<Hit>>> {
+        let waits = self.dense.as_ref().is_some_and(|d| d.query_first().is_some());
+        if retriever == Retriever::Bm25 || retriever == Retriever::History || !waits {
+            return Ok(None);
+        }
+        let mut ranked = self.rankings_over(query, &[retriever], k, Wait::No)?;
+        Ok(ranked.pop().map(|(_, hits)| hits))
+    }
+
+    fn rankings_over(
+        &self,
+        query: &str,
+        retrievers: &[Retriever],
+        k: usize,
+        wait: Wait,
+    ) -> Result<Vec<(Retriever, Vec<Hit>)>> {
         let w = self.fusion.test_weight;
         let fused = retrievers.contains(&Retriever::Hybrid);
         let fuse_history = fused && self.fusion.history_weight > 0.0 && self.history.is_some();
@@ -195,7 +218,12 @@ impl Searcher {
         };
         let mut fuse_dense_depth = usize::MAX;
         let dense = if wants(Retriever::Dense) {
-            let d = self.dense_for(query)?;
+            let d = match wait {
+                Wait::ForCandidates => self.dense_for(query)?,
+                Wait::No => {
+                    self.dense.clone().ok_or_else(|| Error::invalid("the dense index is not ready"))?
+                }
+            };
             if !d.is_complete() {
                 fuse_dense_depth = PARTIAL_FUSION_DEPTH;
             }
@@ -240,6 +268,13 @@ impl Searcher {
         let candidates = self.query_candidates(query, QUERY_FIRST_BM25, dense.skips_tests())?;
         Ok(first.first(candidates, QUERY_FIRST_WAIT).unwrap_or(dense))
     }
+}
+
+/// Whether a ranking over a partial dense index waits for the query's own chunks.
+#[derive(Clone, Copy)]
+enum Wait {
+    ForCandidates,
+    No,
 }
 
 /// Query-first: the callers and callees of this many of BM25's best are embedded with them.

@@ -12,7 +12,10 @@ fn the_gpu_plan_rehearses_end_to_end_on_the_cpu() {
     let model = tmp.path().join("model");
     testkit::write_tiny_bert(
         &model,
-        &["cart", "price", "stock", "total", "name", "store", "add", "remove", "items", "def", "return", "[DOWN]"],
+        &[
+            "cart", "price", "stock", "total", "name", "store", "add", "remove", "items", "def", "return",
+            "[DOWN]",
+        ],
     );
     let run = Command::new("bash")
         .arg("scripts/gpu/plan.sh")
@@ -26,7 +29,8 @@ fn the_gpu_plan_rehearses_end_to_end_on_the_cpu() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
-    let passed = stderr.lines().find(|l| l.starts_with("rehearse: passed")).unwrap_or_else(|| panic!("{stderr}"));
+    let passed =
+        stderr.lines().find(|l| l.starts_with("rehearse: passed")).unwrap_or_else(|| panic!("{stderr}"));
     // Several uploads, the encoder trained and evaluated, each stage's files back.
     assert!(!passed.contains("passed: 1 uploads"), "{passed}");
     assert!(passed.contains("stages done: enc"), "{passed}");

@@ -98,7 +98,9 @@ o=$T/out/$m
 [ -f "$o/plan.log" ] || fail "no plan.log came back"
 [ "$(find "$o" -type f | wc -l)" -le 8 ] || fail "more than the 8 files a call brings back"
 for f in enc:enc/coret-lora.safetensors enc:enc/train-log.jsonl eval-enc:eval-enc/summary.json; do
-  tar tzf "$o/${f%%:*}.tar.gz" 2>/dev/null | grep -qx "${f#*:}" || fail "${f%%:*}.tar.gz lacks ${f#*:}"
+  # The listing first: grep -q stopping early would fail tar, and the pipeline with it.
+  listing=$(tar tzf "$o/${f%%:*}.tar.gz" 2>/dev/null || true)
+  grep -qx "${f#*:}" <<< "$listing" || fail "${f%%:*}.tar.gz lacks ${f#*:}"
 done
 for f in "$o"/*; do
   [ "$(stat -c %s "$f")" -le 16777216 ] || fail "$f is over the 16 MiB a returned file may hold"

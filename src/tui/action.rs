@@ -84,6 +84,9 @@ pub struct SearchOutcome {
 pub enum SearchStage {
     /// The only answer.
     Final,
+    /// A first answer over the part of the dense index embedded so far; the query-first one
+    /// (its own chunks embedded) follows.
+    RefineFollows,
     /// The hybrid's order; the reranked one follows.
     RerankFollows,
     /// The reranked order, replacing the hybrid's.

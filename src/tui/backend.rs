@@ -67,6 +67,12 @@ pub trait Backend: Send + Sync {
     /// Top `k` chunks for `query`, best first. May be slow (dense encodes the query):
     /// it is only called from search worker threads.
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>>;
+    /// A first answer at once while [`Backend::search`] would wait for the query's chunks to be
+    /// embedded (a cold repository): the same ranking over what the dense index holds now.
+    /// `None` when `search` answers without waiting. Called from search worker threads.
+    fn search_now(&self, _query: &str, _retriever: Retriever, _k: usize) -> anyhow::Result<Option<Vec<Hit>>> {
+        Ok(None)
+    }
     /// Whether `Retriever::Dense` and `Retriever::Hybrid` work.
     fn has_dense(&self) -> bool;
     /// While the dense index is partial (query-first: each search has its own chunks embedded

@@ -30,6 +30,10 @@ impl Backend for Searcher {
         Ok(Searcher::search(self, query, retriever, k)?)
     }
 
+    fn search_now(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Option<Vec<Hit>>> {
+        Ok(Searcher::search_now(self, query, retriever, k)?)
+    }
+
     fn has_dense(&self) -> bool {
         Searcher::has_dense(self)
     }

@@ -61,10 +61,35 @@ fn newest<T>(rx: &Receiver<T>, mut skipped: impl FnMut(T)) -> Option<T> {
     Some(request)
 }
 
+/// The newest request already waiting, if any: it makes the current search's next answer
+/// moot, so it goes first.
+fn waiting<T>(rx: &Receiver<T>) -> Option<T> {
+    std::iter::from_fn(|| rx.try_recv().ok()).last()
+}
+
 fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
     let mut next = None;
     while let Some(request) = next.take().or_else(|| newest(&rx, drop)) {
         let started = Instant::now();
+        // On a cold repository the answer waits for the query's chunks to be embedded: show
+        // the one over what is embedded already first.
+        let now = catch(|| request.backend.search_now(&request.query, request.retriever, request.k));
+        if let Ok(Ok(Some(hits))) = now {
+            let outcome = SearchOutcome {
+                column: request.column,
+                generation: request.generation,
+                hits: Ok(hits),
+                elapsed: started.elapsed(),
+                stage: SearchStage::RefineFollows,
+            };
+            if actions.send(Action::SearchDone(outcome)).is_err() {
+                return;
+            }
+            if let Some(newer) = waiting(&rx) {
+                next = Some(newer);
+                continue;
+            }
+        }
         let hits = match catch(|| request.backend.search(&request.query, request.retriever, request.k)) {
             Ok(Ok(hits)) => Ok(hits),
             Ok(Err(e)) => Err(format!("{} search failed: {e:#}", request.retriever)),
@@ -84,9 +109,8 @@ fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
             return;
         }
         let Some(hybrid) = first else { continue };
-        // A newer search already waiting makes this one's second stage moot: it goes first.
-        if let Ok(newer) = rx.try_recv() {
-            next = Some(std::iter::from_fn(|| rx.try_recv().ok()).last().unwrap_or(newer));
+        if let Some(newer) = waiting(&rx) {
+            next = Some(newer);
             continue;
         }
         let started = Instant::now();
@@ -170,5 +194,74 @@ mod tests {
             }
         }
         assert!(searched && loaded && missing);
+    }
+
+    /// The demo backend answering a cold search twice: at once in reverse, then properly.
+    struct Cold(DemoBackend);
+
+    impl Backend for Cold {
+        fn chunk_count(&self) -> usize {
+            self.0.chunk_count()
+        }
+        fn chunk(&self, id: u32) -> Option<&crate::Chunk> {
+            self.0.chunk(id)
+        }
+        fn callers(&self, id: u32) -> Vec<u32> {
+            self.0.callers(id)
+        }
+        fn callees(&self, id: u32) -> Vec<u32> {
+            self.0.callees(id)
+        }
+        fn search(
+            &self,
+            query: &str,
+            retriever: Retriever,
+            k: usize,
+        ) -> anyhow::Result<Vec<crate::search::Hit>> {
+            self.0.search(query, retriever, k)
+        }
+        fn search_now(
+            &self,
+            query: &str,
+            retriever: Retriever,
+            k: usize,
+        ) -> anyhow::Result<Option<Vec<crate::search::Hit>>> {
+            Ok(Some(self.0.search(query, retriever, k)?.into_iter().rev().collect()))
+        }
+        fn has_dense(&self) -> bool {
+            true
+        }
+        fn file_source(&self, path: &str) -> Option<String> {
+            self.0.file_source(path)
+        }
+    }
+
+    #[test]
+    fn a_cold_search_answers_first_at_once_then_over_its_own_chunks() {
+        let (tx, rx) = mpsc::channel();
+        let workers = Workers::spawn(tx, "base16-ocean.dark".into()).unwrap();
+        let demo = DemoBackend::sample();
+        let query = "coupon discount".to_string();
+        let full = demo.search(&query, Retriever::Dense, 5).unwrap();
+        let backend: Arc<dyn Backend> = Arc::new(Cold(demo));
+        workers.search(SearchRequest {
+            column: 1,
+            generation: 3,
+            query,
+            retriever: Retriever::Dense,
+            k: 5,
+            backend,
+        });
+        let mut stages = Vec::new();
+        for _ in 0..2 {
+            match rx.recv_timeout(Duration::from_secs(20)).unwrap() {
+                Action::SearchDone(o) => stages.push((o.stage, o.hits.unwrap())),
+                _ => panic!("unexpected action"),
+            }
+        }
+        assert_eq!(stages[0].0, SearchStage::RefineFollows);
+        assert_eq!(stages[0].1, full.iter().rev().copied().collect::<Vec<_>>());
+        assert_eq!(stages[1].0, SearchStage::Final);
+        assert_eq!(stages[1].1, full);
     }
 }

@@ -9,6 +9,8 @@ mod history;
 mod index;
 mod navigate;
 #[cfg(test)]
+mod refine_tests;
+#[cfg(test)]
 mod rerank_tests;
 mod results;
 mod search;

@@ -11,6 +11,9 @@ pub enum ColumnStatus {
     WaitingForIndex,
     /// A search is running (earlier hits, if any, stay visible meanwhile).
     Searching,
+    /// The search's first answer is shown (over the chunks embedded when it ran); the answer
+    /// over its own chunks, embedded first, is coming.
+    Refining,
     Ready,
     Failed(String),
 }

@@ -75,15 +75,28 @@ impl App {
         if outcome.stage == SearchStage::Reranked {
             return self.reranked(outcome);
         }
-        let Some(column) = self.columns.get_mut(outcome.column) else {
+        let Some(column) = self.columns.get(outcome.column) else {
             return;
         };
-        if outcome.generation != column.generation || column.status != ColumnStatus::Searching {
+        let waiting = matches!(column.status, ColumnStatus::Searching | ColumnStatus::Refining);
+        if outcome.generation != column.generation || !waiting {
             return;
         }
+        // A first answer that fails says nothing the second will not: keep waiting for it.
+        if outcome.stage == SearchStage::RefineFollows && outcome.hits.is_err() {
+            return;
+        }
+        // The second answer keeps the chunk the user moved to in the first.
+        if column.status == ColumnStatus::Refining && column.selected > 0 {
+            if let Some(key) = column.selected_hit().and_then(|h| self.chunk(h.chunk)).map(|c| c.key()) {
+                self.reselect[outcome.column].get_or_insert(key);
+            }
+        }
+        let column = &mut self.columns[outcome.column];
         match outcome.hits {
             Ok(hits) => {
-                column.reset(ColumnStatus::Ready);
+                let refining = outcome.stage == SearchStage::RefineFollows;
+                column.reset(if refining { ColumnStatus::Refining } else { ColumnStatus::Ready });
                 column.all_hits = hits;
                 column.elapsed = Some(outcome.elapsed);
                 if outcome.stage == SearchStage::RerankFollows {

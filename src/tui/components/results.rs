@@ -203,6 +203,11 @@ fn summary(column: &ResultsColumn, stale: bool, room: usize) -> Option<String> {
     let n = column.hits.len();
     let candidates = match &column.status {
         ColumnStatus::Searching => vec![" searching… ".to_string()],
+        ColumnStatus::Refining => vec![
+            format!(" {n} hits · first answer, embedding this issue's chunks… "),
+            format!(" {n} hits · first answer, refining… "),
+            " first answer, refining… ".to_string(),
+        ],
         ColumnStatus::Ready if stale => {
             vec![format!(" {n} hits · earlier issue, Ctrl-S "), " earlier issue, Ctrl-S ".to_string()]
         }
@@ -244,7 +249,7 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
     }
     let text = match &column.status {
         ColumnStatus::Failed(e) => return (e.clone(), true),
-        ColumnStatus::Searching => "Searching…".to_string(),
+        ColumnStatus::Searching | ColumnStatus::Refining => "Searching…".to_string(),
         ColumnStatus::Ready => "No matches.".to_string(),
         ColumnStatus::WaitingForIndex if app.backend.is_none() => "Waiting for the BM25 index…".to_string(),
         ColumnStatus::WaitingForIndex => waiting_dense(),
