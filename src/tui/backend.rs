@@ -30,7 +30,8 @@
 //! * Send `Bm25Ready` once, then `DenseReady` at most once for that index. The backend sent
 //!   with `DenseReady` replaces the earlier one and must answer every retriever.
 //! * After `Bm25Ready` the indexer may watch the working tree: [`IndexReporter::wait_for_check`]
-//!   returns each time the TUI asks (before a search, after `$EDITOR`). When the tree changed,
+//!   returns each time the TUI asks (before a search, after `$EDITOR`) and when a given time
+//!   passed without a request (an edit made in another window is seen). When the tree changed,
 //!   send `Reindexed` with the new index's BM25 backend (its chunk ids are new), then a
 //!   `DenseReady` or `Failed` for that index, as for the first one. `engine_indexer` does all
 //!   this for the real engine.
@@ -193,11 +194,15 @@ impl IndexReporter {
         CheckHandle(self.checks_tx.clone())
     }
 
-    /// Blocks until the TUI asks whether the working tree changed; requests queued meanwhile
-    /// count as one. False once the indexer is cancelled (the user quit): stop watching then.
-    pub fn wait_for_check(&self) -> bool {
+    /// Blocks until the TUI asks whether the working tree changed, or for `every` at most (a
+    /// check is due then too); requests queued meanwhile count as one. False once the indexer
+    /// is cancelled (the user quit): stop watching then.
+    pub fn wait_for_check(&self, every: std::time::Duration) -> bool {
         let checks = self.checks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if self.cancelled() || checks.recv().is_err() {
+        if self.cancelled() {
+            return false;
+        }
+        if let Err(mpsc::RecvTimeoutError::Disconnected) = checks.recv_timeout(every) {
             return false;
         }
         while checks.try_recv().is_ok() {}
@@ -273,9 +278,16 @@ mod tests {
         let checks = reporter.check_handle();
         checks.request();
         checks.request();
-        assert!(reporter.wait_for_check(), "a requested check");
+        let long = std::time::Duration::from_secs(3600);
+        assert!(reporter.wait_for_check(long), "a requested check");
+        let started = std::time::Instant::now();
+        assert!(
+            reporter.wait_for_check(std::time::Duration::from_millis(50)),
+            "a check is due after the time"
+        );
+        assert!(started.elapsed() < long);
         let waiter = reporter.clone();
-        let watching = std::thread::spawn(move || waiter.wait_for_check());
+        let watching = std::thread::spawn(move || waiter.wait_for_check(long));
         reporter.cancel_handle().cancel();
         assert!(!watching.join().unwrap(), "the two queued requests were one; the cancel ends the wait");
     }

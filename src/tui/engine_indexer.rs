@@ -1,6 +1,7 @@
 //! The TUI's indexer over the real engine: indexes the repository (BM25 first, then the dense
 //! index), then keeps the index in step with the working tree. Each time the TUI asks (before
-//! a search, after `$EDITOR`) it re-checks the tree as the MCP server does
+//! a search, after `$EDITOR`), and every second or so besides, it re-checks the tree as the MCP
+//! server does
 //! ([`RepoIndex::tree_unchanged`]: a walk and a stat per file); when something changed it
 //! re-opens the index through the cache (only edited files are parsed again), sends the new
 //! BM25 backend at once, and the dense thread embeds only the chunks its vector store lacks.
@@ -23,6 +24,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// Loads the towers (and the reranker, if asked for) on the dense thread (it may provision or
 /// read a model for seconds); the error is shown as the dense column's failure.
@@ -36,6 +38,12 @@ pub struct EngineIndexer {
     pub dense: DenseOptions,
     pub towers: TowerLoader,
 }
+
+/// Besides each search and `$EDITOR`, the tree is checked this often, so that an edit made
+/// in another window shows its `re-indexed` note within about a second.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+/// The longest wait between two checks (a tree whose walk takes over 3 s).
+const WATCH_SLOWEST: Duration = Duration::from_secs(30);
 
 /// The newest index's number. A dense index is sent only while its index is the newest, and
 /// `Reindexed` is sent under the same lock, so the TUI never gets a dense backend over chunk
@@ -90,8 +98,13 @@ impl EngineIndexer {
         // The index the TUI searches, and the one the latest check opened (the same chunks
         // when only stamps moved, e.g. a file saved unchanged).
         let (mut served, mut checked) = (index.clone(), index);
-        while reporter.wait_for_check() {
-            if checked.tree_unchanged(&opts) {
+        let mut every = WATCH_EVERY;
+        while reporter.wait_for_check(every) {
+            let walk = std::time::Instant::now();
+            let unchanged = checked.tree_unchanged(&opts);
+            // A tree that is slow to walk is walked less often: a tenth of the time at most.
+            every = (walk.elapsed() * 10).clamp(WATCH_EVERY, WATCH_SLOWEST);
+            if unchanged {
                 continue;
             }
             let quiet = Quiet(&reporter);
