@@ -234,8 +234,11 @@ pub fn chunk_counts(shard: &Shard) -> (usize, usize) {
     (compact.chunks.len(), refs)
 }
 
+/// A shard file's decompressed stream, past its magic line, and that line.
+type ShardStream = (Box<dyn Read>, [u8; 12]);
+
 /// The decompressed stream of a shard file of either format, and its magic line.
-fn open_stream(path: &Path) -> Result<Option<(Box<dyn Read>, [u8; 12])>> {
+fn open_stream(path: &Path) -> Result<Option<ShardStream>> {
     let mut file = BufReader::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?);
     let mut frame = [0u8; 4];
     let n = file.read(&mut frame).map_err(|e| Error::io(path, e))?;
