@@ -7,7 +7,7 @@
 # Needs `cargo build --release --examples` (the TUI is driven in a pseudo-terminal by
 # examples/tui_cold.rs) and `pip install mcp` (benches/mcp_cold.py). Prints one JSON line each.
 set -euo pipefail
-repo=$1 issue=$2 bin=${3:-target/release/coret-tui}
+repo=$1 issue=$2 bin=$(realpath "${3:-target/release/coret-tui}")
 fresh() { CORET_CACHE_DIR=$(mktemp -d) "$@"; }
 echo "== headless (one answer: the hybrid over the issue's candidates, embedded first)"
 t0=$(date +%s.%N)
