@@ -37,7 +37,8 @@ fn main() -> anyhow::Result<()> {
     cmd.env("CORET_CACHE_DIR", home.path().join("cache"));
     cmd.env("XDG_CONFIG_HOME", home.path().join("config"));
     cmd.env("CORET_MODEL", &model);
-    let pty = native_pty_system().openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })?;
+    let pty =
+        native_pty_system().openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })?;
     let launched = Instant::now();
     let mut child = pty.slave.spawn_command(cmd)?;
     drop(pty.slave);
@@ -60,7 +61,11 @@ fn main() -> anyhow::Result<()> {
     let (mut sent, mut bm25, mut first, mut last) = (false, None, None, None);
     let mut status_at_first = String::new();
     while last.is_none() {
-        anyhow::ensure!(launched.elapsed() < TIMEOUT, "no final answer in {TIMEOUT:?}:\n{}", parser.screen().contents());
+        anyhow::ensure!(
+            launched.elapsed() < TIMEOUT,
+            "no final answer in {TIMEOUT:?}:\n{}",
+            parser.screen().contents()
+        );
         if let Ok(bytes) = rx.recv_timeout(Duration::from_millis(20)) {
             parser.process(&bytes);
             if bytes.windows(4).any(|w| w == b"\x1b[6n") {
