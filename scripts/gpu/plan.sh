@@ -37,7 +37,7 @@ EVAL_SECONDS=${EVAL_SECONDS:-75}     # the 51 took 36–50 s an evaluation on th
 CALL_LIMIT=${CALL_LIMIT:-600}        # `run`'s most seconds for one command
 MARGIN=${MARGIN:-25}                 # unpacking, collecting, the reply
 MAX_STEPS=${MAX_STEPS:-}             # a fixed number of updates (the rehearsal's)
-EXTRA=${EXTRA:-}                     # flags every coret-tui call gets (the rehearsal's small sizes)
+EXTRA=${EXTRA:---batch-size 256}     # flags every coret-tui call gets (the GPU's embedding batch)
 
 log() { echo "$(date +%T) plan: $*" | tee -a "$W/plan.log" >&2; }
 
