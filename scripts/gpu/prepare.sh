@@ -128,8 +128,11 @@ step_trainprs() {
 # One repository's commit history (mine-all.sh skips it once its file exists).
 mine_one() {
   mkdir -p "$STORE/mined"
-  echo "$1" > "$STORE/mined/one.tsv"
-  MINE_ARGS=$MINE_ARGS nice scripts/mine/mine-all.sh "$STORE/mined/one.tsv" "$MIRRORS" "$STORE/mined" "$BIN"
+  [ -f "$STORE/mined/${1/\//+}.jsonl.gz" ] && return
+  local list; list=$(mktemp "$STORE/mined/list.XXXXXX") # its own: lanes may mine at once
+  echo "$1" > "$list"
+  MINE_ARGS=$MINE_ARGS nice scripts/mine/mine-all.sh "$list" "$MIRRORS" "$STORE/mined" "$BIN" || true
+  rm -f "$list"
 }
 
 step_mine() {
