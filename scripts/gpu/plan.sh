@@ -71,6 +71,7 @@ unpack() { # N: the call's upload into W
   [ -d "$up" ] || return 0
   mkdir -p "$W"
   cp -a "$up/." "$W/"
+  touch "$W/.unpacked-$1"
   if [ -f "$W/bin/coret-tui.xz" ] && [ ! -x "$W/coret-tui" ]; then
     xz -dc "$W/bin/coret-tui.xz" > "$W/coret-tui.tmp" && chmod +x "$W/coret-tui.tmp" && mv "$W/coret-tui.tmp" "$W/coret-tui"
   fi
@@ -85,7 +86,14 @@ unpack() { # N: the call's upload into W
   log "call $1: unpacked $(du -sh "$up" | cut -f1)"
 }
 
-ready() { [ -x "$W/coret-tui" ] && [ -f "$W/base/model.safetensors" ] && [ -d "$W/dev/pack-ns" ] && [ -n "$(shards)" ]; }
+# Every upload of the plan unpacked (the manifest says how many), so training sees all shards.
+ready() {
+  local m u
+  m=$(awk '{ print $2 }' "$W/manifest" 2>/dev/null)
+  [ -n "$m" ] || return 1
+  for u in $(seq 1 "$m"); do [ -f "$W/.unpacked-$u" ] || return 1; done
+  [ -x "$W/coret-tui" ] && [ -f "$W/base/model.safetensors" ] && [ -d "$W/dev/pack-ns" ] && [ -n "$(shards)" ]
+}
 shards() { find "$W/shards" -name '*.shard' 2>/dev/null | sort; }
 cli() { "$W/coret-tui" --model "$W/base" --device "$DEVICE" $EXTRA "$@"; }
 left() { echo $((DEADLINE - $(date +%s))); }

@@ -92,6 +92,8 @@ for c in $(seq 1 "$m"); do
   mkdir -p "$OUT"
   say "call $c of $m"
   "$ROOT/scripts/gpu/plan.sh" --call "$c" --left 900 >> "$T/calls.log" 2>&1 || { cat "$T/calls.log" >&2; exit 1; }
+  # Nothing is trained before the last upload is there (it may carry shards).
+  if [ "$c" -lt "$m" ] && [ -e "$W/res/enc" ]; then cat "$T/calls.log" >&2; say "trained before upload $m"; exit 1; fi
 done
 fail() { cat "$T/calls.log" >&2; say "$*"; exit 1; }
 o=$T/out/$m
