@@ -87,7 +87,11 @@ plan_mined_examples() {
 
 bytes_of() { if [ -e "$STORE/$1" ]; then du -sb "$STORE/$1" | cut -f1; fi; }
 count_files() { if [ -d "$STORE/$1" ]; then find "$STORE/$1" -maxdepth 1 -name "$2" | wc -l; else echo 0; fi; }
-sum_counts() { cat "$STORE"/shards/mined/*.count 2>/dev/null | awk '{ s += $1 } END { print s + 0 }' || true; }
+sum_counts() {
+  local n=0 f
+  for f in "$STORE"/shards/mined/*.count; do [ -f "$f" ] && n=$((n + $(cat "$f"))); done
+  echo "$n"
+}
 
 # Bytes every call carries anyway: the tracked and untracked, not ignored, files of the checkout.
 tree_bytes() {
