@@ -200,26 +200,7 @@ mod tests {
     struct Cold(DemoBackend);
 
     impl Backend for Cold {
-        fn chunk_count(&self) -> usize {
-            self.0.chunk_count()
-        }
-        fn chunk(&self, id: u32) -> Option<&crate::Chunk> {
-            self.0.chunk(id)
-        }
-        fn callers(&self, id: u32) -> Vec<u32> {
-            self.0.callers(id)
-        }
-        fn callees(&self, id: u32) -> Vec<u32> {
-            self.0.callees(id)
-        }
-        fn search(
-            &self,
-            query: &str,
-            retriever: Retriever,
-            k: usize,
-        ) -> anyhow::Result<Vec<crate::search::Hit>> {
-            self.0.search(query, retriever, k)
-        }
+        crate::tui::demo::forward_to_demo!();
         fn search_now(
             &self,
             query: &str,
@@ -230,9 +211,6 @@ mod tests {
         }
         fn has_dense(&self) -> bool {
             true
-        }
-        fn file_source(&self, path: &str) -> Option<String> {
-            self.0.file_source(path)
         }
     }
 

@@ -6,7 +6,6 @@ use super::*;
 use crate::search::{FusionParams, Hit};
 use crate::tui::action::{SearchOutcome, SearchStage};
 use crate::tui::demo::DemoBackend;
-use crate::Chunk;
 use std::time::Duration;
 
 /// The demo backend with a stand-in reranker that reverses the hybrid's top three.
@@ -15,29 +14,12 @@ struct Reversing(DemoBackend);
 const DEPTH: usize = 3;
 
 impl Backend for Reversing {
-    fn chunk_count(&self) -> usize {
-        self.0.chunk_count()
-    }
-    fn chunk(&self, id: u32) -> Option<&Chunk> {
-        self.0.chunk(id)
-    }
-    fn callers(&self, id: u32) -> Vec<u32> {
-        self.0.callers(id)
-    }
-    fn callees(&self, id: u32) -> Vec<u32> {
-        self.0.callees(id)
-    }
-    fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>> {
-        self.0.search(query, retriever, k)
-    }
+    crate::tui::demo::forward_to_demo!();
     fn has_dense(&self) -> bool {
         self.0.has_dense()
     }
     fn fusion(&self) -> FusionParams {
         self.0.fusion()
-    }
-    fn file_source(&self, path: &str) -> Option<String> {
-        self.0.file_source(path)
     }
     fn rerank_depth(&self) -> Option<usize> {
         Some(DEPTH)

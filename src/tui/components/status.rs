@@ -318,34 +318,12 @@ mod tests {
     struct Partial(DemoBackend);
 
     impl crate::tui::Backend for Partial {
-        fn chunk_count(&self) -> usize {
-            self.0.chunk_count()
-        }
-        fn chunk(&self, id: u32) -> Option<&crate::Chunk> {
-            self.0.chunk(id)
-        }
-        fn callers(&self, id: u32) -> Vec<u32> {
-            self.0.callers(id)
-        }
-        fn callees(&self, id: u32) -> Vec<u32> {
-            self.0.callees(id)
-        }
-        fn search(
-            &self,
-            query: &str,
-            retriever: crate::search::Retriever,
-            k: usize,
-        ) -> anyhow::Result<Vec<crate::search::Hit>> {
-            self.0.search(query, retriever, k)
-        }
+        crate::tui::demo::forward_to_demo!();
         fn has_dense(&self) -> bool {
             true
         }
         fn dense_partial(&self) -> Option<(usize, usize)> {
             Some((1200, 5000))
-        }
-        fn file_source(&self, path: &str) -> Option<String> {
-            self.0.file_source(path)
         }
     }
 

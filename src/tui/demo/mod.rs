@@ -158,6 +158,40 @@ pub fn simulate_indexing(reporter: IndexReporter, backend: DemoBackend, step: Du
     reporter.dense_ready(Arc::new(backend));
 }
 
+/// Inside `impl Backend for Wrapper(DemoBackend)`: the methods a test's stand-in backend keeps
+/// as the demo has them (chunks, call graph, search, sources), so it spells out only the ones
+/// it changes.
+#[allow(unused_macros)] // examples/tui_demo.rs includes this file too
+macro_rules! forward_to_demo {
+    () => {
+        fn chunk_count(&self) -> usize {
+            self.0.chunk_count()
+        }
+        fn chunk(&self, id: u32) -> Option<&crate::Chunk> {
+            self.0.chunk(id)
+        }
+        fn callers(&self, id: u32) -> Vec<u32> {
+            self.0.callers(id)
+        }
+        fn callees(&self, id: u32) -> Vec<u32> {
+            self.0.callees(id)
+        }
+        fn search(
+            &self,
+            query: &str,
+            retriever: crate::search::Retriever,
+            k: usize,
+        ) -> anyhow::Result<Vec<crate::search::Hit>> {
+            self.0.search(query, retriever, k)
+        }
+        fn file_source(&self, path: &str) -> Option<String> {
+            self.0.file_source(path)
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use forward_to_demo;
+
 #[cfg(test)]
 mod tests {
     use super::*;
