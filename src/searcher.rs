@@ -189,7 +189,7 @@ impl Searcher {
     /// when `search` would not wait: BM25, or a complete index.
     pub fn search_now(&self, query: &str, retriever: Retriever, k: usize) -> Result<Option<Vec<Hit>>> {
         let waits = self.dense.as_ref().is_some_and(|d| d.query_first().is_some());
-        if retriever == Retriever::Bm25 || retriever == Retriever::History || !waits {
+        if !matches!(retriever, Retriever::Dense | Retriever::Hybrid) || !waits {
             return Ok(None);
         }
         let mut ranked = self.rankings_over(query, &[retriever], k, Wait::No)?;
@@ -218,12 +218,7 @@ impl Searcher {
         };
         let mut fuse_dense_depth = usize::MAX;
         let dense = if wants(Retriever::Dense) {
-            let d = match wait {
-                Wait::ForCandidates => self.dense_for(query)?,
-                Wait::No => {
-                    self.dense.clone().ok_or_else(|| Error::invalid("the dense index is not ready"))?
-                }
-            };
+            let d = self.dense_over(query, wait)?;
             if !d.is_complete() {
                 fuse_dense_depth = PARTIAL_FUSION_DEPTH;
             }
@@ -263,8 +258,15 @@ impl Searcher {
     /// still being built, the one its builder returns once the chunks this query needs are
     /// embedded (at most [`QUERY_FIRST_WAIT`] later; else the partial one as it is).
     pub fn dense_for(&self, query: &str) -> Result<Arc<DenseSearcher>> {
+        self.dense_over(query, Wait::ForCandidates)
+    }
+
+    /// [`Searcher::dense_for`], or with `Wait::No` the index as it stands.
+    fn dense_over(&self, query: &str, wait: Wait) -> Result<Arc<DenseSearcher>> {
         let dense = self.dense.clone().ok_or_else(|| Error::invalid("the dense index is not ready"))?;
-        let Some(first) = dense.query_first() else { return Ok(dense) };
+        let Some(first) = dense.query_first().filter(|_| matches!(wait, Wait::ForCandidates)) else {
+            return Ok(dense);
+        };
         let candidates = self.query_candidates(query, QUERY_FIRST_BM25, dense.skips_tests())?;
         Ok(first.first(candidates, QUERY_FIRST_WAIT).unwrap_or(dense))
     }

@@ -29,6 +29,9 @@ const MAGIC_V2: &[u8; 12] = b"CORETSHARD2\n";
 const MAGIC: &[u8; 12] = b"CORETSHARD3\n";
 /// zstd's frame magic (little-endian 0xFD2FB528); gzip's is 1f 8b.
 const ZSTD_FRAME: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+/// The most a shard may claim to hold when read (bytes): far above any real one (the 15k
+/// plan's is about 25 MB compressed, a few hundred MB decoded).
+const DECODE_LIMIT: usize = 1 << 34;
 /// High ratio at a speed that is still seconds for a shard of 15k examples.
 const ZSTD_LEVEL: i32 = 19;
 
@@ -198,6 +201,8 @@ pub fn write_shard(path: &Path, shard: &Shard) -> Result<()> {
     {
         let file = BufWriter::new(tmp.as_file());
         let mut z = zstd::Encoder::new(file, ZSTD_LEVEL).map_err(|e| Error::io(path, e))?;
+        // A damaged file then fails its checksum instead of yielding other examples.
+        z.include_checksum(true).map_err(|e| Error::io(path, e))?;
         z.write_all(MAGIC).map_err(|e| Error::io(path, e))?;
         bincode::serde::encode_into_std_write(CompactShard::of(shard), &mut z, bincode::config::standard())
             .map_err(|e| Error::context(path.display().to_string(), e))?;
@@ -269,7 +274,8 @@ pub fn read_shard(path: &Path) -> Result<Shard> {
     let Some((mut stream, head)) = open_stream(path)? else {
         return Err(Error::context(path.display().to_string(), "not a coret-tui training shard"));
     };
-    let config = bincode::config::standard();
+    // A damaged length prefix must be an error, not an allocation of exabytes.
+    let config = bincode::config::standard().with_limit::<DECODE_LIMIT>();
     if &head == MAGIC_V2 {
         return bincode::serde::decode_from_std_read(&mut stream, config).map_err(corrupt);
     }
@@ -392,5 +398,50 @@ mod tests {
         let size = |p: &Path| std::fs::metadata(p).unwrap().len();
         // 49 more examples over the same nine chunks add their queries and indices, not chunks.
         assert!(size(&p50) < size(&p1) + 50 * 64, "{} vs {}", size(&p50), size(&p1));
+    }
+
+    #[test]
+    fn a_truncated_or_damaged_shard_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cand = |n: u32| Candidate {
+            path: "a.py".into(),
+            name: format!("f{n}"),
+            seq: Seq { ids: vec![n; 200], split: 3 },
+        };
+        let shard = Shard {
+            header: ShardHeader {
+                tokenizer: "abc".into(),
+                max_len: 256,
+                query_max_len: 256,
+                inputs: "x".into(),
+                negatives: 4,
+                seed: 0,
+                source: "s".into(),
+            },
+            examples: (0..20)
+                .map(|i| Example {
+                    instance_id: format!("i-{i}"),
+                    repo: "o/r".into(),
+                    query: Seq { ids: vec![1, 2, i], split: 3 },
+                    positives: vec![cand(i)],
+                    negatives: (0..4).map(|k| cand(100 + i * 4 + k)).collect(),
+                    snapshot_chunks: 9,
+                })
+                .collect(),
+        };
+        let good = dir.path().join("good.shard");
+        write_shard(&good, &shard).unwrap();
+        let bytes = std::fs::read(&good).unwrap();
+        let truncated = dir.path().join("truncated.shard");
+        std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+        let mut flipped = bytes.clone();
+        let at = bytes.len() * 2 / 3;
+        flipped[at] ^= 0x5a;
+        let damaged = dir.path().join("damaged.shard");
+        std::fs::write(&damaged, &flipped).unwrap();
+        for path in [&truncated, &damaged] {
+            let err = read_shard(path).expect_err("a broken shard must not read").to_string();
+            assert!(err.contains(&path.display().to_string()), "{err}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! reports back as an [`Action`] on the runtime's channel.
 
 use crate::rerank::reorders;
+use crate::search::Hit;
 use crate::tui::action::{Action, SearchOutcome, SearchRequest, SearchStage};
 use crate::tui::backend::Backend;
 use crate::tui::highlight::{highlight, HighlightedFile};
@@ -75,14 +76,7 @@ fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
         // the one over what is embedded already first.
         let now = catch(|| request.backend.search_now(&request.query, request.retriever, request.k));
         if let Ok(Ok(Some(hits))) = now {
-            let outcome = SearchOutcome {
-                column: request.column,
-                generation: request.generation,
-                hits: Ok(hits),
-                elapsed: started.elapsed(),
-                stage: SearchStage::RefineFollows,
-            };
-            if actions.send(Action::SearchDone(outcome)).is_err() {
+            if !report(&actions, &request, Ok(hits), started, SearchStage::RefineFollows) {
                 return;
             }
             if let Some(newer) = waiting(&rx) {
@@ -98,14 +92,7 @@ fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
         let reranks = reorders(request.retriever) && request.backend.rerank_depth().is_some();
         let stage = if reranks && hits.is_ok() { SearchStage::RerankFollows } else { SearchStage::Final };
         let first = hits.as_ref().ok().filter(|_| stage == SearchStage::RerankFollows).cloned();
-        let outcome = SearchOutcome {
-            column: request.column,
-            generation: request.generation,
-            hits,
-            elapsed: started.elapsed(),
-            stage,
-        };
-        if actions.send(Action::SearchDone(outcome)).is_err() {
+        if !report(&actions, &request, hits, started, stage) {
             return;
         }
         let Some(hybrid) = first else { continue };
@@ -119,17 +106,29 @@ fn search_worker(rx: Receiver<SearchRequest>, actions: Sender<Action>) {
             Ok(Err(e)) => Err(format!("reranking failed: {e:#}")),
             Err(panic) => Err(format!("reranking panicked: {panic}")),
         };
-        let outcome = SearchOutcome {
-            column: request.column,
-            generation: request.generation,
-            hits: reranked,
-            elapsed: started.elapsed(),
-            stage: SearchStage::Reranked,
-        };
-        if actions.send(Action::SearchDone(outcome)).is_err() {
+        if !report(&actions, &request, reranked, started, SearchStage::Reranked) {
             return;
         }
     }
+}
+
+/// Sends one answer to `request` (its hits, the time since `started`); false once the runtime
+/// is gone.
+fn report(
+    actions: &Sender<Action>,
+    request: &SearchRequest,
+    hits: Result<Vec<Hit>, String>,
+    started: Instant,
+    stage: SearchStage,
+) -> bool {
+    let outcome = SearchOutcome {
+        column: request.column,
+        generation: request.generation,
+        hits,
+        elapsed: started.elapsed(),
+        stage,
+    };
+    actions.send(Action::SearchDone(outcome)).is_ok()
 }
 
 fn highlight_worker(rx: Receiver<FileRequest>, actions: Sender<Action>, syntax_theme: String) {
