@@ -41,9 +41,12 @@ GPU_BIN=${GPU_BIN:-}
 TRAIN_SLICES=${TRAIN_SLICES:---per-repo 400|--skip-newest 400 --per-repo 300|--skip-newest 700 --per-repo 800|--skip-newest 1500 --per-repo 1500}
 source "$ROOT/scripts/gpu/lib.sh"
 
-# The code a shard depends on: how chunks are cut and laid out, how examples are chosen.
-shard_code() { hash_files src/train/prepare.rs src/train/shard.rs src/train/mine.rs src/chunk \
-  src/model/tokenize.rs src/semantic.rs src/eval/snapshot.rs; }
+# The code a shard depends on: how chunks are cut and laid out, how examples are chosen, and
+# the file format's version (its magic line: a reader's compatible change keeps the shards).
+shard_code() {
+  { hash_files src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/semantic.rs \
+      src/eval/snapshot.rs; grep '^const MAGIC:' src/train/shard.rs; } | sha
+}
 model_dir() { echo "${CORET_MODEL:-${CORET_DATA_DIR:-$HOME/.local/share/coret-tui}/models/all-MiniLM-L6-v2}"; }
 
 cpu_binary() { # the preparing binary must be the current code's
