@@ -126,7 +126,8 @@ train() {
   # The number of updates is fixed at the run's start (a resumed run must keep its plan).
   if [ ! -f "$out/steps" ]; then
     mkdir -p "$out"
-    local budget=$((TOTAL_LEFT - MARGIN - EVAL_SECONDS))
+    # The device time left now (a later stage starts with less), less its evaluation.
+    local budget=$((TOTAL_LEFT - ($(date +%s) - CALL_START) - MARGIN - EVAL_SECONDS))
     echo "${MAX_STEPS:-$((budget * RATE / BATCH))}" > "$out/steps"
   fi
   local steps; steps=$(cat "$out/steps")
@@ -178,6 +179,7 @@ call() { # N LEFT
   local n=$1
   TOTAL_LEFT=$2
   local now; now=$(date +%s)
+  CALL_START=$now
   local this=$CALL_LIMIT
   [ "$TOTAL_LEFT" -lt "$this" ] && this=$TOTAL_LEFT
   DEADLINE=$((now + this - MARGIN))
