@@ -21,8 +21,8 @@
 # Where: STORE (.gpu in the checkout, git-ignored: `run`'s carry takes repository paths),
 # MIRRORS (bare repositories as `fetch` lays them out), SHARED (../shared/data).
 # Knobs: PER_REPO (mined instances per repository, 400), DENSE_NEGATIVES (0: see README.md),
-# MINE_ARGS (--max-commits 2000). Two cores: run two lanes at once, e.g. `prepare.sh bin trainprs`
-# beside `prepare.sh model dev mined5k mined15k` (each output has its own stamp).
+# MINE_ARGS (--max-commits 2000). Two cores: run two lanes at once, e.g. `prepare.sh trainprs
+# mined15k` beside `prepare.sh mined15k`: a shard another lane is making is skipped (its lock).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -112,11 +112,20 @@ shard() {
   local h; h=$(echo "$flags $(shard_code) $(hash_files "$(model_dir)/tokenizer.json")" | sha)
   fresh "shards/$name" "$h" "shards/$name.shard" && return
   mkdir -p "$STORE/shards/$(dirname "$name")" "$STORE/logs/$(dirname "$name")"
+  # Another lane making this shard: leave it to that lane (return 3, "busy") and go on.
+  exec {lock}> "$STORE/shards/$name.lock"
+  if ! flock -n "$lock"; then
+    echo "  shards/$name: another lane is making it" >&2
+    exec {lock}>&-
+    return 3
+  fi
+  if fresh "shards/$name" "$h" "shards/$name.shard"; then exec {lock}>&-; return; fi
   # shellcheck disable=SC2086 # flags are a list
   nice "$BIN" $flags --prepare-shard "$STORE/shards/$name.shard" > "$STORE/logs/$name.log" 2>&1 || {
     echo "prepare.sh: shard $name failed (see $STORE/logs/$name.log)" >&2; return 1; }
   grep -o 'wrote [0-9]* examples' "$STORE/logs/$name.log" | tr -dc 0-9 > "$STORE/shards/$name.count"
   stamp "shards/$name" "$h"
+  exec {lock}>&-
 }
 
 step_trainprs() {
@@ -124,7 +133,7 @@ step_trainprs() {
   local t="--train $SHARED/train-prs.jsonl.gz --train-repos $TRAIN_REPOS" n=0 slice
   while IFS= read -r -d '|' slice; do
     n=$((n + 1))
-    shard "train$n" "$t $slice"
+    shard "train$n" "$t $slice" || [ $? = 3 ]
   done <<< "$TRAIN_SLICES|"
 }
 
@@ -153,8 +162,13 @@ mined_until() {
     name=${repo/\//+}
     mine_one "$repo"
     [ -f "$STORE/mined/$name.jsonl.gz" ] || continue
-    shard "mined/$name" "--train $STORE/mined/$name.jsonl.gz --per-repo $PER_REPO --dense-negatives $DENSE_NEGATIVES"
-    have=$((have + $(cat "$STORE/shards/mined/$name.count")))
+    local made=0
+    shard "mined/$name" "--train $STORE/mined/$name.jsonl.gz --per-repo $PER_REPO --dense-negatives $DENSE_NEGATIVES" || made=$?
+    case $made in
+      0) have=$((have + $(cat "$STORE/shards/mined/$name.count"))) ;;
+      3) ;; # the other lane's: counted when it is done, by whichever lane runs next
+      *) return "$made" ;;
+    esac
   done < <(mining_order)
   echo "mined shards: $have examples (target $target)" >&2
 }
