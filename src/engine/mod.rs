@@ -7,6 +7,7 @@
 
 mod bm25_sync;
 mod manifest;
+mod snapshots;
 mod syntax_store;
 
 use crate::cache;
@@ -26,6 +27,7 @@ use manifest::{
 };
 use rayon::prelude::*;
 use serde::Serialize;
+pub use snapshots::SnapshotIndexer;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -240,38 +242,9 @@ impl RepoIndex {
         link_calls: bool,
     ) -> Result<RepoIndex> {
         let started = Instant::now();
-        let keys: Vec<[u8; 32]> = texts.par_iter().map(|(p, t)| syntax_key(p, t)).collect();
-        let todo: Vec<usize> = (0..texts.len()).filter(|&i| !syntax_cache.contains_key(&keys[i])).collect();
-        let parsed_now: Vec<([u8; 32], FileSyntax)> =
-            todo.par_iter().map(|&i| (keys[i], chunk_file(&texts[i].0, &texts[i].1))).collect();
-        let parsed = parsed_now.len();
-        syntax_cache.extend(parsed_now);
-        let mut files: Vec<CachedFile> = keys
-            .iter()
-            .filter_map(|k| syntax_cache.get(k))
-            .map(|syntax| CachedFile {
-                path: syntax.path.clone(),
-                stamp: Default::default(),
-                tokens: [0; 3],
-                hash: [0; 32],
-                syntax: syntax.clone(),
-            })
-            .collect();
-        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let (files, parsed) = parse_texts(texts, syntax_cache);
         let bm25 = build_bm25_in_memory(&files)?;
-        let skipped = SkipCounts::default();
-        Ok(assemble(
-            root,
-            files,
-            bm25,
-            skipped,
-            parsed,
-            CacheState::Off,
-            Vec::new(),
-            started,
-            link_calls,
-            &crate::progress::NoProgress,
-        ))
+        Ok(assemble_snapshot(root, files, bm25, parsed, started, link_calls))
     }
 
     /// BM25 ranking of the top `k` chunks for `query`.
@@ -339,6 +312,44 @@ fn walk_digest(files: &[crate::repo::walk::FoundFile]) -> blake3::Hash {
         }
     }
     h.finalize()
+}
+
+/// In-memory sources as index files in path order, parsed through `syntax_cache` (each file's
+/// `hash` is its cache key: path and content); and how many were parsed now.
+fn parse_texts(texts: &[(String, String)], syntax_cache: &mut SyntaxCache) -> (Vec<CachedFile>, usize) {
+    let keys: Vec<[u8; 32]> = texts.par_iter().map(|(p, t)| syntax_key(p, t)).collect();
+    let todo: Vec<usize> = (0..texts.len()).filter(|&i| !syntax_cache.contains_key(&keys[i])).collect();
+    let parsed_now: Vec<([u8; 32], FileSyntax)> =
+        todo.par_iter().map(|&i| (keys[i], chunk_file(&texts[i].0, &texts[i].1))).collect();
+    let parsed = parsed_now.len();
+    syntax_cache.extend(parsed_now);
+    let mut files: Vec<CachedFile> = keys
+        .iter()
+        .filter_map(|k| Some((k, syntax_cache.get(k)?)))
+        .map(|(k, syntax)| CachedFile {
+            path: syntax.path.clone(),
+            stamp: Default::default(),
+            tokens: [0; 3],
+            hash: *k,
+            syntax: syntax.clone(),
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    (files, parsed)
+}
+
+/// [`assemble`] for in-memory sources: no cache, nothing skipped, no progress.
+fn assemble_snapshot(
+    root: PathBuf,
+    files: Vec<CachedFile>,
+    bm25: Bm25Index,
+    parsed: usize,
+    started: Instant,
+    link_calls: bool,
+) -> RepoIndex {
+    let skipped = SkipCounts::default();
+    let none = &crate::progress::NoProgress;
+    assemble(root, files, bm25, skipped, parsed, CacheState::Off, Vec::new(), started, link_calls, none)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -4,7 +4,7 @@
 
 use super::instances::Instance;
 use super::snapshot::{index_instance, SnapshotOptions};
-use crate::engine::SyntaxCache;
+use crate::engine::SnapshotIndexer;
 use crate::repo::source::DEFAULT_MAX_FILE_SIZE;
 use crate::testkit::git;
 
@@ -61,7 +61,7 @@ fn each_languages_fixes_map_to_the_chunks_they_edit() {
     let base = git(&work, &["rev-parse", "HEAD"]).trim().to_string();
     let opts =
         SnapshotOptions { max_file_size: DEFAULT_MAX_FILE_SIZE, exclude_tests: false, link_calls: false };
-    let mut syntax = SyntaxCache::default();
+    let mut snapshots = SnapshotIndexer::new();
     for (i, (file, old, new, want)) in FIXES.iter().enumerate() {
         let path = work.join("src").join(file);
         let before = std::fs::read_to_string(&path).unwrap();
@@ -79,7 +79,7 @@ fn each_languages_fixes_map_to_the_chunks_they_edit() {
             created_at: None,
             language: None,
         };
-        let snap = index_instance(&inst, &work.join(".git"), opts, &mut syntax).unwrap();
+        let snap = index_instance(&inst, &work.join(".git"), opts, &mut snapshots).unwrap();
         let names: Vec<&str> = snap
             .gold
             .chunks

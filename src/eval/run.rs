@@ -5,7 +5,7 @@
 use super::instances::Instance;
 use super::metrics::{evaluate, Aggregate, Metrics, Summary};
 use super::snapshot::{index_instance, instance_query, InstanceSnapshot, SnapshotOptions};
-use crate::engine::{load_syntax, save_syntax, RepoIndex, SyntaxCache};
+use crate::engine::{load_syntax, save_syntax, RepoIndex, SnapshotIndexer, SyntaxCache};
 use crate::error::{Error, Result};
 use crate::history::{extend_history, open_history, HistoryIndex, HistoryView};
 use crate::index::dense::VectorStore;
@@ -284,8 +284,8 @@ fn failed(inst: &Instance, error: String, t: Instant) -> InstanceResult {
 struct RepoState {
     repo: String,
     git_dir: Result<PathBuf, String>,
-    syntax: SyntaxCache,
-    /// Files in `syntax` when it was loaded: more at the end means it is saved again.
+    snapshots: SnapshotIndexer,
+    /// Parsed files when they were loaded: more at the end means they are saved again.
     syntax_loaded: usize,
     vectors: Option<VectorStore>,
     /// Every commit read so far; each instance searches the ancestors of its `base_commit`.
@@ -315,7 +315,7 @@ impl RepoState {
             repo: repo.to_string(),
             git_dir,
             syntax_loaded: syntax.len(),
-            syntax,
+            snapshots: SnapshotIndexer::with_syntax(syntax),
             vectors,
             history: None,
             notes: Vec::new(),
@@ -326,8 +326,8 @@ impl RepoState {
     /// cannot be written costs the next run's time, not this run's results.
     fn save(self, cfg: &EvalConfig, notes: &mut Vec<String>) {
         let Some(file) = cfg.cache_file(&self.repo, "syntax") else { return };
-        if self.syntax.len() > self.syntax_loaded {
-            if let Err(e) = save_syntax(&file, &self.syntax) {
+        if self.snapshots.syntax().len() > self.syntax_loaded {
+            if let Err(e) = save_syntax(&file, self.snapshots.syntax()) {
                 notes.push(format!("parsed files not kept: {e}"));
             }
         }
@@ -342,7 +342,7 @@ fn evaluate_instance(
 ) -> Result<InstanceResult> {
     let git_dir = st.git_dir.clone().map_err(|m| Error::context(&inst.instance_id, m))?;
     let InstanceSnapshot { index, gold, gold_ids } =
-        index_instance(inst, &git_dir, cfg.snapshot_options(), &mut st.syntax)?;
+        index_instance(inst, &git_dir, cfg.snapshot_options(), &mut st.snapshots)?;
     let any_gold = !gold_ids.is_empty();
     let gold_ids: Vec<usize> = gold_ids.into_iter().filter(|&id| ranked(cfg, &index, id)).collect();
     let mut result = InstanceResult {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::gold::{gold_chunks, FileChunks, Gold};
 use super::instances::Instance;
 use super::patch::parse_patch;
-use crate::engine::{RepoIndex, SyntaxCache};
+use crate::engine::{RepoIndex, SnapshotIndexer};
 use crate::error::{Error, Result};
 use crate::repo::git::read_snapshot;
 use crate::repo::source::{decode_source, is_source_path, is_test_path};
@@ -36,13 +36,13 @@ pub struct SnapshotOptions {
 }
 
 /// Reads `inst`'s base commit from `git_dir`, indexes its source files and places the patch's
-/// gold chunks. Errors name the instance. `syntax` keeps parsed files across snapshots of the
-/// same repository.
+/// gold chunks. Errors name the instance. `indexer` carries parsed files and the BM25 index
+/// from one snapshot of a repository to the next.
 pub fn index_instance(
     inst: &Instance,
     git_dir: &Path,
     opts: SnapshotOptions,
-    syntax: &mut SyntaxCache,
+    indexer: &mut SnapshotIndexer,
 ) -> Result<InstanceSnapshot> {
     let fail = |m: String| Error::context(&inst.instance_id, m);
     let patch =
@@ -55,7 +55,7 @@ pub fn index_instance(
         .filter_map(|(p, bytes)| decode_source(bytes, opts.max_file_size).ok().map(|t| (p, t)))
         .collect();
     let root = PathBuf::from(format!("{}@{}", inst.repo, inst.base_commit));
-    let index = RepoIndex::from_texts_with(root, &texts, syntax, opts.link_calls)?;
+    let index = indexer.index(root, &texts, opts.link_calls)?;
     let sources: HashMap<&str, &str> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let gold = gold_chunks(&patch, |path| {
         let chunks = index.file_chunks(path)?;

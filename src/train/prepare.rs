@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::shard::{Candidate, Example, Seq};
-use crate::engine::{RepoIndex, SyntaxCache};
+use crate::engine::{RepoIndex, SnapshotIndexer};
 use crate::error::{Error, Result};
 use crate::eval::instances::Instance;
 use crate::eval::snapshot::{index_instance, instance_query, SnapshotOptions};
@@ -113,7 +113,7 @@ pub fn prepare_examples(
     }
     let miner = miner.filter(|_| opts.dense_negatives > 0);
     let mut report = PrepareReport::default();
-    // Group by repository so the parse cache and the vector log serve its many commits.
+    // Group by repository so the kept snapshot index and the vector log serve its many commits.
     let mut order: Vec<usize> = (0..instances.len()).collect();
     order.sort_by(|&a, &b| instances[a].repo.cmp(&instances[b].repo).then(a.cmp(&b)));
     let mut out: Vec<(usize, Example)> = Vec::new();
@@ -134,7 +134,7 @@ pub fn prepare_examples(
         };
         let dense = miner.zip(st.vectors.as_mut());
         let id = inst.instance_id.clone();
-        match example_of(inst, git_dir, &mut st.syntax, dense, tokenizer, opts) {
+        match example_of(inst, git_dir, &mut st.snapshots, dense, tokenizer, opts) {
             Ok(Outcome::Example(example)) => out.push((i, *example)),
             Ok(Outcome::NoGold) => report.no_gold.push(id),
             Ok(Outcome::TooManyGold) => report.too_many_gold.push(id),
@@ -153,7 +153,7 @@ pub fn prepare_examples(
 struct RepoState {
     repo: String,
     git_dir: std::result::Result<PathBuf, String>,
-    syntax: SyntaxCache,
+    snapshots: SnapshotIndexer,
     /// The miner's vectors of this repository's chunks (with a miner).
     vectors: Option<VectorStore>,
 }
@@ -175,7 +175,7 @@ impl RepoState {
             }
             None => None,
         };
-        Ok(RepoState { repo: repo.to_string(), git_dir, syntax: SyntaxCache::new(), vectors })
+        Ok(RepoState { repo: repo.to_string(), git_dir, snapshots: SnapshotIndexer::new(), vectors })
     }
 }
 
@@ -189,7 +189,7 @@ enum Outcome {
 fn example_of(
     inst: &Instance,
     git_dir: &std::path::Path,
-    syntax: &mut SyntaxCache,
+    snapshots: &mut SnapshotIndexer,
     dense: Option<(&DenseMiner, &mut VectorStore)>,
     tokenizer: &InputTokenizer,
     opts: &PrepareOptions,
@@ -197,7 +197,7 @@ fn example_of(
     // The tied training's chunk input lists callees.
     let snapshot_opts =
         SnapshotOptions { max_file_size: opts.max_file_size, exclude_tests: false, link_calls: true };
-    let snap = index_instance(inst, git_dir, snapshot_opts, syntax)?;
+    let snap = index_instance(inst, git_dir, snapshot_opts, snapshots)?;
     let mut gold = snap.gold_ids.clone();
     gold.sort_unstable();
     gold.dedup();
@@ -299,6 +299,7 @@ fn fair_negative<'a>(index: &'a RepoIndex, gold: &[usize]) -> impl Fn(usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::SyntaxCache;
     use crate::model::{Encoder, EncoderOptions, Precision};
     use candle_core::Device;
 
