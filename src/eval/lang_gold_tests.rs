@@ -3,8 +3,7 @@
 //! chunks a developer edited.
 
 use super::instances::Instance;
-use super::snapshot::{index_instance, SnapshotOptions};
-use crate::engine::SnapshotIndexer;
+use super::snapshot::{index_instance, RepoSnapshots, SnapshotOptions};
 use crate::repo::source::DEFAULT_MAX_FILE_SIZE;
 use crate::testkit::git;
 
@@ -61,7 +60,7 @@ fn each_languages_fixes_map_to_the_chunks_they_edit() {
     let base = git(&work, &["rev-parse", "HEAD"]).trim().to_string();
     let opts =
         SnapshotOptions { max_file_size: DEFAULT_MAX_FILE_SIZE, exclude_tests: false, link_calls: false };
-    let mut snapshots = SnapshotIndexer::new();
+    let mut snapshots = RepoSnapshots::default();
     for (i, (file, old, new, want)) in FIXES.iter().enumerate() {
         let path = work.join("src").join(file);
         let before = std::fs::read_to_string(&path).unwrap();

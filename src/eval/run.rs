@@ -4,7 +4,7 @@
 
 use super::instances::Instance;
 use super::metrics::{evaluate, Aggregate, Metrics, Summary};
-use super::snapshot::{index_instance, instance_query, InstanceSnapshot, SnapshotOptions};
+use super::snapshot::{index_instance, instance_query, InstanceSnapshot, RepoSnapshots, SnapshotOptions};
 use crate::engine::{load_syntax, save_syntax, RepoIndex, SnapshotIndexer, SyntaxCache};
 use crate::error::{Error, Result};
 use crate::history::{extend_history, open_history, HistoryIndex, HistoryView};
@@ -284,7 +284,7 @@ fn failed(inst: &Instance, error: String, t: Instant) -> InstanceResult {
 struct RepoState {
     repo: String,
     git_dir: Result<PathBuf, String>,
-    snapshots: SnapshotIndexer,
+    snapshots: RepoSnapshots,
     /// Parsed files when they were loaded: more at the end means they are saved again.
     syntax_loaded: usize,
     vectors: Option<VectorStore>,
@@ -315,7 +315,7 @@ impl RepoState {
             repo: repo.to_string(),
             git_dir,
             syntax_loaded: syntax.len(),
-            snapshots: SnapshotIndexer::with_syntax(syntax),
+            snapshots: RepoSnapshots { indexer: SnapshotIndexer::with_syntax(syntax), ..Default::default() },
             vectors,
             history: None,
             notes: Vec::new(),
@@ -326,8 +326,8 @@ impl RepoState {
     /// cannot be written costs the next run's time, not this run's results.
     fn save(self, cfg: &EvalConfig, notes: &mut Vec<String>) {
         let Some(file) = cfg.cache_file(&self.repo, "syntax") else { return };
-        if self.snapshots.syntax().len() > self.syntax_loaded {
-            if let Err(e) = save_syntax(&file, self.snapshots.syntax()) {
+        if self.snapshots.indexer.syntax().len() > self.syntax_loaded {
+            if let Err(e) = save_syntax(&file, self.snapshots.indexer.syntax()) {
                 notes.push(format!("parsed files not kept: {e}"));
             }
         }

@@ -11,7 +11,7 @@ use super::instances::Instance;
 use super::patch::parse_patch;
 use crate::engine::{RepoIndex, SnapshotIndexer};
 use crate::error::{Error, Result};
-use crate::repo::git::read_snapshot;
+use crate::repo::git::{read_snapshot_with, BlobCache};
 use crate::repo::source::{decode_source, is_source_path, is_test_path};
 
 /// An instance's snapshot index and its gold.
@@ -35,27 +35,36 @@ pub struct SnapshotOptions {
     pub link_calls: bool,
 }
 
+/// What indexing one snapshot of a repository leaves for the next: the blobs read, the parsed
+/// files and the BM25 index. Instances of one repository share one.
+#[derive(Default)]
+pub struct RepoSnapshots {
+    pub blobs: BlobCache,
+    pub indexer: SnapshotIndexer,
+}
+
 /// Reads `inst`'s base commit from `git_dir`, indexes its source files and places the patch's
-/// gold chunks. Errors name the instance. `indexer` carries parsed files and the BM25 index
-/// from one snapshot of a repository to the next.
+/// gold chunks. Errors name the instance. `snapshots` carries blobs, parsed files and the BM25
+/// index from one snapshot of the repository to the next.
 pub fn index_instance(
     inst: &Instance,
     git_dir: &Path,
     opts: SnapshotOptions,
-    indexer: &mut SnapshotIndexer,
+    snapshots: &mut RepoSnapshots,
 ) -> Result<InstanceSnapshot> {
     let fail = |m: String| Error::context(&inst.instance_id, m);
     let patch =
         parse_patch(&inst.patch).map_err(|e| fail(format!("patch line {}: {}", e.line, e.message)))?;
     let wanted = |p: &str| is_source_path(p) && !(opts.exclude_tests && is_test_path(p));
-    let snapshot = read_snapshot(git_dir, &inst.base_commit, wanted).map_err(|e| fail(e.to_string()))?;
+    let snapshot = read_snapshot_with(git_dir, &inst.base_commit, wanted, &mut snapshots.blobs)
+        .map_err(|e| fail(e.to_string()))?;
     let texts: Vec<(String, String)> = snapshot
         .files
         .into_iter()
         .filter_map(|(p, bytes)| decode_source(bytes, opts.max_file_size).ok().map(|t| (p, t)))
         .collect();
     let root = PathBuf::from(format!("{}@{}", inst.repo, inst.base_commit));
-    let index = indexer.index(root, &texts, opts.link_calls)?;
+    let index = snapshots.indexer.index(root, &texts, opts.link_calls)?;
     let sources: HashMap<&str, &str> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let gold = gold_chunks(&patch, |path| {
         let chunks = index.file_chunks(path)?;

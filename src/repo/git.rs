@@ -2,6 +2,7 @@
 //! through the git CLI (`git --git-dir DIR ...`). Evaluation needs hundreds of snapshots of
 //! the same few repositories; reading objects avoids touching any work tree.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -61,10 +62,28 @@ pub fn git_dir_of(dir: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Blobs already read from one repository, by object id (`None`: the clone lacks it): the
+/// snapshots of a repository at many commits share most of their files, and reading them all
+/// again was a third of what a commit of a large repository cost to index.
+#[derive(Default)]
+pub struct BlobCache {
+    blobs: HashMap<String, Option<Vec<u8>>>,
+}
+
 /// Read every file of `commit` whose path passes `filter`. Symlinks and submodules are
 /// skipped, as are paths that are not UTF-8. One `git ls-tree` lists the tree and one
 /// `git cat-file --batch` streams all selected blobs.
 pub fn read_snapshot(git_dir: &Path, commit: &str, filter: impl Fn(&str) -> bool) -> Result<Snapshot> {
+    read_snapshot_with(git_dir, commit, filter, &mut BlobCache::default())
+}
+
+/// [`read_snapshot`], reading only the blobs `cache` lacks (and keeping them there).
+pub fn read_snapshot_with(
+    git_dir: &Path,
+    commit: &str,
+    filter: impl Fn(&str) -> bool,
+    cache: &mut BlobCache,
+) -> Result<Snapshot> {
     let sha = resolve_commit(git_dir, commit)?;
     let listing = run_git(git_dir, &["ls-tree", "-r", "-z", "--long", "--full-tree", &sha])?;
     let entries: Vec<TreeEntry> = parse_ls_tree(&listing)
@@ -72,13 +91,18 @@ pub fn read_snapshot(git_dir: &Path, commit: &str, filter: impl Fn(&str) -> bool
         .into_iter()
         .filter(|e| e.is_regular_blob() && filter(&e.path))
         .collect();
-    let blobs = cat_blobs(git_dir, entries.iter().map(|e| e.object.as_str()))?;
+    let mut new: Vec<&str> =
+        entries.iter().map(|e| e.object.as_str()).filter(|o| !cache.blobs.contains_key(*o)).collect();
+    new.sort_unstable();
+    new.dedup();
+    let blobs = cat_blobs(git_dir, new.iter().copied())?;
+    cache.blobs.extend(new.into_iter().map(str::to_string).zip(blobs));
     let mut files = Vec::with_capacity(entries.len());
     let mut missing = Vec::new();
-    for (entry, blob) in entries.into_iter().zip(blobs) {
-        match blob {
-            Some(bytes) => files.push((entry.path, bytes)),
-            None => missing.push(entry.path),
+    for entry in entries {
+        match cache.blobs.get(&entry.object) {
+            Some(Some(bytes)) => files.push((entry.path, bytes.clone())),
+            _ => missing.push(entry.path),
         }
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
@@ -345,6 +369,21 @@ mod tests {
 
         let all = read_snapshot(&git_dir, &second, |_| true).unwrap();
         assert!(all.get("README.md").is_some());
+    }
+
+    /// A kept cache serves what it holds and reads the rest: the same files as a fresh read,
+    /// whichever commit comes first.
+    #[test]
+    fn a_blob_cache_reads_each_blob_once_and_serves_the_same_files() {
+        let (tmp, first, second) = fixture();
+        let git_dir = tmp.path().join("work/.git");
+        let mut cache = BlobCache::default();
+        for commit in [&second, &first, &second] {
+            let kept = read_snapshot_with(&git_dir, commit, py, &mut cache).unwrap();
+            let fresh = read_snapshot(&git_dir, commit, py).unwrap();
+            assert_eq!((kept.commit, kept.files), (fresh.commit, fresh.files));
+        }
+        assert_eq!(cache.blobs.len(), 3, "a.py twice and b.py, each read once");
     }
 
     #[test]

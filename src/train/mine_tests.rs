@@ -1,6 +1,5 @@
 use super::*;
-use crate::engine::SnapshotIndexer;
-use crate::eval::snapshot::{index_instance, SnapshotOptions};
+use crate::eval::snapshot::{index_instance, RepoSnapshots, SnapshotOptions};
 use std::fs;
 use std::process::Command;
 
@@ -180,7 +179,7 @@ fn mines_a_history_keeping_issue_like_commits_and_their_eval_gold() {
     let opts =
         SnapshotOptions { max_file_size: DEFAULT_MAX_FILE_SIZE, exclude_tests: false, link_calls: false };
     for m in &mined {
-        let snap = index_instance(&m.instance, &git_dir, opts, &mut SnapshotIndexer::new()).unwrap();
+        let snap = index_instance(&m.instance, &git_dir, opts, &mut RepoSnapshots::default()).unwrap();
         assert_eq!(snap.gold, m.gold, "{}", m.instance.instance_id);
     }
 

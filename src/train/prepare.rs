@@ -15,10 +15,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::shard::{Candidate, Example, Seq};
-use crate::engine::{RepoIndex, SnapshotIndexer};
+use crate::engine::RepoIndex;
 use crate::error::{Error, Result};
 use crate::eval::instances::Instance;
-use crate::eval::snapshot::{index_instance, instance_query, SnapshotOptions};
+use crate::eval::snapshot::{index_instance, instance_query, RepoSnapshots, SnapshotOptions};
 use crate::index::dense::VectorStore;
 use crate::model::tokenize::InputTokenizer;
 use crate::model::weights::blake3_u64;
@@ -153,7 +153,7 @@ pub fn prepare_examples(
 struct RepoState {
     repo: String,
     git_dir: std::result::Result<PathBuf, String>,
-    snapshots: SnapshotIndexer,
+    snapshots: RepoSnapshots,
     /// The miner's vectors of this repository's chunks (with a miner).
     vectors: Option<VectorStore>,
 }
@@ -175,7 +175,7 @@ impl RepoState {
             }
             None => None,
         };
-        Ok(RepoState { repo: repo.to_string(), git_dir, snapshots: SnapshotIndexer::new(), vectors })
+        Ok(RepoState { repo: repo.to_string(), git_dir, snapshots: RepoSnapshots::default(), vectors })
     }
 }
 
@@ -189,7 +189,7 @@ enum Outcome {
 fn example_of(
     inst: &Instance,
     git_dir: &std::path::Path,
-    snapshots: &mut SnapshotIndexer,
+    snapshots: &mut RepoSnapshots,
     dense: Option<(&DenseMiner, &mut VectorStore)>,
     tokenizer: &InputTokenizer,
     opts: &PrepareOptions,
