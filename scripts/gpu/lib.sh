@@ -100,13 +100,14 @@ tree_bytes() {
 }
 
 # "UPLOAD ITEM BYTES" lines: items in order, each into the first upload with room (1 MiB kept
-# free for the call's own files).
+# free for the call's own files); "0 ITEM missing" or "0 ITEM stale" (listed in STALE).
 plan_uploads() {
   local room=$((UPLOAD_BYTES - $(tree_bytes) - 1048576)) item b u
   local -a used=()
   for item in $(plan_items "$1"); do
     b=$(bytes_of "$item")
     [ -n "$b" ] || { echo "0 $item missing"; continue; }
+    ! grep -qxF "$item" <<< "${STALE:-}" || { echo "0 $item stale"; continue; }
     u=0
     while [ $u -lt ${#used[@]} ] && [ $((used[u] + b)) -gt $room ]; do u=$((u + 1)); done
     [ $u -lt ${#used[@]} ] || used+=(0)
@@ -131,20 +132,21 @@ status() {
   fi
   for n in 1 2 3 4; do
     f=shards/train$n
-    if [ -f "$STORE/$f.count" ]; then echo "  train$n: $(cat "$STORE/$f.count") examples, $(mb "$(bytes_of "$f.shard")")"
+    if grep -qxF "$f.shard" <<< "${STALE:-}"; then echo "  train$n: stale (prepare.sh trainprs)"
+    elif [ -f "$STORE/$f.count" ]; then echo "  train$n: $(cat "$STORE/$f.count") examples, $(mb "$(bytes_of "$f.shard")")"
     else echo "  train$n: missing"; fi
   done
   n=$(count_files shards/mined '*.count')
   echo "  mined: $(count_files mined '*.jsonl.gz') repositories mined, $n shards," \
-    "$(sum_counts) examples"
+    "$(sum_counts) examples; $(grep -c '^shards/mined/' <<< "${STALE:-}") shards stale"
   echo "plans (one upload: $(mb "$UPLOAD_BYTES") with the tree's $(mb "$(tree_bytes)")):"
   for plan in $PLANS; do
     uploads=$(plan_uploads "$plan")
     # Missing items by their folder (bin, model, dev, shards/train…), each once.
-    missing=$(echo "$uploads" | awk '$3 == "missing" { sub(/\.(shard|xz.*)$/, "", $2); print $2 }' |
+    missing=$(echo "$uploads" | awk '$1 == 0 { sub(/\.(shard|xz.*)$/, "", $2); print $2 ($3 == "stale" ? " (stale)" : "") }' |
       sed 's|^model/.*|model|' | uniq | paste -sd' ')
-    total=$(echo "$uploads" | awk '$3 != "missing" { s += $3 } END { print s + 0 }')
-    n=$(echo "$uploads" | awk '$3 != "missing" { if ($1 > m) m = $1 } END { print m + 0 }')
+    total=$(echo "$uploads" | awk '$1 != 0 { s += $3 } END { print s + 0 }')
+    n=$(echo "$uploads" | awk '$1 != 0 { if ($1 > m) m = $1 } END { print m + 0 }')
     local mined; mined=$(plan_mined_examples "$plan")
     local want=0 gap=""
     case $plan in

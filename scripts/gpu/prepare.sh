@@ -12,6 +12,7 @@
 #
 #   scripts/gpu/prepare.sh [STEP...]    # no step: all of them, skipping what is up to date
 #   scripts/gpu/prepare.sh --status     # what is ready, its size, uploads per plan
+#   scripts/gpu/prepare.sh --stale      # prepared shards that today's code would make otherwise
 #
 # A step's outputs are up to date when its stamp holds the hash of what made them (the code it
 # ran, its data, its flags); each output is written under a temporary name and renamed, so a run
@@ -105,11 +106,47 @@ step_dev() {
   stamp dev "$h"
 }
 
-# One shard: NAME, then the flags that make it (after the common ones).
+# The flags every shard is made with, then a shard's own.
+COMMON_FLAGS="--repos $MIRRORS --min-query-chars 100 --negatives 16 --bm25-negatives 8 --query-max-len 256"
+# A shard's stamp: the hash of its flags (its own: the arguments), the code and the tokenizer.
+shard_hash() {
+  echo "$COMMON_FLAGS $* ${SHARD_CODE:=$(shard_code)} ${TOKENIZER_HASH:=$(hash_files "$(model_dir)/tokenizer.json")}" | sha
+}
+train_flags() { # N: the flags of train-prs' slice N
+  local n=0 slice
+  while IFS= read -r -d '|' slice; do
+    n=$((n + 1))
+    [ "$n" = "$1" ] && echo "--train $SHARED/train-prs.jsonl.gz --train-repos $TRAIN_REPOS $slice"
+  done <<< "$TRAIN_SLICES|"
+  return 0
+}
+mined_flags() { # NAME (owner+repo)
+  echo "--train $STORE/mined/$1.jsonl.gz --per-repo $PER_REPO --dense-negatives $DENSE_NEGATIVES"
+}
+
+# Every prepared shard whose stamp is not what today's code, data and flags would make (a
+# change to the code a shard depends on, or a stopped run's leftovers): such a shard is
+# remade by its step, and no plan carries it meanwhile.
+stale_shards() {
+  local f name flags
+  SHARD_CODE=$(shard_code) TOKENIZER_HASH=$(hash_files "$(model_dir)/tokenizer.json")
+  for f in "$STORE"/shards/train*.shard "$STORE"/shards/mined/*.shard; do
+    [ -f "$f" ] || continue
+    name=${f#"$STORE"/shards/} && name=${name%.shard}
+    case $name in
+      train*) flags=$(train_flags "${name#train}") ;;
+      *) flags=$(mined_flags "${name#mined/}") ;;
+    esac
+    [ "$(cat "$STORE/stamps/shards/$name" 2>/dev/null)" = "$(shard_hash "$flags")" ] || echo "shards/$name.shard"
+  done
+  return 0
+}
+
+# One shard: NAME, then its own flags.
 shard() {
   local name=$1; shift
-  local flags="--repos $MIRRORS --min-query-chars 100 --negatives 16 --bm25-negatives 8 --query-max-len 256 $*"
-  local h; h=$(echo "$flags $(shard_code) $(hash_files "$(model_dir)/tokenizer.json")" | sha)
+  local flags="$COMMON_FLAGS $*"
+  local h; h=$(shard_hash "$*")
   fresh "shards/$name" "$h" "shards/$name.shard" && return
   mkdir -p "$STORE/shards/$(dirname "$name")" "$STORE/logs/$(dirname "$name")"
   # Another lane making this shard: leave it to that lane (return 3, "busy") and go on.
@@ -130,11 +167,10 @@ shard() {
 
 step_trainprs() {
   cpu_binary
-  local t="--train $SHARED/train-prs.jsonl.gz --train-repos $TRAIN_REPOS" n=0 slice
-  while IFS= read -r -d '|' slice; do
-    n=$((n + 1))
-    shard "train$n" "$t $slice" || [ $? = 3 ]
-  done <<< "$TRAIN_SLICES|"
+  local n
+  for n in 1 2 3 4; do
+    shard "train$n" "$(train_flags $n)" || [ $? = 3 ]
+  done
 }
 
 # One repository's commit history (mine-all.sh skips it once its file exists).
@@ -163,7 +199,7 @@ mined_until() {
     mine_one "$repo"
     [ -f "$STORE/mined/$name.jsonl.gz" ] || continue
     local made=0
-    shard "mined/$name" "--train $STORE/mined/$name.jsonl.gz --per-repo $PER_REPO --dense-negatives $DENSE_NEGATIVES" || made=$?
+    shard "mined/$name" "$(mined_flags "$name")" || made=$?
     case $made in
       0) have=$((have + $(cat "$STORE/shards/mined/$name.count"))) ;;
       3) ;; # the other lane's: counted when it is done, by whichever lane runs next
@@ -175,7 +211,8 @@ mined_until() {
 
 main() {
   mkdir -p "$STORE/stamps"
-  if [ "${1:-}" = --status ]; then status; return; fi
+  if [ "${1:-}" = --status ]; then STALE=$(stale_shards) status; return; fi
+  if [ "${1:-}" = --stale ]; then stale_shards; return; fi
   local steps=("$@")
   [ ${#steps[@]} -gt 0 ] || steps=(bin model dev trainprs mine mined5k mined15k minedall)
   for s in "${steps[@]}"; do
@@ -188,7 +225,7 @@ main() {
       *) echo "prepare.sh: unknown step $s (bin model dev trainprs mine mined5k mined15k minedall)" >&2; exit 2 ;;
     esac
   done
-  status
+  STALE=$(stale_shards) status
 }
 
 main "$@"; exit

@@ -78,6 +78,12 @@ say "prepare"
 "$ROOT/scripts/gpu/prepare.sh" bin model dev trainprs mined5k > "$T/prepare.log" 2>&1 || { cat "$T/prepare.log" >&2; exit 1; }
 "$ROOT/scripts/gpu/prepare.sh" --status | tee "$T/status.txt" >&2
 grep -q '5k: not ready' "$T/status.txt" # 8 mined examples are not 5,000: the status must say so
+# A shard made by other code than today's is stale: the status says so and no plan carries it.
+cp "$STORE/stamps/shards/train2" "$T/train2.stamp" && echo other-code > "$STORE/stamps/shards/train2"
+stale=$("$ROOT/scripts/gpu/prepare.sh" --status 2> /dev/null)
+grep -q 'train2: stale' <<< "$stale" || { say "a stale shard not shown"; exit 1; }
+if "$ROOT/scripts/gpu/plan.sh" --pack trainprs > /dev/null 2>&1; then say "a stale shard packed"; exit 1; fi
+cp "$T/train2.stamp" "$STORE/stamps/shards/train2"
 # Uploads small enough that the plan needs several (the binary and each model half alone).
 export UPLOAD_BYTES=$(($(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 du -cb | tail -1 | cut -f1) + 4 * 1048576))
 say "pack"
