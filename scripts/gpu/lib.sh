@@ -4,6 +4,8 @@
 # train-prs' ten repositories (models/README.md).
 TRAIN_REPOS=${TRAIN_REPOS:-conan-io/conan,iterative/dvc,marshmallow-code/marshmallow,pvlib/pvlib-python,pydantic/pydantic,pylint-dev/astroid,pydicom/pydicom,sqlfluff/sqlfluff,python/mypy,getmoto/moto}
 REPOS_TSV=${REPOS_TSV:-$ROOT/scripts/mine/repos.tsv}
+# Bare repositories as `fetch` lays them out: the mined ones, in mining order, pick a plan's shards.
+MIRRORS=${MIRRORS:-/work/.mirror}
 # One `run` call carries the working tree and the carried folders: 64 MiB in all.
 UPLOAD_BYTES=${UPLOAD_BYTES:-67108864}
 
@@ -71,8 +73,8 @@ plan_items() {
   echo shards/train1.shard shards/train2.shard shards/train3.shard shards/train4.shard | tr ' ' '\n'
   case $1 in
     trainprs) ;;
-    5k) mined_shards 5000 ;;
-    15k) mined_shards 15000 ;;
+    5k) mined_shards "$PLAN_5K" ;;
+    15k) mined_shards "$PLAN_15K" ;;
     all) mined_shards 1000000000 ;;
     *) echo "unknown plan $1 ($PLANS)" >&2; return 2 ;;
   esac
@@ -116,6 +118,24 @@ plan_uploads() {
   done
 }
 
+# The mined examples the 5k and 15k plans carry at least (the rehearsal's are fewer).
+PLAN_5K=${PLAN_5K:-5000}
+PLAN_15K=${PLAN_15K:-15000}
+
+# What a plan's mined shards lack (empty when they are enough): the examples for 5k and 15k,
+# a shard of every mirrored repository for all.
+plan_gap() {
+  local mined; mined=$(plan_mined_examples "$1")
+  case $1 in
+    5k) [ "$mined" -ge "$PLAN_5K" ] || echo "mined examples $mined of $PLAN_5K" ;;
+    15k) [ "$mined" -ge "$PLAN_15K" ] || echo "mined examples $mined of $PLAN_15K" ;;
+    all)
+      local repos shards; repos=$(mining_order | wc -l); shards=$(count_files shards/mined '*.shard')
+      [ "$shards" -ge "$repos" ] || echo "shards of $shards of $repos mirrored repositories" ;;
+  esac
+  return 0
+}
+
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 
 status() {
@@ -147,16 +167,7 @@ status() {
       sed 's|^model/.*|model|' | uniq | paste -sd' ')
     total=$(echo "$uploads" | awk '$1 != 0 { s += $3 } END { print s + 0 }')
     n=$(echo "$uploads" | awk '$1 != 0 { if ($1 > m) m = $1 } END { print m + 0 }')
-    local mined; mined=$(plan_mined_examples "$plan")
-    local want=0 gap=""
-    case $plan in
-      5k) want=5000 ;;
-      15k) want=15000 ;;
-      all) want=$mined
-        local repos shards; repos=$(mining_order | wc -l); shards=$(count_files shards/mined '*.shard')
-        [ "$shards" -ge "$repos" ] || gap="shards of $shards of $repos mirrored repositories" ;;
-    esac
-    [ "$mined" -ge "$want" ] || gap="mined examples $mined of $want"
+    local mined gap; mined=$(plan_mined_examples "$plan") gap=$(plan_gap "$plan")
     if [ -z "$missing" ] && [ -z "$gap" ]; then
       echo "  $plan: READY, $(mb "$total") in $n uploads, $mined mined examples"
     else

@@ -46,7 +46,7 @@ log() { echo "$(date +%T) plan: $*" | tee -a "$W/plan.log" >&2; }
 pack() {
   local plan=$1 u item
   local uploads; uploads=$(STALE=$(bash "$ROOT/scripts/gpu/prepare.sh" --stale) plan_uploads "$plan")
-  if echo "$uploads" | grep -q -E ' (missing|stale)$'; then
+  if echo "$uploads" | grep -q -E ' (missing|stale)$' || [ -n "$(plan_gap "$plan")" ]; then
     echo "plan.sh: $plan is not ready; prepare.sh --status says what is missing" >&2
     return 1
   fi

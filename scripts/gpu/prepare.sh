@@ -28,7 +28,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 STORE=${STORE:-$ROOT/.gpu}
-MIRRORS=${MIRRORS:-/work/.mirror}
 SHARED=${SHARED:-$ROOT/../shared/data}
 CUDA_TARGET=${CUDA_TARGET:-/work/target-cuda}
 PER_REPO=${PER_REPO:-400}

@@ -84,6 +84,9 @@ stale=$("$ROOT/scripts/gpu/prepare.sh" --status 2> /dev/null)
 grep -q 'train2: stale' <<< "$stale" || { say "a stale shard not shown"; exit 1; }
 if "$ROOT/scripts/gpu/plan.sh" --pack trainprs > /dev/null 2>&1; then say "a stale shard packed"; exit 1; fi
 cp "$T/train2.stamp" "$STORE/stamps/shards/train2"
+# Packing refuses a plan short of its examples; the rehearsal's 5k is its 8.
+if "$ROOT/scripts/gpu/plan.sh" --pack 5k > /dev/null 2>&1; then say "a plan short of examples packed"; exit 1; fi
+export PLAN_5K=8
 # Uploads small enough that the plan needs several (the binary and each model half alone).
 export UPLOAD_BYTES=$(($(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 du -cb | tail -1 | cut -f1) + 4 * 1048576))
 say "pack"
