@@ -54,29 +54,22 @@ pub struct Bm25Index {
     fields: Fields,
     /// Exact token totals of the text, name and path fields, where the caller keeps them.
     totals: Option<[u64; 3]>,
-    /// A [`Bm25Snapshots`] view's statistics of its alive documents.
-    alive: Option<AliveStats>,
-}
-
-/// The token totals of the alive documents of an index whose deleted documents still sit in
-/// their segments: tantivy counts those in the totals, and in the document count and every
-/// term's document frequency, until a merge drops them (see [`ExactTotals`]).
-#[derive(Clone, Copy, Debug, Default)]
-struct AliveStats {
-    /// Tokens of the text, name and path fields.
-    totals: [u64; 3],
+    /// Count the document count and document frequencies over the alive documents only: a
+    /// [`Bm25Snapshots`] view, whose deleted documents still sit in their segments (tantivy
+    /// counts them in every statistic until a merge drops them).
+    alive_only: bool,
 }
 
 /// BM25's statistics from the searcher, but the fields' token totals exact. tantivy estimates a
 /// merged segment's totals from the lossy one-byte field norms when the merge drops deleted
 /// documents, so after an edit the average lengths (and every score) drifted from a clean
-/// build's by up to ~2%; with the totals counted by us the two score alike. With `alive`, the
-/// document count and document frequencies leave out the deleted documents too.
+/// build's by up to ~2%; with the totals counted by us the two score alike. With `alive_only`,
+/// the document count and document frequencies leave out the deleted documents too.
 struct ExactTotals<'a> {
     searcher: &'a tantivy::Searcher,
     fields: Fields,
     totals: [u64; 3],
-    alive: Option<&'a AliveStats>,
+    alive_only: bool,
 }
 
 impl tantivy::query::Bm25StatisticsProvider for ExactTotals<'_> {
@@ -88,16 +81,17 @@ impl tantivy::query::Bm25StatisticsProvider for ExactTotals<'_> {
         }
     }
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        match self.alive {
-            Some(_) => Ok(self.searcher.num_docs()),
-            None => self.searcher.total_num_docs(),
+        if self.alive_only {
+            Ok(self.searcher.num_docs())
+        } else {
+            self.searcher.total_num_docs()
         }
     }
-    /// With `alive`, the term's alive documents counted through its postings: no more work
+    /// With `alive_only`, the term's alive documents counted through its postings: no more work
     /// than the search itself does, and right whatever the segments went through (tantivy
     /// drops a segment whose documents are all deleted, and merges).
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        if self.alive.is_none() {
+        if !self.alive_only {
             return self.searcher.doc_freq(term);
         }
         let mut n = 0u64;
@@ -186,7 +180,7 @@ impl Bm25Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| tantivy_err("reader", e))?;
-        Ok(Bm25Index { index, reader, fields, totals: None, alive: None })
+        Ok(Bm25Index { index, reader, fields, totals: None, alive_only: false })
     }
 
     /// Scores with these token totals of the text, name and path fields (see [`token_counts`])
@@ -271,10 +265,14 @@ impl Bm25Index {
         // layout (writer threads, merges): rank a little deeper and break ties by path and ordinal.
         let limit = k.max(1) + TIE_SLACK;
         let collector = TopDocs::with_limit(limit);
-        let alive = self.alive.as_ref();
-        let top = match alive.map(|a| a.totals).or(self.totals) {
+        let top = match self.totals {
             Some(totals) => {
-                let stats = ExactTotals { searcher: &searcher, fields: self.fields, totals, alive };
+                let stats = ExactTotals {
+                    searcher: &searcher,
+                    fields: self.fields,
+                    totals,
+                    alive_only: self.alive_only,
+                };
                 searcher.search_with_statistics_provider(&q, &collector, &stats)
             }
             None => searcher.search(&q, &collector),
@@ -342,7 +340,8 @@ pub struct Bm25Snapshots {
     index: Index,
     fields: Fields,
     writer: IndexWriter,
-    stats: AliveStats,
+    /// The alive documents' tokens in the text, name and path fields.
+    totals: [u64; 3],
 }
 
 /// One writer thread: the lanes that prepare training data run a process per core.
@@ -359,7 +358,7 @@ impl Bm25Snapshots {
             index.writer_with_num_threads(1, SNAPSHOT_WRITER_MEMORY).map_err(|e| tantivy_err("writer", e))?;
         // Merges only when asked: a merge drops deleted documents, which the statistics track.
         writer.set_merge_policy(Box::new(NoMergePolicy));
-        Ok(Bm25Snapshots { index, fields, writer, stats: AliveStats::default() })
+        Ok(Bm25Snapshots { index, fields, writer, totals: [0; 3] })
     }
 
     /// Removes the files `removed` (each given by its chunks as they were added) and adds the
@@ -373,7 +372,7 @@ impl Bm25Snapshots {
         for chunks in removed {
             let Some(first) = chunks.first() else { continue };
             self.writer.delete_term(Term::from_field_text(f.path_key, &first.path));
-            for (total, n) in self.stats.totals.iter_mut().zip(token_counts(chunks)) {
+            for (total, n) in self.totals.iter_mut().zip(token_counts(chunks)) {
                 *total -= n;
             }
         }
@@ -381,7 +380,7 @@ impl Bm25Snapshots {
             for (ord, c) in chunks.iter().enumerate() {
                 Bm25Index::add_chunk(&self.writer, f, ord, c)?;
             }
-            for (total, n) in self.stats.totals.iter_mut().zip(token_counts(chunks)) {
+            for (total, n) in self.totals.iter_mut().zip(token_counts(chunks)) {
                 *total += n;
             }
         }
@@ -406,8 +405,8 @@ impl Bm25Snapshots {
             index: self.index.clone(),
             reader,
             fields: self.fields,
-            totals: None,
-            alive: Some(self.stats),
+            totals: Some(self.totals),
+            alive_only: true,
         })
     }
 }
