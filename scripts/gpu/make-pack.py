@@ -5,7 +5,7 @@ For each base commit of INSTANCES (.jsonl), packs the commit object, every tree 
 the `.py` blobs, nothing else: enough for coret-tui's snapshot reads (`git ls-tree`,
 `git cat-file`), a few MB per repository instead of hundreds.
 
-    scripts/gpu/make-pack.py INSTANCES MIRRORS OUTDIR [--repo-regex RE]
+    scripts/gpu/make-pack.py INSTANCES MIRRORS OUTDIR [--repo-regex RE] [--ext py,rs,...]
 
 MIRRORS holds `<owner>+<name>/repo` bare repositories (the `fetch` layout); OUTDIR gets the
 same layout, usable as `--repos OUTDIR`.
@@ -21,7 +21,10 @@ def main() -> int:
     ap.add_argument("mirrors", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--repo-regex", default=".")
+    # The blobs a snapshot read needs: the indexed languages' sources (default Python's alone).
+    ap.add_argument("--ext", default="py", help="comma-separated extensions of the blobs to keep")
     args = ap.parse_args()
+    exts = tuple(("." + e.strip().lstrip(".")).encode() for e in args.ext.split(",") if e.strip())
     commits = defaultdict(set)
     for line in open(args.instances, encoding="utf-8"):
         if line.strip():
@@ -41,12 +44,17 @@ def main() -> int:
                     continue
                 meta, path = entry.split(b"\t", 1)
                 _, kind, obj = meta.split()
-                if kind == b"tree" or path.endswith(b".py"):
+                if kind == b"tree" or path.endswith(exts):
                     # The path lets pack-objects group similar blobs for deltas.
                     objects[obj.decode()] = path.decode("utf-8", "replace").replace("\n", " ")
         if dst.exists():
             shutil.rmtree(dst)
         subprocess.run(["git", "init", "-q", "--bare", str(dst)], check=True)
+        # A mirror may lack a few very large blobs: pack what is there (the snapshot read skips the rest).
+        check = git("cat-file", "--batch-check", input="".join(f"{o}\n" for o in objects).encode()).stdout.decode()
+        for line in check.splitlines():
+            if line.endswith(" missing"):
+                objects.pop(line.split()[0], None)
         listing = "".join(f"{o} {p}\n" if p else f"{o}\n" for o, p in objects.items()).encode()
         git("pack-objects", "-q", "--window=30", "--depth=50", str(dst / "objects/pack/pack"), input=listing)
         size = sum(f.stat().st_size for f in dst.rglob("*") if f.is_file())
