@@ -75,7 +75,7 @@ def load_questions(pattern):
     return qs
 
 
-def score_run(run_dir, questions):
+def score_run(run_dir, questions, keep_lists):
     """{ranking: {question id: metrics}}, plus notes."""
     path = os.path.join(run_dir, "instances.jsonl")
     results = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
@@ -97,7 +97,7 @@ def score_run(run_dir, questions):
             hits = r.get("lists", {}).get(name, [])
             eval_mrr = r.get("metrics", {}).get(name, {}).get("mrr") if r.get("status") == "ok" else None
             m, n_files = score_list([h["path"] for h in hits], q["files"], eval_mrr)
-            if r.get("status") == "ok" and hits and n_files < 10:
+            if r.get("status") == "ok" and len(hits) >= keep_lists and n_files < 10:
                 notes.append(f"{qid}/{name}: kept list holds only {n_files} files; raise --keep-lists")
             out[name][qid] = m
     return out, notes, missing
@@ -114,6 +114,7 @@ def main():
     ap.add_argument("runs", nargs="+", help="eval --out directories")
     ap.add_argument("--questions", default=DEFAULT_QUESTIONS, help="glob of question files")
     ap.add_argument("--by", default="kind,language", help="comma list of fields to group by (kind,language,repo)")
+    ap.add_argument("--keep-lists", type=int, default=200, help="the run's --keep-lists (to tell a cut list)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = ap.parse_args()
     questions = load_questions(args.questions)
@@ -121,7 +122,7 @@ def main():
 
     report = {}
     for run in args.runs:
-        scores, notes, missing = score_run(run, questions)
+        scores, notes, missing = score_run(run, questions, args.keep_lists)
         for n in notes[:20]:
             print(f"note: {run}: {n}", file=sys.stderr)
         for m in missing:
