@@ -21,7 +21,8 @@ question's answer files G (data/questions/*.jsonl, read again here; binary relev
 - hit@1 file: the first file is in G.
 
 A question whose instance failed or got no gold (its files not indexed) scores 0 and is counted
-under `missing`. With several DIRs, each is a column set (e.g. main vs a branch).
+under `missing`. With several DIRs, each is scored apart (e.g. main vs a branch); `--merge` scores them as one run
+(e.g. one eval run per repository).
 """
 
 import argparse
@@ -75,14 +76,16 @@ def load_questions(pattern):
     return qs
 
 
-def score_run(run_dir, questions, keep_lists):
-    """{ranking: {question id: metrics}}, plus notes."""
-    path = os.path.join(run_dir, "instances.jsonl")
-    results = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
+def score_run(run_dirs, questions, keep_lists):
+    """{ranking: {question id: metrics}}, plus notes; `run_dirs` are read as one run."""
+    results = []
+    for run_dir in run_dirs:
+        path = os.path.join(run_dir, "instances.jsonl")
+        results += [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
     by_id = {r["instance_id"]: r for r in results}
     rankings = sorted({name for r in results for name in r.get("lists", {})})
     if not rankings:
-        raise SystemExit(f"{path}: no kept lists; run the eval with --keep-lists 200")
+        raise SystemExit(f"{run_dirs}: no kept lists; run the eval with --keep-lists 200")
     out = {name: {} for name in rankings}
     notes, missing = [], []
     for qid, q in questions.items():
@@ -114,6 +117,7 @@ def main():
     ap.add_argument("runs", nargs="+", help="eval --out directories")
     ap.add_argument("--questions", default=DEFAULT_QUESTIONS, help="glob of question files")
     ap.add_argument("--by", default="kind,language", help="comma list of fields to group by (kind,language,repo)")
+    ap.add_argument("--merge", action="store_true", help="score all DIRs as one run (e.g. one run per repository)")
     ap.add_argument("--keep-lists", type=int, default=200, help="the run's --keep-lists (to tell a cut list)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = ap.parse_args()
@@ -121,8 +125,9 @@ def main():
     by = [b for b in args.by.split(",") if b]
 
     report = {}
-    for run in args.runs:
-        scores, notes, missing = score_run(run, questions, args.keep_lists)
+    runs = {f"merged({len(args.runs)})": args.runs} if args.merge else {r: [r] for r in args.runs}
+    for run, dirs in runs.items():
+        scores, notes, missing = score_run(dirs, questions, args.keep_lists)
         for n in notes[:20]:
             print(f"note: {run}: {n}", file=sys.stderr)
         for m in missing:
