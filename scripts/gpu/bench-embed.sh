@@ -22,6 +22,7 @@ PRECISIONS=${PRECISIONS:-bf16 f32}
 BATCH=${BATCH:-256}
 CHUNKS=${CHUNKS:-100000}
 LIMIT=${LIMIT:-150}          # seconds per run: a stuck run must not eat the lease
+DEVICE=${DEVICE:-cuda}        # cpu: a rehearsal here with the CPU binary
 mkdir -p "$OUT" "$W/bench-src"
 # LD_LIBRARY_PATH for the CUDA libraries, and `checkout PACK SHA DIR`.
 source scripts/gpu/env.sh >/dev/null 2>&1 || true
@@ -50,7 +51,7 @@ for src in "$@"; do
   echo "== $dir: $(find "$dir" -name '*.py' | wc -l) .py files, $(nproc) cores"
   for p in $PRECISIONS; do
     # sentence-transformers once (in the first precision's run): its figures do not depend on ours.
-    timeout -k 10 "$LIMIT" "$BIN" --model "$MODEL" --device cuda --precision "$p" --batch-size "$BATCH" \
+    timeout -k 10 "$LIMIT" "$BIN" --model "$MODEL" --device "$DEVICE" --precision "$p" --batch-size "$BATCH" \
       --bench embed "$dir" --bench-chunks "$CHUNKS" --no-cache "${st[@]}" 2>&1 |
       tee -a "$OUT/bench-embed-$p.txt"
     echo "exit ${PIPESTATUS[0]} ($p)" | tee -a "$OUT/bench-embed-$p.txt"
