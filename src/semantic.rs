@@ -5,7 +5,7 @@ use crate::callgraph::CallGraph;
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::index::dense::{token_key, vector_key, DenseIndex, VectorKey, VectorStore};
-use crate::model::{Encoder, EncoderInput, TokenizedInput, Towers};
+use crate::model::{pipeline, Encoder, EncoderInput, TokenizedInput, Towers};
 use crate::progress::{EmbedWork, Phase, Progress};
 use crate::repo::source::is_test_path;
 use crate::search::Hit;
@@ -174,10 +174,11 @@ impl DensePlan {
         (0..self.len()).filter(|&p| store.contains(&self.keys[p])).collect()
     }
 
-    /// Embeds the inputs at `positions` (missing from `store`, see [`DensePlan::missing`]),
-    /// appending to the store every `slice` of them, so an interrupted run resumes. Reports
-    /// `Phase::Embed` over these positions. Returns how many were embedded (the rest had
-    /// stored token ids).
+    /// Embeds the inputs at `positions` (missing from `store`, see [`DensePlan::missing`])
+    /// through one pipeline (`model::pipeline`), appending to the store every `slice` vectors
+    /// (batches hold at most `slice` inputs), so an interrupted run resumes. Reports
+    /// `Phase::Embed` over these positions. Returns how many were embedded: inputs whose token
+    /// ids are stored already (an edit past the token budget, a duplicate) are not.
     pub fn embed(
         &self,
         encoder: &Encoder,
@@ -187,36 +188,73 @@ impl DensePlan {
         progress: &dyn Progress,
         slice: usize,
     ) -> Result<usize> {
-        let slice_len = slice.max(1);
+        let slice = slice.max(1);
         let total = positions.len();
-        let mut embedded = 0;
         progress.report(Phase::Embed, 0, total);
-        // Tokenised up front, so the ETA can follow tokens from the start.
+        // Tokenised up front, on every core: the token keys say what needs no forward pass,
+        // and the ETA follows tokens from the start.
         let tokenized: Vec<TokenizedInput> = positions
             .par_iter()
-            .map(|&p| encoder.tokenize_input(&encoder_input(chunks, graph, opts, self.rows[p] as usize)))
+            .map(|&p| {
+                let chunk = self.rows[p] as usize;
+                encoder
+                    .tokenize_input(&encoder_input(chunks, graph, opts, chunk))
+                    .map_err(|e| Error::context(format!("tokenising chunk {}", chunks[chunk].key()), e))
+            })
             .collect::<Result<_>>()?;
         crate::engine::check_cancel(progress)?;
-        let mut work = EmbedWork {
-            cached: self.len() - total,
-            tokens_done: 0,
-            tokens_total: tokenized.iter().map(TokenizedInput::len).sum(),
-        };
+        let ttag = format!("{}|tokens", encoder.fingerprint());
+        let tkeys: Vec<VectorKey> =
+            tokenized.par_iter().map(|t| token_key(&ttag, &t.ids, &t.type_ids)).collect();
+        let mut fresh = HashSet::new();
+        let new: Vec<usize> =
+            (0..total).filter(|&j| !store.contains(&tkeys[j]) && fresh.insert(tkeys[j])).collect();
+        let tokens_total: usize = tokenized.iter().map(TokenizedInput::len).sum();
+        let known_tokens = tokens_total - new.iter().map(|&j| tokenized[j].len()).sum::<usize>();
+        let known = total - new.len();
+        let work = EmbedWork { cached: self.len() - total, tokens_done: 0, tokens_total };
         progress.report_embed_work(work);
-        for (s, slice) in positions.chunks(slice_len).enumerate() {
-            let offset = s * slice_len;
-            let slice_tokens = &tokenized[offset..offset + slice.len()];
-            let before = work.tokens_done;
-            embedded += embed_slice(encoder, slice_tokens, &self.keys, slice, store, &|done, tokens| {
-                progress.report(Phase::Embed, offset + done, total);
-                progress.report_embed_work(EmbedWork { tokens_done: before + tokens, ..work });
-                !progress.cancelled()
-            })?;
-            work.tokens_done = before + slice_tokens.iter().map(TokenizedInput::len).sum::<usize>();
-        }
+        let (mut keys, mut vectors) = (Vec::new(), Vec::new());
+        let mut stored = 0;
+        let run = pipeline::run(
+            encoder,
+            new.len(),
+            slice,
+            &|b| Ok(tokenized[new[b]].clone()),
+            &mut |rows, done, tokens| {
+                for (b, v) in rows {
+                    keys.push(tkeys[new[b]]);
+                    vectors.push(v);
+                }
+                if keys.len() >= slice {
+                    store.add_batch(&keys, &vectors)?;
+                    stored += keys.len();
+                    (keys, vectors) = (Vec::new(), Vec::new());
+                }
+                progress.report(Phase::Embed, known + done, total);
+                progress.report_embed_work(EmbedWork { tokens_done: known_tokens + tokens, ..work });
+                if progress.cancelled() {
+                    return Err(Error::Cancelled);
+                }
+                Ok(())
+            },
+        );
+        // Vectors first, then every raw key whose token key is stored (an interrupted run
+        // keeps its finished batches). A crash between the two appends leaves vectors whose
+        // raw keys are re-derived (tokenised, found) on the next run.
+        store.add_batch(&keys, &vectors)?;
+        stored += keys.len();
+        let aliases: Vec<(VectorKey, VectorKey)> = positions
+            .iter()
+            .zip(&tkeys)
+            .filter(|(_, t)| store.contains(t))
+            .map(|(&p, &t)| (self.keys[p], t))
+            .collect();
+        store.add_aliases(&aliases)?;
+        run?;
         progress.report(Phase::Embed, total, total);
-        progress.report_embed_work(work);
-        Ok(embedded)
+        progress.report_embed_work(EmbedWork { tokens_done: tokens_total, ..work });
+        Ok(stored)
     }
 
     /// The dense index over the positions `ranked` (ascending; every one in `store`).
@@ -392,48 +430,6 @@ impl DenseSearcher {
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
         self.towers.embed_query(query, self.opts.query_max_len)
     }
-}
-
-/// Of the inputs `slice` (indices whose raw keys the store lacks; `tokenized` in the same
-/// order), embeds those whose token ids are not stored yet, and records every raw key as an
-/// alias of its token key. `tick(inputs, tokens)` reports progress within the slice (inputs
-/// needing no embedding count as done at once) and returns false to cancel; a cancelled
-/// slice still stores the batches it finished. Returns how many inputs were embedded.
-fn embed_slice(
-    encoder: &Encoder,
-    tokenized: &[TokenizedInput],
-    keys: &[VectorKey],
-    slice: &[usize],
-    store: &mut VectorStore,
-    tick: &dyn Fn(usize, usize) -> bool,
-) -> Result<usize> {
-    let ttag = format!("{}|tokens", encoder.fingerprint());
-    let tkeys: Vec<VectorKey> = tokenized.iter().map(|t| token_key(&ttag, &t.ids, &t.type_ids)).collect();
-    let mut fresh = HashSet::new();
-    let new: Vec<usize> =
-        (0..slice.len()).filter(|&j| !store.contains(&tkeys[j]) && fresh.insert(tkeys[j])).collect();
-    let batch: Vec<TokenizedInput> = new.iter().map(|&j| tokenized[j].clone()).collect();
-    let known_tokens = tokenized.iter().map(TokenizedInput::len).sum::<usize>()
-        - batch.iter().map(TokenizedInput::len).sum::<usize>();
-    let (mut new_keys, mut vectors) = (Vec::new(), Vec::new());
-    let run = encoder.embed_tokenized_each(&batch, &mut |rows, done, tokens| {
-        for (b, v) in rows {
-            new_keys.push(tkeys[new[b]]);
-            vectors.push(v);
-        }
-        if tick(done + slice.len() - new.len(), tokens + known_tokens) {
-            Ok(())
-        } else {
-            Err(Error::Cancelled)
-        }
-    });
-    // Vectors first: a crash between the two appends leaves vectors whose raw keys are
-    // re-derived (tokenised, found) on the next run.
-    store.add_batch(&new_keys, &vectors)?;
-    let aliases: Vec<(VectorKey, VectorKey)> =
-        slice.iter().zip(&tkeys).filter(|(_, t)| store.contains(t)).map(|(&i, &t)| (keys[i], t)).collect();
-    store.add_aliases(&aliases)?;
-    run.map(|()| new_keys.len())
 }
 
 #[cfg(test)]

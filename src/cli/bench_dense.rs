@@ -1,8 +1,9 @@
 //! Dense benchmarks.
 //!
 //! `--bench embed PATH`: embeds the first `--bench-chunks` chunks of PATH (chunk text only, so
-//! that sentence-transformers sees exactly the same inputs) and prints chunks/s, tokens/s and
-//! peak RSS; with `--st-python PY` it then runs `scripts/bench_sentence_transformers.py` on
+//! that sentence-transformers sees exactly the same inputs) and prints, on the same inputs, the
+//! tokenizer stage's tokens/s (every core and one thread), the forward pass's alone, and the
+//! pipeline's with where its time went, then chunks/s, tokens/s and peak RSS; with `--st-python PY` it then runs `scripts/bench_sentence_transformers.py` on
 //! the same texts, model, max length and batch size, side by side.
 //!
 //! `--bench query PATH`: latency of embedding a query (short, medium, long) plus an exact
@@ -12,7 +13,7 @@ use super::args::Args;
 use super::bench::peak_rss_mib;
 use coret::engine::RepoIndex;
 use coret::index::dense::{DenseIndex, VectorStore};
-use coret::model::bench::{bench_embed, write_bench_texts};
+use coret::model::bench::{bench_stages, write_bench_texts};
 use coret::model::EncoderInput;
 use coret::progress::NoProgress;
 use rand::{Rng, SeedableRng};
@@ -37,10 +38,12 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
         m.device,
         rayon::current_num_threads()
     );
-    let report = bench_embed(&m.towers.chunk, &inputs)?;
+    let stages = bench_stages(&m.towers.chunk, &inputs)?;
+    println!("{stages}");
     println!(
-        "coret ({} forward): {report}; peak_rss_mib {:.1}",
+        "coret ({} forward): {}; peak_rss_mib {:.1}",
         m.towers.chunk.forward_name(),
+        stages.pipeline,
         peak_rss_mib()
     );
     if let Some(py) = &args.st_python {

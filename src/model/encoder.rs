@@ -5,12 +5,12 @@
 //! all of its members; long sequences go in fewer rows (see `cpu`), and results come back
 //! in input order. Candle's CPU kernels (matmuls, element-wise ops) use every core.
 
+use std::ops::Range;
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{self, BertModel};
-use rayon::prelude::*;
 use tokenizers::Tokenizer;
 
 use super::bf16::Precision;
@@ -18,7 +18,8 @@ use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
 use super::cpu::{max_rows, plan_batches, tune_allocator, ATTENTION_BUDGET};
 use super::cpu_bert::CpuBert;
 use super::graph_bert::TrainBert;
-use super::pool::{l2_normalize, mean_pool, pad_batch};
+use super::pipeline::{self, Tokenize};
+use super::pool::{l2_normalize, mean_pool, HostBatch, PaddedBatch};
 use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
 use super::weights::sha256_bytes;
 use crate::error::{Error, Result};
@@ -348,19 +349,23 @@ impl Encoder {
     /// the chunks' 256 tokens); clamped to the model's positions.
     pub fn embed_queries_with_len(&self, texts: &[String], max_len: usize) -> Result<Vec<Vec<f32>>> {
         let max_len = max_len.clamp(2, self.config.max_position_embeddings);
-        let tokenized: Vec<TokenizedInput> =
-            texts.par_iter().map(|t| self.tokenizer.query(t, max_len)).collect::<Result<_>>()?;
-        self.embed_tokenized(&tokenized, &mut |_, _| Ok(()))
+        let tokenize = |i: usize| {
+            self.tokenizer.query(&texts[i], max_len).map_err(|e| name_input("query", i, &texts[i], e))
+        };
+        self.embed_with(texts.len(), &tokenize, &mut |_, _| Ok(()))
     }
 
     /// Unit vectors for chunk inputs, in order. Reports `Phase::Embed` as batches finish
-    /// and stops with [`Error::Cancelled`] once `progress.cancelled()`.
+    /// and stops with [`Error::Cancelled`] once `progress.cancelled()`. An empty text embeds
+    /// as `[CLS] [SEP]`; a text past the max length is truncated (`tokenize`); a text the
+    /// tokenizer rejects stops the run with an error naming the input.
     pub fn embed_inputs(&self, inputs: &[EncoderInput], progress: &dyn Progress) -> Result<Vec<Vec<f32>>> {
         let total = inputs.len();
         progress.report(Phase::Embed, 0, total);
-        let tokenized: Vec<TokenizedInput> =
-            inputs.par_iter().map(|i| self.tokenize_input(i)).collect::<Result<_>>()?;
-        self.embed_tokenized(&tokenized, &mut |done, _| {
+        let tokenize = |i: usize| {
+            self.tokenize_input(&inputs[i]).map_err(|e| name_input("input", i, &inputs[i].chunk, e))
+        };
+        self.embed_with(total, &tokenize, &mut |done, _| {
             if progress.cancelled() {
                 return Err(Error::Cancelled);
             }
@@ -377,8 +382,18 @@ impl Encoder {
         items: &[TokenizedInput],
         after_batch: &mut dyn FnMut(usize, usize) -> Result<()>,
     ) -> Result<Vec<Vec<f32>>> {
-        let mut out = vec![Vec::new(); items.len()];
-        self.embed_tokenized_each(items, &mut |rows, done, tokens| {
+        self.embed_with(items.len(), &|i| Ok(items[i].clone()), after_batch)
+    }
+
+    /// `n` inputs through the pipeline, vectors back in input order.
+    fn embed_with(
+        &self,
+        n: usize,
+        tokenize: &Tokenize,
+        after_batch: &mut dyn FnMut(usize, usize) -> Result<()>,
+    ) -> Result<Vec<Vec<f32>>> {
+        let mut out = vec![Vec::new(); n];
+        pipeline::run(self, n, usize::MAX, tokenize, &mut |rows, done, tokens| {
             for (i, row) in rows {
                 out[i] = row;
             }
@@ -387,45 +402,63 @@ impl Encoder {
         Ok(out)
     }
 
-    /// Embeds sequences batch by batch (grouped by length), handing each batch's vectors to
-    /// `on_batch(rows, items, tokens)` as `(index into items, vector)` with the sequences and
-    /// tokens done so far (called once before the first batch with none). An error from it
-    /// stops the run; what it was handed before stays with the caller (an interrupted
-    /// embedding keeps its finished batches).
+    /// Embeds sequences batch by batch (through the pipeline, grouped by length), handing
+    /// each batch's vectors to `on_batch(rows, items, tokens)` as `(index into items, vector)`
+    /// with the sequences and tokens done so far (called once before the first batch with
+    /// none). An error from it stops the run; what it was handed before stays with the caller
+    /// (an interrupted embedding keeps its finished batches).
     pub fn embed_tokenized_each(
         &self,
         items: &[TokenizedInput],
         on_batch: &mut dyn FnMut(BatchRows, usize, usize) -> Result<()>,
     ) -> Result<()> {
+        pipeline::run(self, items.len(), usize::MAX, &|i| Ok(items[i].clone()), on_batch).map(|_| ())
+    }
+
+    /// The plain loop the pipeline replaced: every sequence sorted by length at once, then
+    /// one batch after another on this thread. The reference the pipeline is tested and
+    /// benchmarked against.
+    pub fn embed_tokenized_plain(&self, items: &[TokenizedInput]) -> Result<Vec<Vec<f32>>> {
         let mut order: Vec<usize> = (0..items.len()).collect();
         order.sort_by_key(|&i| (items[i].len(), i));
         let lens: Vec<usize> = order.iter().map(|&i| items[i].len()).collect();
+        let mut out = vec![Vec::new(); items.len()];
+        for range in self.batch_plan(&lens, usize::MAX) {
+            let refs: Vec<&TokenizedInput> = order[range.clone()].iter().map(|&i| &items[i]).collect();
+            let rows = self.forward_host(HostBatch::pad(&refs, self.tokenizer.pad_id()))?;
+            for (&i, row) in order[range].iter().zip(rows) {
+                out[i] = row;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Batches over lengths sorted ascending: at most `max_batch` (and the configured batch
+    /// size) sequences each, fewer for long ones so the attention scores fit the device's budget.
+    pub(super) fn batch_plan(&self, sorted_lens: &[usize], max_batch: usize) -> Vec<Range<usize>> {
         let bytes = self.opts.dtype.size_in_bytes();
         let heads = self.config.num_attention_heads;
         let budget = if self.device.is_cpu() { ATTENTION_BUDGET } else { GPU_ATTENTION_BUDGET };
-        let plan = plan_batches(&lens, self.opts.batch_size, |len| max_rows(len, heads, bytes, budget));
-        let (mut done, mut tokens) = (0, 0);
-        on_batch(Vec::new(), done, tokens)?;
-        for range in plan {
-            tokens += lens[range.clone()].iter().sum::<usize>();
-            let batch = &order[range];
-            let refs: Vec<&TokenizedInput> = batch.iter().map(|&i| &items[i]).collect();
-            let rows = self.forward_refs(&refs)?.to_vec2::<f32>().map_err(tensor_err)?;
-            done += batch.len();
-            on_batch(batch.iter().copied().zip(rows).collect(), done, tokens)?;
-        }
-        Ok(())
+        let size = self.opts.batch_size.min(max_batch).max(1);
+        plan_batches(sorted_lens, size, |len| max_rows(len, heads, bytes, budget))
+    }
+
+    /// One host batch copied to the device and embedded: its rows' unit vectors.
+    pub(super) fn forward_host(&self, batch: HostBatch) -> Result<Vec<Vec<f32>>> {
+        let padded = batch.upload(&self.device).map_err(tensor_err)?;
+        self.forward_padded(&padded)?.to_vec2::<f32>().map_err(tensor_err)
     }
 
     /// Forward over one padded batch: pooled, normalised [B, hidden] in f32. Differentiable
     /// when the model was built from trainable variables (`from_parts`).
     pub fn forward_pooled(&self, batch: &[TokenizedInput]) -> Result<Tensor> {
         let refs: Vec<&TokenizedInput> = batch.iter().collect();
-        self.forward_refs(&refs)
+        let padded =
+            HostBatch::pad(&refs, self.tokenizer.pad_id()).upload(&self.device).map_err(tensor_err)?;
+        self.forward_padded(&padded)
     }
 
-    fn forward_refs(&self, batch: &[&TokenizedInput]) -> Result<Tensor> {
-        let padded = pad_batch(batch, self.tokenizer.pad_id(), &self.device).map_err(tensor_err)?;
+    fn forward_padded(&self, padded: &PaddedBatch) -> Result<Tensor> {
         let hidden = match (&self.cpu_bert, &self.half_bert) {
             (Some(cpu), _) => cpu.forward(&padded.ids, &padded.type_ids, &padded.mask),
             (None, Some(half)) => {
@@ -437,6 +470,12 @@ impl Encoder {
         let pooled = mean_pool(&hidden, &padded.mask).map_err(tensor_err)?;
         l2_normalize(&pooled).map_err(tensor_err)
     }
+}
+
+/// A tokenizer's error with the input it failed on: its index and its first line, shortened.
+fn name_input(what: &str, i: usize, text: &str, e: Error) -> Error {
+    let first: String = text.lines().next().unwrap_or("").chars().take(60).collect();
+    Error::context(format!("tokenising {what} {i} ({first:?})"), e)
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The dense encoder: BERT-family checkpoints through candle, mean pooling, unit vectors.
 //!
 //! `config` reads and checks `config.json`; `tokenize` lays out `[CLS] chunk [DOWN] …`;
-//! `encoder` batches and embeds; `device` picks CPU or CUDA; `cpu` tunes CPU inference and
+//! `encoder` batches and embeds, through `pipeline` (tokenising, padding and the forward
+//! pass overlapping); `device` picks CPU or CUDA; `cpu` tunes CPU inference and
 //! `cpu_bert` runs BERT's forward pass there; `provision` finds or fetches
 //! the default model; `bench` measures throughput. `towers` is what the dense retriever embeds
 //! with; `lora` (the shipped adapters) and `tower_layers` change its weights, both stored as
@@ -19,6 +20,7 @@ pub mod graph_bert;
 pub mod graph_lora;
 pub mod graph_ops;
 pub mod lora;
+pub mod pipeline;
 pub mod pool;
 pub mod precision_choice;
 pub mod provision;
@@ -29,7 +31,7 @@ pub mod tower_layers;
 pub mod towers;
 pub mod weights;
 
-pub use bench::{bench_embed, EmbedBenchReport};
+pub use bench::{bench_embed, bench_stages, EmbedBenchReport, StageBench};
 pub use bf16::Precision;
 pub use device::{select_device, DeviceChoice};
 pub use encoder::{model_id_of, same_weights, Encoder, EncoderOptions};

@@ -29,27 +29,51 @@ pub struct PaddedBatch {
     pub mask: Tensor,
 }
 
+/// A padded batch still in host memory: the embedding pipeline pads on its producer thread,
+/// so the thread that runs the forward pass only copies it to the device.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostBatch {
+    pub rows: usize,
+    pub width: usize,
+    pub ids: Vec<u32>,
+    pub type_ids: Vec<u32>,
+    pub mask: Vec<u32>,
+}
+
+impl HostBatch {
+    /// Row-major [rows, longest], padded with `pad_id` (segment 0, mask 0).
+    pub fn pad(batch: &[&TokenizedInput], pad_id: u32) -> HostBatch {
+        let rows = batch.len();
+        let width = batch.iter().map(|t| t.len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![pad_id; rows * width];
+        let mut type_ids = vec![0u32; rows * width];
+        let mut mask = vec![0u32; rows * width];
+        for (row, item) in batch.iter().enumerate() {
+            let at = row * width;
+            ids[at..at + item.len()].copy_from_slice(&item.ids);
+            type_ids[at..at + item.len()].copy_from_slice(&item.type_ids);
+            mask[at..at + item.len()].fill(1);
+        }
+        HostBatch { rows, width, ids, type_ids, mask }
+    }
+
+    /// The host-to-device copy.
+    pub fn upload(self, device: &Device) -> candle_core::Result<PaddedBatch> {
+        let shape = (self.rows, self.width);
+        Ok(PaddedBatch {
+            ids: Tensor::from_vec(self.ids, shape, device)?,
+            type_ids: Tensor::from_vec(self.type_ids, shape, device)?,
+            mask: Tensor::from_vec(self.mask, shape, device)?,
+        })
+    }
+}
+
 pub fn pad_batch(
     batch: &[&TokenizedInput],
     pad_id: u32,
     device: &Device,
 ) -> candle_core::Result<PaddedBatch> {
-    let rows = batch.len();
-    let width = batch.iter().map(|t| t.len()).max().unwrap_or(0).max(1);
-    let mut ids = vec![pad_id; rows * width];
-    let mut type_ids = vec![0u32; rows * width];
-    let mut mask = vec![0u32; rows * width];
-    for (row, item) in batch.iter().enumerate() {
-        let at = row * width;
-        ids[at..at + item.len()].copy_from_slice(&item.ids);
-        type_ids[at..at + item.len()].copy_from_slice(&item.type_ids);
-        mask[at..at + item.len()].fill(1);
-    }
-    Ok(PaddedBatch {
-        ids: Tensor::from_vec(ids, (rows, width), device)?,
-        type_ids: Tensor::from_vec(type_ids, (rows, width), device)?,
-        mask: Tensor::from_vec(mask, (rows, width), device)?,
-    })
+    HostBatch::pad(batch, pad_id).upload(device)
 }
 
 #[cfg(test)]
