@@ -72,7 +72,7 @@ family() {
     *) echo "$1" ;;
   esac
 }
-MULTI_FAMILIES="rust go js java c"
+MULTI_FAMILIES=${MULTI_FAMILIES:-rust go js java c}
 
 # "OWNER/NAME LANGUAGE" of repos-multi.tsv's mirrored repositories, round robin over the
 # languages in the list's order (each language's own order kept), so that any prefix of the
@@ -98,7 +98,7 @@ multi_order() {
 # examples (those prepared so far).
 MULTI_PLAN_FAMILY=${MULTI_PLAN_FAMILY:-1000}
 # The least a family must hold for the plan to be READY.
-MULTI_PLAN_MIN=${MULTI_PLAN_MIN:-500}
+MULTI_PLAN_MIN=${MULTI_PLAN_MIN:-300}
 multi_shards() {
   local repo lang f fam
   declare -A have=()
@@ -137,7 +137,9 @@ plan_items() {
   echo dev
   local n
   if [ "$1" = multi ]; then
-    # train-prs' first slice, and the others that are prepared; then the balanced sample.
+    # The multi-language dev set when prepared (devm: multi.jsonl, pack-multi); train-prs'
+    # first slice, and the others that are prepared; then the balanced sample.
+    [ ! -f "$STORE/devm/multi.jsonl" ] || echo devm
     echo shards/train1.shard
     for n in 2 3 4; do [ ! -f "$STORE/shards/train$n.shard" ] || echo "shards/train$n.shard"; done
     multi_shards

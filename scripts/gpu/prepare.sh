@@ -54,9 +54,20 @@ source "$ROOT/scripts/gpu/lib.sh"
 
 # The code a shard depends on: how chunks are cut and laid out, how examples are chosen, and
 # the file format's version (its magic line: a reader's compatible change keeps the shards).
+# SHARD_COMMIT: that commit's code instead of the checkout's, e.g. to pack shards a release
+# binary of an older main made (.gpu/MADE-BY-*.txt names it) after src/chunk moved on.
+SHARD_FILES="src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/semantic.rs src/eval/snapshot.rs"
 shard_code() {
-  { hash_files src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/semantic.rs \
-      src/eval/snapshot.rs; grep '^const MAGIC:' src/train/shard.rs; } | sha
+  if [ -n "${SHARD_COMMIT:-}" ]; then
+    local d; d=$(mktemp -d)
+    # shellcheck disable=SC2086 # a list of paths
+    git -C "$ROOT" archive "$SHARD_COMMIT" $SHARD_FILES src/train/shard.rs | tar -x -C "$d"
+    (cd "$d" && ROOT=$d SHARD_COMMIT='' shard_code)
+    rm -rf "$d"
+    return
+  fi
+  # shellcheck disable=SC2086
+  { hash_files $SHARD_FILES; grep '^const MAGIC:' src/train/shard.rs; } | sha
 }
 model_dir() { echo "${CORET_MODEL:-${CORET_DATA_DIR:-$HOME/.local/share/coret-tui}/models/all-MiniLM-L6-v2}"; }
 

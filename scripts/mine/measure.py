@@ -48,7 +48,7 @@ def main() -> None:
     exts = EXTENSIONS[sys.argv[3] if len(sys.argv) > 3 else "python"]
     limit = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     out = subprocess.run(
-        ["git", "--git-dir", git_dir, "log", "--no-merges", "--format=%x01%B%x02", "--name-only"]
+        ["git", "--git-dir", git_dir, "log", "--no-merges", "--no-renames", "--format=%x01%B%x02", "--name-only"]
         + ([f"--max-count={limit}"] if limit else []) + ["HEAD"],
         capture_output=True, text=True, errors="replace", check=True).stdout
     lengths, py_long = [], 0
