@@ -258,10 +258,19 @@ mined_until() {
 mine_multi_one() {
   mkdir -p "$STORE/mined-multi"
   [ -f "$STORE/mined-multi/${1/\//+}.jsonl.gz" ] && return
+  # Another lane mining it: leave it to that lane (its shard too) and go on.
+  local lock
+  exec {lock}> "$STORE/mined-multi/${1/\//+}.lock"
+  if ! flock -n "$lock"; then
+    echo "  mined-multi/${1/\//+}: another lane is mining it" >&2
+    exec {lock}>&-
+    return
+  fi
   local list; list=$(mktemp "$STORE/mined-multi/list.XXXXXX")
   echo "$1" > "$list"
   MINE_ARGS=$MULTI_MINE_ARGS nice scripts/mine/mine-all.sh "$list" "$MIRRORS" "$STORE/mined-multi" "$BIN" || true
   rm -f "$list"
+  exec {lock}>&-
 }
 
 step_minemulti() {
