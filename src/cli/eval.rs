@@ -178,18 +178,21 @@ fn print_groups(s: &EvalSummary, retrievers: &[Retriever]) {
     if s.groups.len() < 2 {
         return;
     }
-    const METRICS: [(&str, &str); 5] = [
+    const METRICS: [(&str, &str); 8] = [
         ("perfect_recall@5", "PR@5"),
         ("perfect_recall@20", "PR@20"),
         ("mrr", "MRR"),
         ("recall@20", "R@20"),
         ("file_acc@1", "F@1"),
+        ("grouped_perfect_recall@5", "gPR@5"),
+        ("grouped_mrr", "gMRR"),
+        ("file_ndcg@10", "fND10"),
     ];
     let cols = columns(s, retrievers);
     println!();
     print!("{:<25}", "");
     for c in &cols {
-        print!("  |{c:^35}");
+        print!("  |{c:^56}");
     }
     println!();
     print!("{:<20}{:>5}", "group", "n");
