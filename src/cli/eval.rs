@@ -153,18 +153,18 @@ fn print_table(s: &EvalSummary, retrievers: &[Retriever]) {
         println!("(no instance with gold was scored)");
         return;
     };
-    print!("{:<18}", "metric");
+    print!("{:<26}", "metric");
     for c in &cols {
         print!("{c:>10}");
     }
     println!();
-    print!("{:<18}", "n");
+    print!("{:<26}", "n");
     for c in &cols {
         print!("{:>10}", s.retrievers[c].n);
     }
     println!();
     for (name, _) in &first.metrics.0 {
-        print!("{name:<18}");
+        print!("{name:<26}");
         for c in &cols {
             print!("{:>10.3}", s.retrievers[c].metrics.get(name).unwrap_or(f64::NAN));
         }
