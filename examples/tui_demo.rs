@@ -23,6 +23,7 @@ fn main() -> anyhow::Result<()> {
         model: "tiny stand-in BERT (seeded random weights)".into(),
         device: "cpu".into(),
         initial_query: None,
+        order: Default::default(),
     };
     coret::tui::run(
         session,
