@@ -54,7 +54,7 @@ fn the_pipeline_returns_the_plain_loops_vectors_in_input_order() {
 fn stage_times_count_every_sequence_and_token() {
     let (_d, enc) = tiny(4);
     let tokenized: Vec<TokenizedInput> = texts(50).iter().map(|i| enc.tokenize_input(i).unwrap()).collect();
-    let mut seen = vec![false; 50];
+    let mut seen = [false; 50];
     let times = run(&enc, 50, usize::MAX, &|i| Ok(tokenized[i].clone()), &mut |rows, _, _| {
         for (i, _) in rows {
             assert!(!std::mem::replace(&mut seen[i], true), "input {i} twice");
