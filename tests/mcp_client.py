@@ -19,11 +19,6 @@ from mcp.client.stdio import stdio_client
 PRICING = '''"""Prices and discounts."""
 
 
-
-def hits(answer):
-    """A `locate` answer's chunks in rank order (the answer nests them under their files)."""
-    return sorted((c for f in answer["files"] for c in f["chunks"]), key=lambda c: c["rank"])
-
 def apply_discount(amount, rate=0.1):
     """Take the loyalty discount off an amount."""
     return amount * (1 - rate)
@@ -95,6 +90,12 @@ def server(binary, repo, home, *extra):
         "CORET_OFFLINE": "1",
     }
     return StdioServerParameters(command=binary, args=["--mcp", str(repo), *extra], env=env)
+
+
+def hits(answer):
+    """The located chunks in rank order: `locate` nests them under their files."""
+    chunks = [c for f in answer["files"] for c in f["chunks"]]
+    return sorted(chunks, key=lambda c: c.get("rank", 0))
 
 
 async def bm25_session(binary, repo, home, outside):
