@@ -1,16 +1,10 @@
 use super::*;
 use crate::eval::snapshot::{index_instance, RepoSnapshots, SnapshotOptions};
 use std::fs;
-use std::process::Command;
 
+/// The shared fixture helper; these tests need only its success check.
 fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    crate::testkit::git(dir, args);
 }
 
 const RUST: &str = "\
