@@ -88,7 +88,9 @@ impl<'a> Other<'a> {
                 other.owner_type[id as usize] = type_of(chunk.kind, &chunk.name);
                 let name = last(&chunk.name);
                 match chunk.kind {
-                    ChunkKind::Function => other.functions.entry((family, name)).or_default().push(id),
+                    ChunkKind::Function | ChunkKind::Macro => {
+                        other.functions.entry((family, name)).or_default().push(id)
+                    }
                     ChunkKind::Class => other.types.entry((family, name)).or_default().push(id),
                     ChunkKind::Method => {
                         if let Some(ty) = type_of(chunk.kind, &chunk.name) {
@@ -97,7 +99,7 @@ impl<'a> Other<'a> {
                             *other.method_names.entry((family, name)).or_default() += 1;
                         }
                     }
-                    ChunkKind::Module => {}
+                    ChunkKind::Module | ChunkKind::Window => {}
                 }
             }
         }

@@ -16,8 +16,10 @@ use std::cell::RefCell;
 
 use tree_sitter::{Node, Parser, Tree};
 
+use super::macros::{self, MAX_MACRO_DEPTH};
 use super::syntax::{CallSite, ClassInfo, FileSyntax, Receiver};
 use super::text::{children, chunk_at, is_blank, slice, Lines};
+use super::window::{joined, leftover_lines, windows};
 use super::{Chunk, ChunkKind, MODULE_CHUNK_NAME};
 use crate::lang::rules::{self, Role};
 use crate::lang::{extension, Lang, Rules};
@@ -104,7 +106,14 @@ impl<'s> Extractor<'s> {
         // is known only once every definition has been cut out.
         let module =
             self.push_chunk(ChunkKind::Module, MODULE_CHUNK_NAME.into(), (0, self.src.len()), String::new());
-        let mut stack = vec![(root, Ctx { owner: module, scope: Scope::Defs { ty: None } })];
+        self.walk(root, Ctx { owner: module, scope: Scope::Defs { ty: None } }, 0);
+        self.finish(root)
+    }
+
+    /// Every definition and call under `root` (pre-order, source order); `depth` counts the
+    /// item macros around it.
+    fn walk(&mut self, root: Node, ctx: Ctx, depth: usize) {
+        let mut stack = vec![(root, ctx)];
         while let Some((node, ctx)) = stack.pop() {
             if let Scope::Defs { ty } = ctx.scope {
                 // Comments outside definitions (licence headers) would crowd the module chunk.
@@ -114,8 +123,13 @@ impl<'s> Extractor<'s> {
                 }
                 match self.rules.role(node, self.src) {
                     Role::Function { name, outer, body: _, owner, self_name } => {
-                        let chunk = self.open_function(name, outer, ty, owner);
+                        let chunk = self.open_function(ChunkKind::Function, name, outer, ty, owner);
                         self.self_names[chunk] = self_name;
+                        push_children(&mut stack, outer, Ctx { owner: chunk, scope: Scope::Function });
+                        continue;
+                    }
+                    Role::Macro { name, outer } => {
+                        let chunk = self.open_function(ChunkKind::Macro, name, outer, None, None);
                         push_children(&mut stack, outer, Ctx { owner: chunk, scope: Scope::Function });
                         continue;
                     }
@@ -136,12 +150,19 @@ impl<'s> Extractor<'s> {
                         push_children(&mut stack, body, Ctx { owner: ctx.owner, scope: inner });
                         continue;
                     }
+                    Role::Items { tokens } if depth < MAX_MACRO_DEPTH => {
+                        if let Some(tree) = macros::parse_items(self.rules.lang, self.path, self.src, tokens)
+                        {
+                            self.walk(tree.root_node(), ctx, depth + 1);
+                        }
+                        continue;
+                    }
                     Role::Skip => {
                         let start = self.leading_start(node);
                         self.cuts.push((start, node.end_byte()));
                         continue;
                     }
-                    Role::Other => {}
+                    Role::Items { .. } | Role::Other => {}
                 }
             }
             if let Some((name, at, before)) = self.rules.call(node, self.src) {
@@ -155,11 +176,11 @@ impl<'s> Extractor<'s> {
             }
             push_children(&mut stack, node, ctx);
         }
-        self.finish(root)
     }
 
     fn finish(mut self, root: Node) -> FileSyntax {
-        let module_text = self.module_text();
+        let leftover = leftover_lines(self.src, &self.cuts);
+        let window_chunks = windows(self.path, self.src, &self.lines, &leftover);
         let mut calls: Vec<Vec<CallSite>> = std::mem::take(&mut self.calls)
             .into_iter()
             .map(|mut sites| {
@@ -169,17 +190,18 @@ impl<'s> Extractor<'s> {
             .collect();
         let mut chunks = self.chunks;
         let mut classes = self.classes;
-        match module_text {
-            Some(text) => chunks[0].text = format!("{}\n{}", self.path, text),
-            None => {
-                // Nothing outside the definitions: no module chunk (its calls were none).
-                chunks.remove(0);
-                calls.remove(0);
-                for class in &mut classes {
-                    class.chunk -= 1;
-                }
+        if leftover.is_empty() {
+            // Nothing outside the definitions: no module chunk (its calls were none).
+            chunks.remove(0);
+            calls.remove(0);
+            for class in &mut classes {
+                class.chunk -= 1;
             }
+        } else {
+            chunks[0].text = format!("{}\n{}", self.path, joined(self.src, &leftover));
         }
+        calls.extend(window_chunks.iter().map(|_| Vec::new()));
+        chunks.extend(window_chunks);
         FileSyntax {
             path: self.path.to_string(),
             chunks,
@@ -200,6 +222,7 @@ impl<'s> Extractor<'s> {
 
     fn open_function(
         &mut self,
+        kind: ChunkKind,
         name: String,
         outer: Node,
         ty: Option<usize>,
@@ -221,7 +244,7 @@ impl<'s> Extractor<'s> {
             (None, Some(owner)) => {
                 (ChunkKind::Method, format!("{owner}.{name}"), format!("{}\n{code}", self.path))
             }
-            (None, None) => (ChunkKind::Function, name, format!("{}\n{code}", self.path)),
+            (None, None) => (kind, name, format!("{}\n{code}", self.path)),
         };
         self.push_chunk(kind, name, (start, end), text)
     }
@@ -326,7 +349,7 @@ impl<'s> Extractor<'s> {
             while let Some(member) = stack.pop() {
                 let inner = match self.rules.role(member, self.src) {
                     Role::Function { name: m, body: Some(b), .. } if !is_constructor(&m, name) => Some(b),
-                    Role::Function { .. } => None,
+                    Role::Function { .. } | Role::Macro { .. } | Role::Items { .. } => None,
                     Role::Type { body: Some(b), .. } | Role::Impl { body: b, .. } => Some(b),
                     Role::Type { .. } => None,
                     Role::Skip => {
@@ -356,24 +379,6 @@ impl<'s> Extractor<'s> {
         }
         out.push_str(slice(self.src, pos, end));
         drop_blank_lines(&out)
-    }
-
-    /// What no chunk holds, in file order, blank lines dropped; `None` when that is nothing.
-    fn module_text(&self) -> Option<String> {
-        let mut cuts = self.cuts.clone();
-        cuts.sort();
-        let mut out = String::new();
-        let mut pos = 0;
-        for (a, b) in cuts {
-            if a > pos {
-                out.push_str(slice(self.src, pos, a));
-                out.push('\n');
-            }
-            pos = pos.max(b);
-        }
-        out.push_str(slice(self.src, pos, self.src.len()));
-        let text = drop_blank_lines(&out);
-        (!text.trim().is_empty()).then_some(text)
     }
 }
 

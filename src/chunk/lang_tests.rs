@@ -77,6 +77,38 @@ fn rust_functions_types_impl_methods_and_no_test_module() {
 }
 
 #[test]
+fn rust_item_macros_are_parsed_as_items_and_macro_rules_are_macros() {
+    let file = fixture("cfg_macros.rs");
+    let got = shape(&file);
+    let want = [
+        ("<module>", "module", 1, 47, "use std::io;"),
+        ("cfg_rt", "macro", 4, 8, "macro_rules! cfg_rt {"),
+        ("spawn", "function", 11, 14, "/// Spawns a task."),
+        ("JoinHandle", "class", 16, 18, "pub struct JoinHandle {"),
+        ("JoinHandle.abort", "method", 21, 23, "impl JoinHandle {"),
+        ("Runtime", "class", 27, 29, "pub struct Runtime {"),
+        ("Runtime.block_on", "method", 33, 35, "impl Runtime {"),
+        ("connect", "function", 43, 43, "pub fn connect() {}"),
+    ];
+    let want: Vec<(String, &str, usize, usize, String)> =
+        want.iter().map(|(n, k, a, b, t)| (n.to_string(), *k, *a, *b, t.to_string())).collect();
+    assert_eq!(got[..want.len()], want[..], "{got:#?}");
+    let src = std::fs::read_to_string(format!("{}/{}", env!("CARGO_MANIFEST_DIR"), file.path)).unwrap();
+    for c in &file.chunks[1..] {
+        let code = &c.text[c.text.find('\n').unwrap() + 1..];
+        let last = code.lines().last().unwrap_or("").trim();
+        assert!(src[c.start_byte..c.end_byte].ends_with(last), "{}: spans are the file's bytes", c.name);
+    }
+    // `bad!`'s body is no list of items: what parses is kept, the rest stays in the module chunk.
+    assert!(got[want.len()..].iter().all(|c| c.2 == 47), "{got:#?}");
+    let module = &file.chunks[0].text;
+    assert!(module.contains("cfg_rt! {") && module.contains("mod tcp;"), "{module}");
+    assert!(!module.contains("schedule(task)") && !module.contains("self.enter()"), "{module}");
+    let files = [file];
+    assert_eq!(calls(&files, "JoinHandle.abort").1, ["cancel"], "calls inside item macros are read");
+}
+
+#[test]
 fn go_functions_types_and_receiver_methods() {
     let file = fixture("server.go");
     expect(
@@ -170,7 +202,7 @@ fn c_functions_macros_and_typedef_structs() {
         &file,
         &[
             ("<module>", "module", 1, 20, "#include <stdlib.h>"),
-            ("ZBUF_MIN", "function", 4, 4, "#define ZBUF_MIN(a, b) ((a) < (b) ? (a) : (b))"),
+            ("ZBUF_MIN", "macro", 4, 4, "#define ZBUF_MIN(a, b) ((a) < (b) ? (a) : (b))"),
             ("zbuf_t", "class", 6, 9, "typedef struct {"),
             ("zbuf_cap", "function", 11, 13, "static size_t zbuf_cap(size_t n) {"),
             ("zbuf_new", "function", 15, 20, "/* Makes a buffer. */"),

@@ -4,14 +4,17 @@
 use serde::{Deserialize, Serialize};
 
 mod generic;
+mod macros;
 mod python;
 mod render;
 mod syntax;
 mod text;
+mod window;
 
 pub use python::MODULE_CHUNK_NAME;
 pub use render::MAX_CLASS_ATTR_LINES;
 pub use syntax::{AttrAssign, CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
+pub use window::WINDOW_LINES;
 
 /// Chunks, call sites, imports and classes of one source file, by its language (the
 /// extension decides; a file of no supported language yields nothing).
@@ -31,6 +34,10 @@ pub enum ChunkKind {
     Class,
     Method,
     Module,
+    /// A macro definition: Rust `macro_rules!`, C `#define F(x)`.
+    Macro,
+    /// About [`WINDOW_LINES`] lines of a long module chunk's code (`<module>:120-160`).
+    Window,
 }
 
 impl ChunkKind {
@@ -40,6 +47,8 @@ impl ChunkKind {
             ChunkKind::Class => "class",
             ChunkKind::Method => "method",
             ChunkKind::Module => "module",
+            ChunkKind::Macro => "macro",
+            ChunkKind::Window => "window",
         }
     }
 }
@@ -50,7 +59,8 @@ pub struct Chunk {
     /// Repository-relative path with `/` separators.
     pub path: String,
     pub kind: ChunkKind,
-    /// Qualified name: `func`, `Class`, `Class.method`, `Outer.Inner.m`; `<module>` for module chunks.
+    /// Qualified name: `func`, `Class`, `Class.method`, `Outer.Inner.m`; `<module>` for module chunks,
+    /// `<module>:FIRST-LAST` for windows.
     pub name: String,
     pub start_byte: usize,
     pub end_byte: usize,

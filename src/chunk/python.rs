@@ -23,6 +23,7 @@ use tree_sitter::{Node, Parser, Tree};
 use super::render::{Def, Renderer};
 use super::syntax::{AttrAssign, CallSite, ClassInfo, FileSyntax, Import, Imported, Receiver};
 use super::text::{children, chunk_at, code_end, node_text, slice, statements};
+use super::window::{leftover_lines, windows};
 use super::{Chunk, ChunkKind};
 
 /// Qualified name of the module chunk.
@@ -164,9 +165,23 @@ impl<'s> Extractor<'s> {
                     .collect()
             })
             .collect();
+        let mut chunks = self.chunks;
+        let mut calls: Vec<Vec<CallSite>> = calls;
+        if module.is_some() {
+            // What no definition holds, as the module chunk shows it, cut into windows.
+            let cuts: Vec<(usize, usize)> = chunks
+                .iter()
+                .filter(|c| c.kind != ChunkKind::Module)
+                .map(|c| (c.start_byte, c.end_byte))
+                .collect();
+            let leftover = leftover_lines(self.r.src, &cuts);
+            let window_chunks = windows(self.path, self.r.src, &self.r.lines, &leftover);
+            calls.extend(window_chunks.iter().map(|_| Vec::new()));
+            chunks.extend(window_chunks);
+        }
         FileSyntax {
             path: self.path.to_string(),
-            chunks: self.chunks,
+            chunks,
             calls,
             imports: self.imports,
             classes: self.classes,

@@ -462,3 +462,44 @@ fn calls_to_definitions_inside_a_chunk_are_local() {
         vec![("helper", &Receiver::Local), ("K", &Receiver::Local), ("other", &Receiver::None)]
     );
 }
+
+#[test]
+fn long_module_code_is_cut_into_windows_in_every_language() {
+    for (path, line) in
+        [("m.py", "X{i} = {i}\n"), ("m.rs", "const X{i}: u32 = {i};\n"), ("m.go", "var x{i} = {i}\n")]
+    {
+        let mut src = String::new();
+        if path.ends_with(".go") {
+            src.push_str("package m\n");
+        }
+        for i in 0..90 {
+            src.push_str(&line.replace("{i}", &i.to_string()));
+        }
+        let fs = chunk_file(path, &src);
+        let windows: Vec<&Chunk> = fs.chunks.iter().filter(|c| c.kind == ChunkKind::Window).collect();
+        assert_eq!(windows.len(), 3, "{path}: {:?}", names(&fs));
+        assert_eq!(fs.calls.len(), fs.chunks.len());
+        let total = src.lines().count();
+        assert_eq!((windows[0].start_line, windows[2].end_line), (1, total), "{path}");
+        assert!(windows.windows(2).all(|w| w[0].end_line + 1 == w[1].start_line), "{path}: windows tile");
+        assert_eq!(windows[1].name, format!("<module>:{}-{}", windows[1].start_line, windows[1].end_line));
+        assert!(windows[1].text.starts_with(&format!("{path}\n")), "{path}");
+        assert_eq!(fs.chunks[0].kind, ChunkKind::Module, "{path}: the module chunk stays");
+    }
+    let short = chunk_file("s.rs", "use a;\nconst X: u8 = 1;\nfn f() {}\n");
+    assert!(short.chunks.iter().all(|c| c.kind != ChunkKind::Window), "{:?}", names(&short));
+}
+
+#[test]
+fn a_ten_thousand_line_function_is_one_chunk() {
+    for (path, head, line, tail) in [
+        ("big.py", "def big():\n", "    x = x + 1\n", ""),
+        ("big.rs", "fn big() {\n", "    x += 1;\n", "}\n"),
+        ("big.c", "void big(void) {\n", "    x += 1;\n", "}\n"),
+    ] {
+        let src = format!("{head}{}{tail}", line.repeat(10_000));
+        let fs = chunk_file(path, &src);
+        assert_eq!(names(&fs), [("big", ChunkKind::Function)], "{path}: no windows inside functions");
+        assert_eq!(fs.chunks[0].end_line, src.lines().count(), "{path}");
+    }
+}

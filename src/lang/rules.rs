@@ -36,6 +36,11 @@ pub enum Role<'t> {
     },
     /// A class, struct, trait, interface or enum: a chunk; functions in `body` are its methods.
     Type { name: String, outer: Node<'t>, body: Option<Node<'t>> },
+    /// A macro definition (`macro_rules!`, C `#define F(x)`): a chunk of its own kind.
+    Macro { name: String, outer: Node<'t> },
+    /// An item macro's token tree (`cfg_rt! { pub fn spawn… }`): its insides are parsed again
+    /// as items of the language, and their definitions are chunks like any other.
+    Items { tokens: Node<'t> },
     /// Methods of a type defined elsewhere (Rust `impl`): no chunk of its own.
     Impl { type_name: String, outer: Node<'t>, body: Node<'t> },
     /// Test code inside a source file (Rust `#[cfg(test)] mod tests`): no chunks, not in the
@@ -223,9 +228,19 @@ fn rust_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {
             None => Role::Other,
         },
         "macro_definition" => match field_text(node, "name", src) {
-            Some(name) => Role::Function { name, outer: node, body: None, owner: None, self_name: None },
+            Some(name) => Role::Macro { name, outer: node },
             None => Role::Other,
         },
+        // `cfg_rt! { … }` among items (not a macro call inside an expression).
+        "macro_invocation" if is_item_level(node) => {
+            let tokens = (0..node.named_child_count())
+                .filter_map(|i| node.named_child(i))
+                .find(|c| c.kind() == "token_tree");
+            match tokens {
+                Some(tokens) => Role::Items { tokens },
+                None => Role::Other,
+            }
+        }
         "struct_item" | "enum_item" | "union_item" => match field_text(node, "name", src) {
             Some(name) => Role::Type { name, outer: node, body: None },
             None => Role::Other,
@@ -244,6 +259,16 @@ fn rust_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {
         "mod_item" if is_cfg_test(node, src) => Role::Skip,
         _ => Role::Other,
     }
+}
+
+/// Whether a node stands among items: in a file, a `mod` or an `impl` (through the statement
+/// the grammar may wrap it in).
+fn is_item_level(node: Node) -> bool {
+    let parent = match node.parent() {
+        Some(p) if p.kind() == "expression_statement" => p.parent(),
+        p => p,
+    };
+    parent.is_some_and(|p| matches!(p.kind(), "source_file" | "declaration_list"))
 }
 
 /// `#[cfg(test)]` among the attributes right above `node`.
@@ -381,6 +406,7 @@ fn with_outer<'t>(role: Role<'t>, outer: Node<'t>) -> Role<'t> {
         }
         Role::Type { name, body, .. } => Role::Type { name, outer, body },
         Role::Impl { type_name, body, .. } => Role::Impl { type_name, outer, body },
+        Role::Macro { name, .. } => Role::Macro { name, outer },
         other => other,
     }
 }
@@ -434,7 +460,7 @@ fn c_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {
             }
         }
         "preproc_function_def" => match field_text(node, "name", src) {
-            Some(name) => Role::Function { name, outer: node, body: None, owner: None, self_name: None },
+            Some(name) => Role::Macro { name, outer: node },
             None => Role::Other,
         },
         "class_specifier" | "struct_specifier" | "union_specifier" | "enum_specifier" => {

@@ -31,6 +31,8 @@ pub fn kind_tag(kind: ChunkKind) -> &'static str {
         ChunkKind::Class => "C",
         ChunkKind::Method => "m",
         ChunkKind::Module => "≡",
+        ChunkKind::Macro => "!",
+        ChunkKind::Window => "≣",
     }
 }
 
