@@ -37,6 +37,8 @@ fn the_gpu_plan_rehearses_end_to_end_on_the_cpu() {
     for file in ["enc.tar.gz", "eval-enc.tar.gz", "plan.log"] {
         assert!(passed.contains(file), "{passed}");
     }
+    // The multi plan (#60): a cold run and a warm one from the first's adapters.
+    assert!(passed.contains("multi: ") && passed.ends_with("stages done: enc encw"), "{passed}");
     // The status told the 5k plan apart from what the rehearsal prepared.
     assert!(stderr.contains("5k: not ready (mined examples 8 of 5000)"), "{stderr}");
 }

@@ -4,6 +4,9 @@
 # train-prs' ten repositories (models/README.md).
 TRAIN_REPOS=${TRAIN_REPOS:-conan-io/conan,iterative/dvc,marshmallow-code/marshmallow,pvlib/pvlib-python,pydantic/pydantic,pylint-dev/astroid,pydicom/pydicom,sqlfluff/sqlfluff,python/mypy,getmoto/moto}
 REPOS_TSV=${REPOS_TSV:-$ROOT/scripts/mine/repos.tsv}
+# The multi-language repositories (#60): OWNER/NAME, then the language (rust go javascript
+# typescript java c cpp), by language.
+MULTI_TSV=${MULTI_TSV:-$ROOT/scripts/mine/repos-multi.tsv}
 # Bare repositories as `fetch` lays them out: the mined ones, in mining order, pick a plan's shards.
 MIRRORS=${MIRRORS:-/work/.mirror}
 # One `run` call carries the working tree and the carried folders: 64 MiB in all.
@@ -61,7 +64,69 @@ mined_shards() {
   return 0
 }
 
-PLANS="trainprs 5k 15k all"
+# A language's family: the multi plan balances its sample across families (JS with TS, C with C++).
+family() {
+  case $1 in
+    javascript | typescript) echo js ;;
+    c | cpp) echo c ;;
+    *) echo "$1" ;;
+  esac
+}
+MULTI_FAMILIES=${MULTI_FAMILIES:-rust go js java c}
+
+# "OWNER/NAME LANGUAGE" of repos-multi.tsv's mirrored repositories, round robin over the
+# languages in the list's order (each language's own order kept), so that any prefix of the
+# list is balanced.
+multi_order() {
+  grep -v '^#' "$MULTI_TSV" | awk -F'\t' -v m="$MIRRORS" '
+    NF >= 2 && $1 != "" {
+      d = $1; sub("/", "+", d)
+      if (system("test -d \"" m "/" d "/repo\"") != 0) next
+      if (!($2 in n)) order[++langs] = $2
+      list[$2, ++n[$2]] = $1
+    }
+    END {
+      for (i = 1; ; i++) {
+        more = 0
+        for (l = 1; l <= langs; l++) if (i <= n[order[l]]) { print list[order[l], i], order[l]; more = 1 }
+        if (!more) break
+      }
+    }'
+}
+
+# The multi plan's mined shards: in multi_order, a family's until it holds MULTI_PLAN_FAMILY
+# examples (those prepared so far).
+MULTI_PLAN_FAMILY=${MULTI_PLAN_FAMILY:-1000}
+# The least a family must hold for the plan to be READY.
+MULTI_PLAN_MIN=${MULTI_PLAN_MIN:-300}
+multi_shards() {
+  local repo lang f fam
+  declare -A have=()
+  while read -r repo lang; do
+    fam=$(family "$lang")
+    [ "${have[$fam]:-0}" -ge "$MULTI_PLAN_FAMILY" ] && continue
+    f=shards/multi/${repo/\//+}
+    [ -f "$STORE/$f.shard" ] && [ -f "$STORE/$f.count" ] || continue
+    echo "$f.shard"
+    have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/$f.count")))
+  done < <(multi_order)
+  return 0
+}
+
+# "FAMILY EXAMPLES" for the multi plan's shards (every family, 0 when it has none).
+multi_family_counts() {
+  local repo lang f
+  declare -A have=() inplan=()
+  for f in $(multi_shards); do inplan[$f]=1; done
+  while read -r repo lang; do
+    f=shards/multi/${repo/\//+}.shard
+    [ -n "${inplan[$f]:-}" ] || continue
+    have[$(family "$lang")]=$((${have[$(family "$lang")]:-0} + $(cat "$STORE/${f%.shard}.count")))
+  done < <(multi_order)
+  for f in $MULTI_FAMILIES; do echo "$f ${have[$f]:-0}"; done
+}
+
+PLANS="trainprs 5k 15k all multi"
 
 # What a plan carries, in the order it is needed on the GPU machine (relative to STORE).
 plan_items() {
@@ -70,6 +135,16 @@ plan_items() {
   echo model/model.sha256 model/config.json model/tokenizer.json | tr ' ' '\n'
   echo model/model.xz.01
   echo dev
+  local n
+  if [ "$1" = multi ]; then
+    # The multi-language dev set when prepared (devm: multi.jsonl, pack-multi); train-prs'
+    # first slice, and the others that are prepared; then the balanced sample.
+    [ ! -f "$STORE/devm/multi.jsonl" ] || echo devm
+    echo shards/train1.shard
+    for n in 2 3 4; do [ ! -f "$STORE/shards/train$n.shard" ] || echo "shards/train$n.shard"; done
+    multi_shards
+    return 0
+  fi
   echo shards/train1.shard shards/train2.shard shards/train3.shard shards/train4.shard | tr ' ' '\n'
   case $1 in
     trainprs) ;;
@@ -83,15 +158,15 @@ plan_items() {
 # Examples the plan's mined shards hold.
 plan_mined_examples() {
   local n=0 f
-  for f in $(plan_items "$1" | grep '^shards/mined/'); do n=$((n + $(cat "$STORE/${f%.shard}.count"))); done
+  for f in $(plan_items "$1" | grep -E '^shards/(mined|multi)/'); do n=$((n + $(cat "$STORE/${f%.shard}.count"))); done
   echo "$n"
 }
 
 bytes_of() { if [ -e "$STORE/$1" ]; then du -sb "$STORE/$1" | cut -f1; fi; }
 count_files() { if [ -d "$STORE/$1" ]; then find "$STORE/$1" -maxdepth 1 -name "$2" | wc -l; else echo 0; fi; }
-sum_counts() {
+sum_counts() { # [FOLDER under shards/: mined]
   local n=0 f
-  for f in "$STORE"/shards/mined/*.count; do [ -f "$f" ] && n=$((n + $(cat "$f"))); done
+  for f in "$STORE"/shards/"${1:-mined}"/*.count; do [ -f "$f" ] && n=$((n + $(cat "$f"))); done
   echo "$n"
 }
 
@@ -132,6 +207,9 @@ plan_gap() {
     all)
       local repos shards; repos=$(mining_order | wc -l); shards=$(count_files shards/mined '*.shard')
       [ "$shards" -ge "$repos" ] || echo "shards of $shards of $repos mirrored repositories" ;;
+    multi)
+      multi_family_counts | awk -v min="$MULTI_PLAN_MIN" '$2 < min { printf "%s%s %d of %d", sep, $1, $2, min; sep = ", " }'
+      ;;
   esac
   return 0
 }
@@ -159,6 +237,10 @@ status() {
   n=$(count_files shards/mined '*.count')
   echo "  mined: $(count_files mined '*.jsonl.gz') repositories mined, $n shards," \
     "$(sum_counts) examples; $(grep -c '^shards/mined/' <<< "${STALE:-}") shards stale"
+  echo "  multi: $(multi_order | wc -l) repositories mirrored, $(count_files mined-multi '*.jsonl.gz') mined," \
+    "$(count_files shards/multi '*.count') shards ($(sum_counts multi) examples; in the plan:" \
+    "$(multi_family_counts | awk '{ printf "%s%s %d", sep, $1, $2; sep = ", " }'));" \
+    "$(grep -c '^shards/multi/' <<< "${STALE:-}") shards stale"
   echo "plans (one upload: $(mb "$UPLOAD_BYTES") with the tree's $(mb "$(tree_bytes)")):"
   for plan in $PLANS; do
     uploads=$(plan_uploads "$plan")

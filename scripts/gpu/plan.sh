@@ -3,7 +3,7 @@
 # last upload's call trains, evaluates and sends back, collecting after every stage.
 #
 # Here (no GPU):
-#   scripts/gpu/plan.sh --pack PLAN        # PLAN: trainprs 5k 15k all; fills .gpu/up/1..M and
+#   scripts/gpu/plan.sh --pack PLAN        # PLAN: trainprs 5k 15k all multi; fills .gpu/up/1..M and
 #                                          # prints each call's `run` (carry .gpu/up/N)
 #   scripts/gpu/plan.sh --rehearse         # the same plan on this CPU: a tiny repository, a few
 #                                          # updates, the test model if CORET_MODEL names one
@@ -18,6 +18,13 @@
 #   d  eval     dense and hybrid on the 51 tuning instances, for each model trained
 #   b  enc64    LoRA r 64 on the same data, if the time left holds a run like a's and its eval
 #   c  rerank   the reranker on the same shards, if time is left
+# The multi plan (#60: train-prs and mined fixes in seven languages) runs instead:
+#   a  enc      as above, with half the time (MULTI_FIRST=warm: w first)
+#   d  eval     on the 51
+#   w  encw     LoRA r 32 from the shipped adapters (models/coret-lora.safetensors; WARM_INIT),
+#               lr 2e-4, the time that is left
+#   d  eval     on the 51, then on the multi-language dev set (devm, --query-first 200) when
+#               the plan carried it and time is left
 # A training run the call's deadline stops keeps its checkpoint; the next call (any N past the
 # last upload, with no upload) resumes it.
 set -euo pipefail
@@ -38,6 +45,8 @@ CALL_LIMIT=${CALL_LIMIT:-600}        # `run`'s most seconds for one command
 MARGIN=${MARGIN:-25}                 # unpacking, collecting, the reply
 MAX_STEPS=${MAX_STEPS:-}             # a fixed number of updates (the rehearsal's)
 EXTRA=${EXTRA:---batch-size 256}     # flags every coret-tui call gets (the GPU's embedding batch)
+WARM_INIT=${WARM_INIT:-$ROOT/models/coret-lora.safetensors} # the multi plan's warm start
+MULTI_FIRST=${MULTI_FIRST:-cold}     # the multi plan's first run: cold (pretrained) or warm
 
 log() { echo "$(date +%T) plan: $*" | tee -a "$W/plan.log" >&2; }
 
@@ -118,16 +127,25 @@ train() {
   local first rest
   first=$(shards | head -1)
   rest=$(shards | tail -n +2 | paste -sd, -)
-  local -a flags=(--train "$first" ${rest:+--more-shards "$rest"} --output "$out" --batch "$BATCH"
-    --negatives "$NEGATIVES" --epochs 1 --grad-slice "$GRAD_SLICE" --seed 0 --lr 5e-4 "$@")
+  local -a own=("$@")
   if [ -f "$out/checkpoint/state.json" ] || [ -f "$out/checkpoint.old/state.json" ]; then
-    flags+=(--resume)
+    # A resumed run's adapters are its checkpoint's (--lora-init and --resume conflict).
+    local i
+    own=()
+    for ((i = 1; i <= $#; i++)); do
+      if [ "${!i}" = --lora-init ]; then i=$((i + 1)); else own+=("${!i}"); fi
+    done
+    own+=(--resume)
   fi
+  local -a flags=(--train "$first" ${rest:+--more-shards "$rest"} --output "$out" --batch "$BATCH"
+    --negatives "$NEGATIVES" --epochs 1 --grad-slice "$GRAD_SLICE" --seed 0 --lr 5e-4 "${own[@]}")
   # The number of updates is fixed at the run's start (a resumed run must keep its plan).
   if [ ! -f "$out/steps" ]; then
     mkdir -p "$out"
-    # The device time left now (a later stage starts with less), less its evaluation.
-    local budget=$((TOTAL_LEFT - ($(date +%s) - CALL_START) - MARGIN - EVAL_SECONDS))
+    # The device time left now (a later stage starts with less), less its evaluation; a run
+    # that shares it with SHARE - 1 later runs (and their evaluations) takes its part.
+    local share=${SHARE:-1}
+    local budget=$(((TOTAL_LEFT - ($(date +%s) - CALL_START) - MARGIN - share * EVAL_SECONDS) / share))
     echo "${MAX_STEPS:-$((budget * RATE / BATCH))}" > "$out/steps"
   fi
   local steps; steps=$(cat "$out/steps")
@@ -156,8 +174,37 @@ evaluate() { # NAME: the trained model on the 51
   collect "eval-$name"
 }
 
+# The multi-language dev set (the plan carries devm when prepared): one model, query-first 200.
+evaluate_multi() { # NAME
+  local name=$1 out=$W/res/evalm-$1
+  [ -f "$out/summary.json" ] && return 0
+  [ -f "$W/res/$name/done" ] && [ -f "$W/devm/multi.jsonl" ] || return 0
+  if [ $(($(left) - 2 * EVAL_SECONDS)) -le 0 ]; then log "evalm $name: skipped ($(left)s left)"; return 0; fi
+  log "evalm $name"
+  timeout -k 10 $(($(left) - 10)) "$W/coret-tui" --model "$W/base" --device "$DEVICE" $EXTRA --precision f32 \
+    --weights "$W/res/$name/coret-lora.safetensors" --eval "$W/devm/multi.jsonl" --repos "$W/devm/pack-multi" \
+    --query-first 200 --retriever bm25,dense,hybrid --cache-dir "$W/cache" --out "$out" > "$out.log" 2>&1 ||
+    log "evalm $name failed or stopped"
+  tail -12 "$out.log" >&2
+  collect "evalm-$name"
+}
+
+# The multi plan: a cold run (the pretrained model) and a warm one (the shipped adapters).
+run_multi_stages() {
+  local -a cold=(enc --lora-rank 32) warm=(encw --lora-rank 32 --lora-init "$WARM_INIT" --lr 2e-4)
+  local -a first=("${cold[@]}") second=("${warm[@]}")
+  [ "$MULTI_FIRST" != warm ] || { first=("${warm[@]}"); second=("${cold[@]}"); }
+  SHARE=2 train "${first[@]}" || return 0
+  evaluate "${first[0]}"
+  train "${second[@]}" || return 0
+  evaluate "${second[0]}"
+  evaluate_multi "${first[0]}"
+  evaluate_multi "${second[0]}"
+}
+
 run_stages() {
   mkdir -p "$W/res"
+  if [ "$(awk '{ print $1 }' "$W/manifest")" = multi ]; then run_multi_stages; return; fi
   train enc --lora-rank 32 || return 0
   evaluate enc
   # b: rank 64, only if a run like a's and its evaluation fit what is left of this call.

@@ -5,10 +5,17 @@
 #   model     the base model, f32 exact, xz in two halves (one per upload)
 #   dev       the 51 tuning instances and their slim repositories (pack-ns)
 #   trainprs  train-prs' four shards (models/README.md's recipe, 5,382 examples)
+#   train1    train-prs' first slice alone (~1,200 examples, ~10 min): the multi plan's least
 #   mine      commit history of every mirrored repository of scripts/mine/repos.tsv
 #   mined5k   mined commits, a shard per repository (most kept first), until 5,000 examples
 #   mined15k  … until 15,000
 #   minedall  … every mined repository
+#   minemulti commit history of every mirrored repository of scripts/mine/repos-multi.tsv (#60:
+#             Rust, Go, JavaScript, TypeScript, Java, C, C++), into STORE/mined-multi
+#   multi     a shard per multi-language repository (STORE/shards/multi), round robin over the
+#             languages, until each family (rust go js java c: JS with TS, C with C++) holds
+#             MULTI_FAMILY examples (1,000)
+#   multiall  … every repository of the list
 #
 #   scripts/gpu/prepare.sh [STEP...]    # no step: all of them, skipping what is up to date
 #   scripts/gpu/prepare.sh --status     # what is ready, its size, uploads per plan
@@ -22,7 +29,8 @@
 # Where: STORE (.gpu in the checkout, git-ignored: `run`'s carry takes repository paths),
 # MIRRORS (bare repositories as `fetch` lays them out), SHARED (../shared/data).
 # Knobs: PER_REPO (mined instances per repository, 400), DENSE_NEGATIVES (0: see README.md),
-# MINE_ARGS (--max-commits 2000). Two cores: run two lanes at once, e.g. `prepare.sh trainprs
+# MINE_ARGS (--max-commits 2000); MULTI_MINE_ARGS (--max-commits 800), MULTI_PER_REPO (100
+# instances per repository of Rust, Go and Java; half that for the two-language families). Two cores: run two lanes at once, e.g. `prepare.sh trainprs
 # mined15k` beside `prepare.sh mined15k`: a shard another lane is making is skipped (its lock).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +41,9 @@ CUDA_TARGET=${CUDA_TARGET:-/work/target-cuda}
 PER_REPO=${PER_REPO:-400}
 DENSE_NEGATIVES=${DENSE_NEGATIVES:-0}
 MINE_ARGS=${MINE_ARGS:---max-commits 2000}
+MULTI_MINE_ARGS=${MULTI_MINE_ARGS:---max-commits 800}
+MULTI_PER_REPO=${MULTI_PER_REPO:-100}
+MULTI_FAMILY=${MULTI_FAMILY:-1000}
 # The binary that prepares (CORET_TUI: a given one, not rebuilt) and the one that goes up
 # (GPU_BIN: a given one instead of the CUDA build; the rehearsal's).
 BIN=${CORET_TUI:-$ROOT/target/release/coret-tui}
@@ -43,9 +54,20 @@ source "$ROOT/scripts/gpu/lib.sh"
 
 # The code a shard depends on: how chunks are cut and laid out, how examples are chosen, and
 # the file format's version (its magic line: a reader's compatible change keeps the shards).
+# SHARD_COMMIT: that commit's code instead of the checkout's, e.g. to pack shards a release
+# binary of an older main made (.gpu/MADE-BY-*.txt names it) after src/chunk moved on.
+SHARD_FILES="src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/semantic.rs src/eval/snapshot.rs"
 shard_code() {
-  { hash_files src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/semantic.rs \
-      src/eval/snapshot.rs; grep '^const MAGIC:' src/train/shard.rs; } | sha
+  if [ -n "${SHARD_COMMIT:-}" ]; then
+    local d; d=$(mktemp -d)
+    # shellcheck disable=SC2086 # a list of paths
+    git -C "$ROOT" archive "$SHARD_COMMIT" $SHARD_FILES src/train/shard.rs | tar -x -C "$d"
+    (cd "$d" && ROOT=$d SHARD_COMMIT='' shard_code)
+    rm -rf "$d"
+    return
+  fi
+  # shellcheck disable=SC2086
+  { hash_files $SHARD_FILES; grep '^const MAGIC:' src/train/shard.rs; } | sha
 }
 model_dir() { echo "${CORET_MODEL:-${CORET_DATA_DIR:-$HOME/.local/share/coret-tui}/models/all-MiniLM-L6-v2}"; }
 
@@ -122,6 +144,16 @@ train_flags() { # N: the flags of train-prs' slice N
 mined_flags() { # NAME (owner+repo)
   echo "--train $STORE/mined/$1.jsonl.gz --per-repo $PER_REPO --dense-negatives $DENSE_NEGATIVES"
 }
+# A multi-language repository's shard: half as many instances for a family of two languages, so
+# that each family draws about as many from its list.
+multi_flags() { # NAME (owner+repo) LANGUAGE
+  local per=$MULTI_PER_REPO
+  case $2 in javascript | typescript | c | cpp) per=$((per / 2)) ;; esac
+  echo "--train $STORE/mined-multi/$1.jsonl.gz --per-repo $per --dense-negatives $DENSE_NEGATIVES"
+}
+multi_lang() { # NAME (owner+repo): its language in repos-multi.tsv
+  awk -F'\t' -v r="${1/+//}" '$1 == r { print $2; exit }' "$MULTI_TSV"
+}
 
 # Every prepared shard whose stamp is not what today's code, data and flags would make (a
 # change to the code a shard depends on, or a stopped run's leftovers): such a shard is
@@ -129,11 +161,12 @@ mined_flags() { # NAME (owner+repo)
 stale_shards() {
   local f name flags
   SHARD_CODE=$(shard_code) TOKENIZER_HASH=$(hash_files "$(model_dir)/tokenizer.json")
-  for f in "$STORE"/shards/train*.shard "$STORE"/shards/mined/*.shard; do
+  for f in "$STORE"/shards/train*.shard "$STORE"/shards/mined/*.shard "$STORE"/shards/multi/*.shard; do
     [ -f "$f" ] || continue
     name=${f#"$STORE"/shards/} && name=${name%.shard}
     case $name in
       train*) flags=$(train_flags "${name#train}") ;;
+      multi/*) flags=$(multi_flags "${name#multi/}" "$(multi_lang "${name#multi/}")") ;;
       *) flags=$(mined_flags "${name#mined/}") ;;
     esac
     [ "$(cat "$STORE/stamps/shards/$name" 2>/dev/null)" = "$(shard_hash "$flags")" ] || echo "shards/$name.shard"
@@ -160,6 +193,13 @@ shard() {
   nice "$BIN" $flags --prepare-shard "$STORE/shards/$name.shard" > "$STORE/logs/$name.log" 2>&1 || {
     echo "prepare.sh: shard $name failed (see $STORE/logs/$name.log)" >&2; return 1; }
   grep -o 'wrote [0-9]* examples' "$STORE/logs/$name.log" | tr -dc 0-9 > "$STORE/shards/$name.count"
+  # No examples (e.g. no mirror of its repositories): nothing to carry, and not up to date.
+  if [ "$(cat "$STORE/shards/$name.count")" = 0 ]; then
+    rm -f "$STORE/shards/$name.shard" "$STORE/shards/$name.count"
+    echo "prepare.sh: shard $name has no examples (see $STORE/logs/$name.log)" >&2
+    exec {lock}>&-
+    return 1
+  fi
   stamp "shards/$name" "$h"
   exec {lock}>&-
 }
@@ -170,6 +210,11 @@ step_trainprs() {
   for n in 1 2 3 4; do
     shard "train$n" "$(train_flags $n)" || [ $? = 3 ]
   done
+}
+
+step_train1() {
+  cpu_binary
+  shard train1 "$(train_flags 1)" || [ $? = 3 ]
 }
 
 # One repository's commit history (mine-all.sh skips it once its file exists).
@@ -208,6 +253,55 @@ mined_until() {
   echo "mined shards: $have examples (target $target)" >&2
 }
 
+# One multi-language repository's history (skipped once its file exists; the miner writes it
+# atomically). A repository that cannot be read leaves no file and a line in summary.log.
+mine_multi_one() {
+  mkdir -p "$STORE/mined-multi"
+  [ -f "$STORE/mined-multi/${1/\//+}.jsonl.gz" ] && return
+  # Another lane mining it: leave it to that lane (its shard too) and go on.
+  local lock
+  exec {lock}> "$STORE/mined-multi/${1/\//+}.lock"
+  if ! flock -n "$lock"; then
+    echo "  mined-multi/${1/\//+}: another lane is mining it" >&2
+    exec {lock}>&-
+    return
+  fi
+  local list; list=$(mktemp "$STORE/mined-multi/list.XXXXXX")
+  echo "$1" > "$list"
+  MINE_ARGS=$MULTI_MINE_ARGS nice scripts/mine/mine-all.sh "$list" "$MIRRORS" "$STORE/mined-multi" "$BIN" || true
+  rm -f "$list"
+  exec {lock}>&-
+}
+
+step_minemulti() {
+  cpu_binary
+  local repo lang
+  multi_order | while read -r repo lang; do mine_multi_one "$repo"; done
+}
+
+# Multi-language shards in multi_order, until every family holds TARGET examples (a family
+# that has them is passed over).
+multi_until() {
+  local target=$1 repo lang name fam made
+  declare -A have=()
+  cpu_binary
+  while read -r repo lang; do
+    fam=$(family "$lang")
+    [ "${have[$fam]:-0}" -ge "$target" ] && continue
+    name=${repo/\//+}
+    mine_multi_one "$repo"
+    [ -f "$STORE/mined-multi/$name.jsonl.gz" ] || continue
+    made=0
+    shard "multi/$name" "$(multi_flags "$name" "$lang")" || made=$?
+    case $made in
+      0) have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/shards/multi/$name.count"))) ;;
+      3) ;; # the other lane's
+      *) echo "prepare.sh: multi/$name failed; going on" >&2 ;;
+    esac
+  done < <(multi_order)
+  for fam in $MULTI_FAMILIES; do echo "multi shards: $fam ${have[$fam]:-0} examples (target $target)" >&2; done
+}
+
 main() {
   mkdir -p "$STORE/stamps"
   if [ "${1:-}" = --status ]; then STALE=$(stale_shards) status; return; fi
@@ -217,11 +311,13 @@ main() {
   for s in "${steps[@]}"; do
     echo "$(date +%T) prepare: $s" >&2
     case $s in
-      bin | model | dev | trainprs | mine) "step_$s" ;;
+      bin | model | dev | trainprs | train1 | mine | minemulti) "step_$s" ;;
       mined5k) mined_until 5000 ;;
       mined15k) mined_until 15000 ;;
       minedall) mined_until 1000000000 ;;
-      *) echo "prepare.sh: unknown step $s (bin model dev trainprs mine mined5k mined15k minedall)" >&2; exit 2 ;;
+      multi) multi_until "$MULTI_FAMILY" ;;
+      multiall) multi_until 1000000000 ;;
+      *) echo "prepare.sh: unknown step $s (bin model dev trainprs train1 mine mined5k mined15k minedall minemulti multi multiall)" >&2; exit 2 ;;
     esac
   done
   STALE=$(stale_shards) status

@@ -116,5 +116,31 @@ done
 for f in "$o"/*; do
   [ "$(stat -c %s "$f")" -le 16777216 ] || fail "$f is over the 16 MiB a returned file may hold"
 done
+
+# The multi plan (#60): the same repository listed as a multi-language one; a cold run and a
+# warm one, which starts from the cold run above (the tiny model's adapters stand in for the
+# shipped ones, which belong to another base).
+printf '# repo\tlanguage\nacme/widgets\trust\n' > "$T/repos-multi.tsv"
+export MULTI_TSV=$T/repos-multi.tsv MULTI_FAMILIES=rust MULTI_PER_REPO=8 WARM_INIT=$W/res/enc/coret-lora.safetensors
+"$ROOT/scripts/gpu/prepare.sh" multi >> "$T/prepare.log" 2>&1 || { cat "$T/prepare.log" >&2; exit 1; }
+"$ROOT/scripts/gpu/prepare.sh" --status 2> /dev/null | tee "$T/status-multi.txt" >&2
+grep -q 'multi: not ready (rust 8 of 300)' "$T/status-multi.txt" || { say "the multi plan's gap not shown"; exit 1; }
+if "$ROOT/scripts/gpu/plan.sh" --pack multi > /dev/null 2>&1; then say "a multi plan short of examples packed"; exit 1; fi
+export MULTI_PLAN_MIN=8
+"$ROOT/scripts/gpu/plan.sh" --pack multi | tee "$T/pack-multi.txt" >&2
+mm=$(grep -c '^call ' "$T/pack-multi.txt")
+wm=$T/wm
+for c in $(seq 1 "$mm"); do
+  export OUT=$T/outm/$c
+  mkdir -p "$OUT"
+  say "multi call $c of $mm"
+  W=$wm "$ROOT/scripts/gpu/plan.sh" --call "$c" --left 900 >> "$T/calls.log" 2>&1 || fail "multi call $c failed"
+done
+for f in enc:enc/coret-lora.safetensors encw:encw/coret-lora.safetensors eval-encw:eval-encw/summary.json; do
+  listing=$(tar tzf "$T/outm/$mm/${f%%:*}.tar.gz" 2>/dev/null || true)
+  grep -qx "${f#*:}" <<< "$listing" || fail "multi: ${f%%:*}.tar.gz lacks ${f#*:}"
+done
+grep -q 'LoRA adapters start from' "$wm/res/encw.log" || fail "multi: the warm run did not start from the adapters"
 say "passed: $m uploads; stages done: $(grep -o 'plan: [a-z0-9]*: done' "$W/plan.log" | cut -d' ' -f2 | tr -d : | paste -sd' ');" \
-  "returned: $(cd "$o" && du -h -- * | awk '{ printf "%s %s, ", $2, $1 }')"
+  "returned: $(cd "$o" && du -h -- * | awk '{ printf "%s %s, ", $2, $1 }')" \
+  "multi: $mm uploads; stages done: $(grep -o 'plan: [a-z0-9]*: done' "$wm/plan.log" | cut -d' ' -f2 | tr -d : | paste -sd' ')"

@@ -161,8 +161,12 @@ pub struct Args {
     pub keep_lists: usize,
 
     /// Eval: append the instance's hints_text to the query.
-    #[arg(long, help_heading = "Eval")]
+    #[arg(long, help_heading = "Eval", conflicts_with = "title_only")]
     pub use_hints: bool,
+
+    /// Eval: query with each issue's title alone (the problem statement's first line), as a person types into the TUI.
+    #[arg(long, help_heading = "Eval")]
+    pub title_only: bool,
 
     /// Hybrid: a boost for chunks of files the query names: standard deviations (score fusion) or first-place votes (rrf); 0 turns it off.
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().path_boost, value_parser = weight, value_name = "B")]
@@ -255,6 +259,14 @@ pub struct Args {
     /// Mine: read only the newest N commits.
     #[arg(long, hide = true, value_name = "N", requires = "mine")]
     pub max_commits: Option<usize>,
+
+    /// Mine: doc-comment pairs of HEAD instead of fixes (a definition's first doc sentence, its names masked, as the query; the definition as gold).
+    #[arg(long, hide = true, requires = "mine")]
+    pub mine_docs: bool,
+
+    /// Mine (--mine-docs): most pairs of the repository, a hash-ordered sample of them.
+    #[arg(long, hide = true, default_value_t = coret::train::mine_docs::DocOptions::default().max_pairs, value_name = "N")]
+    pub max_pairs: usize,
 
     /// Mine: only commits after REF (REF..HEAD).
     #[arg(long, hide = true, value_name = "REF", requires = "mine")]

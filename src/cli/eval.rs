@@ -17,7 +17,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         eprintln!("skipped {e}");
     }
     let ids = args.instances.as_deref().map(parse_id_list);
-    let selection = select(all, ids.as_deref(), args.limit);
+    let mut selection = select(all, ids.as_deref(), args.limit);
+    if args.title_only {
+        selection.instances = selection.instances.into_iter().map(|i| i.title_only()).collect();
+        eprintln!("queries: each issue's title alone (--title-only)");
+    }
     if let Some(id) = selection.unknown_ids.first() {
         anyhow::bail!(Usage(format!(
             "--instances: {id} is not in {}{}",

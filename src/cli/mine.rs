@@ -7,6 +7,8 @@ use super::train_select::held_out;
 use super::Usage;
 use coret::eval::instances::write_instances;
 use coret::train::mine::{mine, MineOptions};
+use coret::train::mine_docs::{mine_docs, DocOptions};
+use std::path::Path;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let path = args.mine.as_deref().ok_or_else(|| Usage("--mine needs a git directory".into()))?;
@@ -23,6 +25,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         )));
     }
     let out = args.mine_out.as_deref().ok_or_else(|| Usage("--mine needs --mine-out FILE".into()))?;
+    if args.mine_docs {
+        return docs(args, path, repo, out);
+    }
     let opts = MineOptions {
         min_message: args.min_message,
         max_commits: args.max_commits,
@@ -47,5 +52,30 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     {
         eprintln!("kept messages (characters): p25 {p25}, median {p50}, p75 {p75}");
     }
+    Ok(())
+}
+
+/// `--mine-docs`: doc-comment pairs of HEAD, with a summary per skip reason and language.
+fn docs(args: &Args, path: &Path, repo: &str, out: &Path) -> anyhow::Result<()> {
+    let opts =
+        DocOptions { max_pairs: args.max_pairs, max_file_size: args.max_file_size, ..DocOptions::default() };
+    let (pairs, report) = mine_docs(path, repo, &opts)?;
+    write_instances(out, &pairs)?;
+    let list = |m: Vec<String>| if m.is_empty() { "none".to_string() } else { m.join(", ") };
+    eprintln!(
+        "{repo} ({}): {} definitions seen, {} doc pairs kept -> {}",
+        &report.commit[..report.commit.len().min(12)],
+        report.seen,
+        report.kept,
+        out.display()
+    );
+    eprintln!(
+        "skipped: {}",
+        list(report.skipped.iter().map(|(why, n)| format!("{} {n}", why.name())).collect())
+    );
+    eprintln!(
+        "kept per language: {}",
+        list(report.per_language.iter().map(|(l, n)| format!("{l} {n}")).collect())
+    );
     Ok(())
 }

@@ -33,6 +33,22 @@ pub struct Instance {
     pub language: Option<String>,
 }
 
+impl Instance {
+    /// The issue's title: the first non-blank line of the problem statement (where SWE-bench and
+    /// Multi-SWE-bench put it), trimmed; the whole statement when it has no other line.
+    pub fn title(&self) -> &str {
+        self.problem_statement.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+    }
+
+    /// The instance as a person would type it: its title alone as the problem statement, and
+    /// no hints (`--eval --title-only`).
+    pub fn title_only(mut self) -> Instance {
+        self.problem_statement = self.title().to_string();
+        self.hints_text = None;
+        self
+    }
+}
+
 /// A line that could not be read as an instance.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineError {
@@ -232,6 +248,27 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(instances.len(), 2);
         assert_eq!(instances[1].instance_id, "two");
+    }
+
+    #[test]
+    fn title_only_keeps_the_first_non_blank_line_and_drops_the_hints() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("x.jsonl");
+        let long = line("t")
+            .replace(
+                "issue t",
+                "\\n  zstd keeps the file unless `--rm` is last \\r\\n\\n**Describe the bug**\\r\\nIt stays.",
+            )
+            .replace("\"hints_text\":null", "\"hints_text\":\"try this\"");
+        fs_write(&path, format!("{long}\n{}\n", line("one")).as_bytes());
+        let (instances, _) = read_instances(&path).unwrap();
+        assert_eq!(instances[0].title(), "zstd keeps the file unless `--rm` is last");
+        let short = instances[0].clone().title_only();
+        assert_eq!(short.problem_statement, "zstd keeps the file unless `--rm` is last");
+        assert_eq!(short.hints_text, None);
+        assert_eq!(short.instance_id, "t");
+        // A one-line statement is its own title.
+        assert_eq!(instances[1].clone().title_only().problem_statement, "issue one");
     }
 
     #[test]

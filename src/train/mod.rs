@@ -6,11 +6,12 @@
 //! `weights` holds the trainable model (`[DOWN]` added) and saves it as a model directory;
 //! `bert` is the differentiable forward; `loss`, `step` and `optim` compute updates;
 //! `trainer` runs the loop with `validate` and `checkpoint` (`rerank` the reranker's); `output_lock` keeps one run per
-//! output directory; `mine` turns a repository's commit history into instances.
+//! output directory; `mine` turns a repository's commit history into instances, `mine_docs` its doc comments.
 
 pub mod checkpoint;
 pub mod loss;
 pub mod mine;
+pub mod mine_docs;
 mod mine_message;
 pub mod optim;
 pub mod output_lock;
