@@ -7,7 +7,6 @@ use super::sandbox::{resolve, SandboxError};
 use super::{DenseStatus, LOCATE_WAIT};
 use crate::chunk::Chunk;
 use crate::engine::RepoIndex;
-use crate::repo::source::is_test_path;
 use crate::search::Retriever;
 use crate::searcher::{Searcher, QUERY_FIRST_BM25};
 use crate::semantic::DenseSearcher;
@@ -240,7 +239,7 @@ pub fn locate_within(
     let hits = hits
         .into_iter()
         .filter_map(|h| repo.chunks.get(h.chunk as usize).map(|c| (h.score, c)))
-        .filter(|(_, c)| req.include_tests || !is_test_path(&c.path))
+        .filter(|(_, c)| req.include_tests || !c.is_test())
         .enumerate()
         .map(|(i, (score, c))| located(repo, &mut sources, i + 1, score, c))
         .collect();
