@@ -150,7 +150,7 @@ async def main():
             out["locate_p90_ms"] = round(1000 * times[int(0.9 * (len(times) - 1))], 1)
 
             # Save -> locate: a new function in an existing file, found by the next call.
-            target = repo / first["hits"][0]["path"]  # a file the index holds
+            target = repo / first["files"][0]["path"]  # a file the index holds
             original = target.read_bytes()
             name = "zz_benchmark_freshly_saved_function"
             try:
@@ -159,7 +159,7 @@ async def main():
                 t = time.perf_counter()
                 answer = await locate(session, f"{name} quux_parameter", "bm25")
                 out["save_to_locate_ms"] = round(1000 * (time.perf_counter() - t), 1)
-                out["save_found"] = any(h["name"] == name for h in answer["hits"])
+                out["save_found"] = any(h["name"] == name for f in answer["files"] for h in f["chunks"])
             finally:
                 target.write_bytes(original)
             out["peak_rss_mib"] = peak_rss_mib(server_pid(repo))

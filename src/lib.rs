@@ -20,6 +20,7 @@ pub mod mentions;
 pub mod model;
 pub mod progress;
 pub mod query_first;
+pub mod rank;
 pub mod repo;
 pub mod rerank;
 pub mod search;

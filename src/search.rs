@@ -120,6 +120,14 @@ pub struct FusionParams {
     /// share of the best score of its file's chunks among the top fused hits (0: off). A fix
     /// that edits a function often adds the import it needs.
     pub module_weight: f32,
+    /// In the hybrid, for a query that is a name (`Router`, `Runtime::spawn`: see
+    /// [`crate::rank::names`]): extra score for the chunks that define it, times the strength
+    /// of the definition (standard deviations or first-place votes; 0: off).
+    pub name_boost: f32,
+    /// In the hybrid, for a short question ([`crate::rank::QueryShape::Question`]): extra score
+    /// for the ranked chunks of files whose name or directories match the question's words,
+    /// per word matched (0: off).
+    pub path_word_boost: f32,
     /// How the history retriever scores files.
     pub history: crate::history::HistoryParams,
 }
@@ -160,6 +168,12 @@ impl Default for FusionParams {
             // 0.241 / 0.411 / 0.469 at 0.95, 0.241 / 0.411 / 0.449 at 1 (the module then comes
             // before its hit). Python's row does not lift modules: not measured there.
             module_weight: 0.95,
+            // A definition of the name asked for should lead: 3 standard deviations is more
+            // than BM25's lead of a chunk that merely repeats the name (docs/RESULTS.md,
+            // "Files or chunks first"). Issues never take it (they are not names).
+            name_boost: 3.0,
+            // Weak: a word shared with a file name is a hint, not a mention (issues never take it).
+            path_word_boost: 0.3,
             history: Default::default(),
         }
     }

@@ -330,7 +330,8 @@ pub fn hybrid(
     k: usize,
 ) -> Vec<Hit> {
     let lists = [(bm25, params.bm25_weight), (dense, params.dense_weight), (history, params.history_weight)];
-    let bonus = mention_bonus(repo, query, params);
+    let mut bonus = mention_bonus(repo, query, params);
+    add_name_bonus(repo, query, params, [bm25, dense], &mut bonus);
     let reorders = params.graph_weight > 0.0 || params.module_weight > 0.0;
     let mut hits = fuse(&lists, params, if reorders { usize::MAX } else { k }, &bonus);
     if params.graph_weight > 0.0 {
@@ -389,6 +390,43 @@ fn mention_bonus(repo: &RepoIndex, query: &str, params: FusionParams) -> std::co
         }
     }
     bonus
+}
+
+/// The bonus of [`crate::rank::names`] by the query's shape: a name lifts the chunks that
+/// define it (`name_boost`); a short question lifts the chunks of `lists` (never a chunk no
+/// retriever ranked) whose file or directory names match its words (`path_word_boost`). An issue
+/// gets neither.
+fn add_name_bonus(
+    repo: &RepoIndex,
+    query: &str,
+    params: FusionParams,
+    lists: [&[Hit]; 2],
+    bonus: &mut std::collections::HashMap<u32, f32>,
+) {
+    use crate::rank::{names, QueryShape};
+    match QueryShape::of(query) {
+        QueryShape::Name if params.name_boost > 0.0 => {
+            let chunks = repo.chunks.iter().zip(0u32..).map(|(c, id)| (id, c));
+            for (id, strength) in names::definition_strengths(query, chunks) {
+                *bonus.entry(id).or_default() += params.name_boost * strength;
+            }
+        }
+        QueryShape::Question if params.path_word_boost > 0.0 => {
+            let files = names::path_word_strengths(query, repo.files.iter().map(|f| f.path.as_str()));
+            if files.is_empty() {
+                return;
+            }
+            let mut lifted = std::collections::HashSet::new();
+            for h in lists.into_iter().flatten() {
+                let Some(c) = repo.chunks.get(h.chunk as usize) else { continue };
+                // Once per chunk, however many lists hold it.
+                if let Some(words) = files.get(c.path.as_str()).filter(|_| lifted.insert(h.chunk)) {
+                    *bonus.entry(h.chunk).or_default() += params.path_word_boost * words;
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// How many of the best fused chunks pass score to their call-graph neighbours.
@@ -593,6 +631,80 @@ mod tests {
         // url.py and other.py tie on the best commit; url.py has a second matching commit.
         assert_eq!(paths[..3], ["yarl/url.py", "yarl/url.py", "yarl/other.py"], "{paths:?}");
         assert!(paths[3..].iter().all(|p| *p == "tests/test_url.py"), "{paths:?}");
+    }
+
+    /// Names as queries: `Router` means where it is defined, not the function that says it
+    /// most; a short question's words lift the file named like them.
+    #[test]
+    fn a_name_query_finds_its_definition_and_a_question_its_files_name() {
+        let files = vec![
+            (
+                "src/app.rs".to_string(),
+                "fn build() {\n    let router = Router::new();\n    let r2 = Router::new();\n    Router::merge(router, r2);\n    // Router Router Router\n}\n"
+                    .to_string(),
+            ),
+            ("src/router.rs".to_string(), "pub struct Router {\n    routes: Vec<u8>,\n}\n".to_string()),
+            ("src/runtime/init.rs".to_string(), "fn start() {\n    let threads = 4;\n}\n".to_string()),
+            ("src/other.rs".to_string(), "fn start_runtime() {\n    let threads = 2;\n}\n".to_string()),
+        ];
+        let repo = RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap();
+        let top = |query: &str, p: FusionParams| {
+            let bm25 = repo.search_bm25(query, 10).unwrap();
+            let hits = hybrid(&repo, query, &bm25, &[], &[], p, 10);
+            let c = &repo.chunks[hits[0].chunk as usize];
+            format!("{}::{}", c.path, c.name)
+        };
+        let off = FusionParams { name_boost: 0.0, path_word_boost: 0.0, ..Default::default() };
+        let on = FusionParams::default();
+        assert_eq!(top("Router", on), "src/router.rs::Router");
+        assert_eq!(top("where is the Router struct", on), "src/router.rs::Router");
+        let question = "how are the threads of the runtime initialized";
+        assert_eq!(top(question, on), "src/runtime/init.rs::start");
+        // Without the boosts the mentions and the shared words compete; with them the
+        // definition and the file named like the question lead by the boost.
+        let score = |query: &str, p: FusionParams, path: &str| {
+            let bm25 = repo.search_bm25(query, 10).unwrap();
+            let hits = hybrid(&repo, query, &bm25, &[], &[], p, 10);
+            let margin =
+                |h: &Hit| if repo.chunks[h.chunk as usize].path == path { h.score } else { -h.score };
+            hits.iter().take(2).map(margin).sum::<f32>()
+        };
+        assert!(score("Router", on, "src/router.rs") > score("Router", off, "src/router.rs"));
+        assert!(score(question, on, "src/runtime/init.rs") > score(question, off, "src/runtime/init.rs"));
+        // An issue takes neither boost.
+        let issue = format!("{question}. {}", "The runtime starts fewer threads than configured. ".repeat(4));
+        let bm25 = repo.search_bm25(&issue, 10).unwrap();
+        assert_eq!(
+            hybrid(&repo, &issue, &bm25, &[], &[], on, 10),
+            hybrid(&repo, &issue, &bm25, &[], &[], off, 10)
+        );
+    }
+
+    /// A query of one character or of a thousand identifiers answers, never panics.
+    #[test]
+    fn odd_queries_answer_without_panic() {
+        let files = vec![("src/a.rs".to_string(), "fn x() {}\nfn ident_7() {}\n".to_string())];
+        let repo = Arc::new(RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap());
+        let searcher = Searcher::bm25_only(repo.clone());
+        let many: String = (0..1000).map(|i| format!("ident_{i} ")).collect();
+        for query in ["x", "?", "é", many.as_str()] {
+            let bm25 = searcher.search(query, Retriever::Bm25, 10).unwrap();
+            let fused = hybrid(&repo, query, &bm25, &[], &[], FusionParams::default(), 10);
+            let groups = crate::rank::group::group_in(&repo, &fused);
+            assert!(groups.iter().map(|g| g.hits.len()).sum::<usize>() == fused.len());
+        }
+        let bm25 = searcher.search(&many, Retriever::Bm25, 10).unwrap();
+        assert_eq!(repo.chunks[bm25[0].chunk as usize].name, "ident_7");
+        let one = hybrid(
+            &repo,
+            "x",
+            &searcher.search("x", Retriever::Bm25, 10).unwrap(),
+            &[],
+            &[],
+            FusionParams::default(),
+            10,
+        );
+        assert_eq!(repo.chunks[one[0].chunk as usize].name, "x", "a one-letter name is a name");
     }
 
     #[test]

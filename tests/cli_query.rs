@@ -377,3 +377,41 @@ fn a_huge_issue_is_searched_whole_but_not_echoed_whole() {
     assert!(v["query"].as_str().unwrap().starts_with("total_price ignores the discount"));
     assert_eq!(v["results"]["bm25"][0]["name"], "Cart.total_price");
 }
+
+/// `files` groups the same ranking by file (chunks nested, each as in `results`); `order` and
+/// `query_shape` say which order a person is shown; a one-letter query and a thousand
+/// identifiers answer.
+#[test]
+fn json_groups_hits_by_file_and_says_the_order() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let v = query_json(repo.path(), cache.path(), "total_price ignores the discount");
+    assert_eq!((v["order"].as_str(), v["query_shape"].as_str()), (Some("grouped"), Some("question")));
+    let flat = v["results"]["bm25"].as_array().unwrap();
+    let files = v["files"]["bm25"].as_array().unwrap();
+    let nested: usize = files.iter().map(|f| f["chunks"].as_array().unwrap().len()).sum();
+    assert_eq!(nested, flat.len(), "every hit in one file");
+    let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    let mut distinct = paths.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(paths.len(), distinct.len(), "{paths:?}");
+    assert_eq!(files[0]["rank"], 1);
+    assert_eq!(files[0]["chunks"][0], flat[0], "the best hit stands for its file");
+    for f in files {
+        let chunks = f["chunks"].as_array().unwrap();
+        assert!(chunks.iter().all(|c| c["path"] == f["path"]));
+        assert_eq!(f["more"].as_u64().unwrap() as usize, chunks.len() - 1);
+    }
+    let issue = "The cart's total price ignores the discount.\n\nSteps: add two items, apply a 10% \
+                 discount code, check out; the total shown is the full price and the order is \
+                 charged without the discount that the summary page listed before.";
+    let v = query_json(repo.path(), cache.path(), issue);
+    assert_eq!((v["order"].as_str(), v["query_shape"].as_str()), (Some("flat"), Some("issue")));
+    let v = query_json(repo.path(), cache.path(), "Cart");
+    assert_eq!(v["query_shape"], "name");
+    for query in ["x".to_string(), (0..1000).map(|i| format!("ident_{i} ")).collect::<String>()] {
+        let v = query_json(repo.path(), cache.path(), &query);
+        assert!(v["files"]["bm25"].is_array(), "{query:.20} answers");
+    }
+}

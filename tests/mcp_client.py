@@ -19,6 +19,11 @@ from mcp.client.stdio import stdio_client
 PRICING = '''"""Prices and discounts."""
 
 
+
+def hits(answer):
+    """A `locate` answer's chunks in rank order (the answer nests them under their files)."""
+    return sorted((c for f in answer["files"] for c in f["chunks"]), key=lambda c: c["rank"])
+
 def apply_discount(amount, rate=0.1):
     """Take the loyalty discount off an amount."""
     return amount * (1 - rate)
@@ -116,14 +121,14 @@ async def bm25_session(binary, repo, home, outside):
             answer = await call_ok(session, "locate", {"issue": issue})
             check(answer["retriever"] == "bm25" and answer["retrievers_used"] == ["bm25"], "BM25 answered", answer)
             check(answer["dense_ready"] is False and answer["dense_status"].startswith("off"), "dense is off", answer)
-            names = [(h["path"], h["name"]) for h in answer["hits"]]
+            names = [(h["path"], h["name"]) for h in hits(answer)]
             check(("shop/pricing.py", "apply_discount") in names[:3], "the discount is found", names)
-            check(all(not h["path"].startswith("tests/") for h in answer["hits"]), "tests left out", names)
-            hit = next(h for h in answer["hits"] if h["name"] == "apply_discount")
+            check(all(not h["path"].startswith("tests/") for h in hits(answer)), "tests left out", names)
+            hit = next(h for h in hits(answer) if h["name"] == "apply_discount")
             check(hit["kind"] == "function" and (hit["start_line"], hit["end_line"]) == (4, 6), "its span", hit)
             check(hit["code"].startswith("def apply_discount(amount, rate=0.1):"), "its code", hit["code"])
             one = await call_ok(session, "locate", {"issue": issue, "top_k": 1, "include_tests": True})
-            check(len(one["hits"]) == 1, "top_k is honoured", one["hits"])
+            check(len(hits(one)) == 1, "top_k is honoured", hits(one))
             await call_refused(session, "locate", {"issue": issue, "top_k": 500}, "top_k", "500")
             await call_refused(session, "locate", {"issue": "   "}, "issue")
 
@@ -152,11 +157,11 @@ async def bm25_session(binary, repo, home, outside):
             write(repo, "shop/shipping.py", SHIPPING)
             fresh = await call_ok(session, "locate", {"issue": "parcel shipping cost by weight"})
             check(fresh["index"]["cache"] == "updated", "the cache saw the edit", fresh["index"])
-            top = fresh["hits"][0]
+            top = hits(fresh)[0]
             check((top["path"], top["name"]) == ("shop/shipping.py", "parcel_shipping_cost"), "the new code ranks", top)
             write(repo, "shop/shipping.py", SHIPPING.replace("parcel_shipping_cost", "freight_rate"))
             renamed = await call_ok(session, "locate", {"issue": "parcel shipping cost by weight"})
-            check(renamed["hits"][0]["name"] == "freight_rate", "a rename shows up too", renamed["hits"][0])
+            check(hits(renamed)[0]["name"] == "freight_rate", "a rename shows up too", hits(renamed)[0])
 
 
 async def no_model_session(binary, repo, home):

@@ -38,6 +38,10 @@ pub struct Args {
     #[arg(help_heading = "Query", long, default_value_t = 0, value_name = "N", requires = "json")]
     pub snippets: usize,
 
+    /// How results are shown: flat (chunk by chunk), grouped (one row per file, its other chunks beneath) or auto (by the query's shape: issues flat, short questions and names grouped). The JSON answer holds both (`results`, `files`) and says which (`order`).
+    #[arg(help_heading = "Query", long, default_value = "auto", value_name = "ORDER")]
+    pub order: coret::rank::shape::OrderChoice,
+
     /// Serve PATH to coding agents over the Model Context Protocol on stdin/stdout (tools: locate, neighbours, read); --retriever bm25 leaves the model unloaded.
     #[arg(long, help_heading = "Query", conflicts_with_all = ["query", "eval", "train", "bench", "json"])]
     pub mcp: bool,
@@ -175,6 +179,14 @@ pub struct Args {
     /// Hybrid: a boost for chunks the query names (`Class.method`, a unique `function_name`), scaled by how uniquely it names them; 0 turns it off.
     #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().symbol_boost, value_parser = weight, value_name = "B")]
     pub symbol_boost: f32,
+
+    /// Hybrid: for a query that is a name (`Router`, `Runtime::spawn`), a boost for the chunks that define it (more where the file is named after it); 0 turns it off.
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().name_boost, value_parser = weight, value_name = "B")]
+    pub name_boost: f32,
+
+    /// Hybrid: for a short question, a weak boost per word its files' or directories' names match (prefixes of 3+ letters); 0 turns it off.
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().path_word_boost, value_parser = weight, value_name = "B")]
+    pub path_word_boost: f32,
 
     /// Eval: treat module-level chunks as absent (out of rankings and gold), as in the paper.
     #[arg(long, help_heading = "Eval")]

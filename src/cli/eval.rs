@@ -157,18 +157,18 @@ fn print_table(s: &EvalSummary, retrievers: &[Retriever]) {
         println!("(no instance with gold was scored)");
         return;
     };
-    print!("{:<18}", "metric");
+    print!("{:<26}", "metric");
     for c in &cols {
         print!("{c:>10}");
     }
     println!();
-    print!("{:<18}", "n");
+    print!("{:<26}", "n");
     for c in &cols {
         print!("{:>10}", s.retrievers[c].n);
     }
     println!();
     for (name, _) in &first.metrics.0 {
-        print!("{name:<18}");
+        print!("{name:<26}");
         for c in &cols {
             print!("{:>10.3}", s.retrievers[c].metrics.get(name).unwrap_or(f64::NAN));
         }
@@ -182,18 +182,21 @@ fn print_groups(s: &EvalSummary, retrievers: &[Retriever]) {
     if s.groups.len() < 2 {
         return;
     }
-    const METRICS: [(&str, &str); 5] = [
+    const METRICS: [(&str, &str); 8] = [
         ("perfect_recall@5", "PR@5"),
         ("perfect_recall@20", "PR@20"),
         ("mrr", "MRR"),
         ("recall@20", "R@20"),
         ("file_acc@1", "F@1"),
+        ("grouped_perfect_recall@5", "gPR@5"),
+        ("grouped_mrr", "gMRR"),
+        ("file_ndcg@10", "fND10"),
     ];
     let cols = columns(s, retrievers);
     println!();
     print!("{:<25}", "");
     for c in &cols {
-        print!("  |{c:^35}");
+        print!("  |{c:^56}");
     }
     println!();
     print!("{:<20}{:>5}", "group", "n");

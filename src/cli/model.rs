@@ -162,6 +162,8 @@ pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
         dense_weight: args.dense_weight,
         path_boost: args.path_boost,
         symbol_boost: args.symbol_boost,
+        name_boost: args.name_boost,
+        path_word_boost: args.path_word_boost,
         test_weight: args.test_weight,
         history_weight: args.history_weight,
         graph_weight: args.graph_weight,

@@ -123,6 +123,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         if args.snippets > 0 {
             add_snippets(index, &mut v, &results, args.snippets);
         }
+        add_files(index, &mut v, &results, args.order.resolve(&query));
         if let Some(d) = device {
             v["stats"]["device"] = Value::String(d);
         }
@@ -144,7 +145,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         v["stats"]["timings"] = serde_json::to_value(timings)?;
         println!("{}", serde_json::to_string(&v)?);
     } else {
-        print_table(index, &results, test_weight, &timings);
+        print_table(index, &results, test_weight, &timings, args.order.resolve(&query));
     }
     Ok(())
 }
@@ -208,6 +209,44 @@ fn add_snippets(index: &RepoIndex, v: &mut Value, results: &[(Retriever, Vec<Hit
     }
 }
 
+/// The grouped view beside the flat lists: `files` holds, per ranking, one entry per file at
+/// its best chunk's rank (`rank` counts files, `best_rank` is that chunk's rank in `results`),
+/// its ranked chunks nested in `chunks` (the row's chunk first, each as in `results`); the
+/// module chunk belongs to its file ([`coret::rank::group`]). `order` says which of the two
+/// a person is shown for this query (`--order`; auto: by `query_shape`).
+pub fn add_files(
+    index: &RepoIndex,
+    v: &mut Value,
+    results: &[(Retriever, Vec<Hit>)],
+    (order, shape): (coret::rank::ResultOrder, coret::rank::QueryShape),
+) {
+    let mut files = serde_json::Map::new();
+    for (r, hits) in results {
+        let flat = v["results"][r.as_str()].as_array().cloned().unwrap_or_default();
+        let groups = coret::rank::group::group_in(index, hits);
+        let list: Vec<Value> = groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let chunks: Vec<Value> =
+                    g.hits.iter().filter_map(|h| flat.get(h.rank - 1).cloned()).collect();
+                json!({
+                    "rank": i + 1,
+                    "path": g.path,
+                    "best_rank": g.best_rank(),
+                    "score": g.best_score(),
+                    "more": g.more(),
+                    "chunks": chunks,
+                })
+            })
+            .collect();
+        files.insert(r.as_str().to_string(), Value::Array(list));
+    }
+    v["files"] = Value::Object(files);
+    v["order"] = Value::String(order.as_str().into());
+    v["query_shape"] = Value::String(shape.as_str().into());
+}
+
 /// How much of the query the JSON echoes: a 2 MB log pasted as an issue is searched whole but
 /// not printed back whole (`query_chars` gives its full length).
 const ECHO_CHARS: usize = 4096;
@@ -248,7 +287,13 @@ pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)]
 
 /// One table per retriever, its columns aligned across the lists; the totals on stderr. A `↓`
 /// after a score marks a demoted hit (a test file's), as in the TUI.
-fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], test_weight: f32, t: &Timings) {
+fn print_table(
+    index: &RepoIndex,
+    results: &[(Retriever, Vec<Hit>)],
+    test_weight: f32,
+    t: &Timings,
+    (order, shape): (coret::rank::ResultOrder, coret::rank::QueryShape),
+) {
     let location = |h: &Hit| index.chunks[h.chunk as usize].location();
     let width = results.iter().flat_map(|(_, hits)| hits.iter().map(|h| location(h).chars().count())).max();
     for (r, hits) in results {
@@ -256,11 +301,11 @@ fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], test_weight
         if hits.is_empty() {
             println!("  (no results)");
         }
-        for (i, h) in hits.iter().enumerate() {
+        let line = |rank: String, h: &Hit| {
             let c = &index.chunks[h.chunk as usize];
             println!(
                 "{:>4}  {:>8.3}{} {:<w$}  {:<8}  {}",
-                i + 1,
+                rank,
                 h.score,
                 if demoted(index, h, test_weight) { "↓" } else { " " },
                 location(h),
@@ -268,8 +313,21 @@ fn print_table(index: &RepoIndex, results: &[(Retriever, Vec<Hit>)], test_weight
                 c.name,
                 w = width.unwrap_or(0)
             );
+        };
+        match order {
+            coret::rank::ResultOrder::Flat => {
+                hits.iter().enumerate().for_each(|(i, h)| line((i + 1).to_string(), h))
+            }
+            // One row per file, its other chunks beneath (indented by their flat rank).
+            coret::rank::ResultOrder::Grouped => {
+                for (i, g) in coret::rank::group::group_in(index, hits).iter().enumerate() {
+                    line((i + 1).to_string(), &g.head().hit);
+                    g.hits[1..].iter().for_each(|h| line(format!("·{}", h.rank), &h.hit));
+                }
+            }
         }
     }
+    eprintln!("order: {order} ({shape} query; --order flat|grouped|auto)");
     let s = &index.stats;
     let cache = s.cache.describe();
     eprintln!(

@@ -53,8 +53,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             }
         }
     }
-    let session =
-        Session { repo: repo.clone(), model: model_label, device: device_name, initial_query: None };
+    let session = Session {
+        repo: repo.clone(),
+        model: model_label,
+        device: device_name,
+        initial_query: None,
+        order: args.order,
+    };
     let opts = super::query::index_options(args);
     let enc_opts = super::model::encoder_options(args);
     let dense_opts = dense_options(args);

@@ -160,3 +160,76 @@ impl Aggregate {
 
 #[cfg(test)]
 mod tests;
+
+/// The cut-off of the NDCG and file recall the grouped metrics report.
+pub const NDCG_AT: usize = 10;
+
+/// The metrics of the grouped view of `ranking` ([`crate::rank::group`]): one row per file at
+/// its best chunk's rank, a file's module chunk nested in its file's group. Chunk metrics of the
+/// grouped order read the rows first, then the chunks nested beneath them
+/// ([`crate::rank::group::rows_then_nested`]): `grouped_perfect_recall@k` and `grouped_mrr`.
+/// File metrics: `file_ndcg@10` over the rows (binary gain, a gold file counting at its row),
+/// `file_recall@10` (the share of gold files among the first ten rows), `file_mrr` (the first
+/// gold file's row); and `chunk_ndcg@10`, the same NDCG over the flat chunk list with a gold
+/// file counting at its first chunk, the figure the grouped one is compared with. `files`
+/// are the instance's gold files as [`evaluate`] gives them (`InstanceMetrics::gold_files`).
+pub fn grouped<'a>(
+    ranking: &[ChunkId],
+    gold: &[ChunkId],
+    files: &[String],
+    path_of: impl Fn(ChunkId) -> &'a str,
+    is_module: impl Fn(ChunkId) -> bool,
+    ks: &[usize],
+) -> Metrics {
+    use crate::rank::group::{group_hits, rows_then_nested};
+    use crate::search::Hit;
+    let hits: Vec<Hit> = ranking.iter().map(|&id| Hit { chunk: id as u32, score: 0.0 }).collect();
+    let groups = group_hits(&hits, |id| Some(path_of(id as usize)), |id| is_module(id as usize));
+    let order: Vec<ChunkId> = rows_then_nested(&groups).iter().map(|h| h.chunk as usize).collect();
+    let chunk_rank = first_ranks(order.iter().copied());
+    let mut gold_chunks: Vec<ChunkId> = gold.to_vec();
+    gold_chunks.sort_unstable();
+    gold_chunks.dedup();
+    let gold_ranks: Vec<Option<usize>> = gold_chunks.iter().map(|id| chunk_rank.get(id).copied()).collect();
+    let row: HashMap<&str, usize> =
+        groups.iter().enumerate().map(|(i, g)| (g.path.as_str(), i + 1)).collect();
+    let file_rows: Vec<Option<usize>> = files.iter().map(|f| row.get(f.as_str()).copied()).collect();
+    // The flat chunk list: a file counts at its first chunk's rank.
+    let mut first_chunk: HashMap<&str, usize> = HashMap::new();
+    for (i, &id) in ranking.iter().enumerate() {
+        first_chunk.entry(path_of(id)).or_insert(i + 1);
+    }
+    let file_firsts: Vec<Option<usize>> =
+        files.iter().map(|f| first_chunk.get(f.as_str()).copied()).collect();
+
+    let mut ks: Vec<usize> = ks.to_vec();
+    ks.sort_unstable();
+    ks.dedup();
+    let mut metrics = Vec::new();
+    let within =
+        |ranks: &[Option<usize>], k: usize| ranks.iter().filter(|r| r.is_some_and(|r| r <= k)).count();
+    for &k in &ks {
+        let all = !gold_ranks.is_empty() && within(&gold_ranks, k) == gold_ranks.len();
+        metrics.push((format!("grouped_perfect_recall@{k}"), f64::from(u8::from(all))));
+    }
+    let mrr = |ranks: &[Option<usize>]| ranks.iter().flatten().min().map_or(0.0, |&r| 1.0 / r as f64);
+    metrics.push(("grouped_mrr".to_string(), mrr(&gold_ranks)));
+    metrics.push((format!("chunk_ndcg@{NDCG_AT}"), ndcg(&file_firsts, NDCG_AT)));
+    metrics.push((format!("file_ndcg@{NDCG_AT}"), ndcg(&file_rows, NDCG_AT)));
+    let recall = if files.is_empty() { 0.0 } else { within(&file_rows, NDCG_AT) as f64 / files.len() as f64 };
+    metrics.push((format!("file_recall@{NDCG_AT}"), recall));
+    metrics.push(("file_mrr".to_string(), mrr(&file_rows)));
+    Metrics(metrics)
+}
+
+/// Binary-gain NDCG@k of relevant items found at `ranks` (1-based; `None`: not found): each
+/// found within k gains 1 / log2(rank + 1), over the best possible for that many items.
+pub fn ndcg(ranks: &[Option<usize>], k: usize) -> f64 {
+    let dcg: f64 = ranks.iter().flatten().filter(|&&r| r <= k).map(|&r| 1.0 / (r as f64 + 1.0).log2()).sum();
+    let ideal: f64 = (1..=ranks.len().min(k)).map(|r| 1.0 / (r as f64 + 1.0).log2()).sum();
+    if ideal > 0.0 {
+        dcg / ideal
+    } else {
+        0.0
+    }
+}

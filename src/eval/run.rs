@@ -3,7 +3,7 @@
 //! instance and the run goes on.
 
 use super::instances::Instance;
-use super::metrics::{evaluate, Aggregate, Metrics, Summary};
+use super::metrics::{evaluate, grouped, Aggregate, Metrics, Summary};
 use super::snapshot::{index_instance, instance_query, InstanceSnapshot, RepoSnapshots, SnapshotOptions};
 use crate::engine::{load_syntax, save_syntax, RepoIndex, SnapshotIndexer, SyntaxCache};
 use crate::error::{Error, Result};
@@ -376,7 +376,10 @@ fn evaluate_instance(
         let ids: Vec<usize> =
             ranking.iter().map(|h| h.chunk as usize).filter(|&id| ranked(cfg, &index, id)).collect();
         let path_of = |id: usize| index.chunks[id].path.as_str();
-        if let Some(m) = evaluate(&ids, &gold_ids, &gold.files, path_of, &cfg.ks) {
+        if let Some(mut m) = evaluate(&ids, &gold_ids, &gold.files, path_of, &cfg.ks) {
+            // The grouped view's figures beside the flat ones (rank::group).
+            let module = |id: usize| is_module(&index, id);
+            m.metrics.0.extend(grouped(&ids, &gold_ids, &m.gold_files, path_of, module, &cfg.ks).0);
             result.ranks.insert(name, m.gold_ranks.clone());
             result.metrics.insert(name, m.metrics);
         }

@@ -18,11 +18,14 @@ ranked, with their code; `neighbours` with a hit's path and name for its callers
 root; the index is re-read before every call, so your edits show up in the next answer.";
 
 const LOCATE: &str = "Rank the repository's functions, classes and methods by how likely an issue \
-(bug report, feature request, error message) needs them edited. Returns up to top_k hits with path, \
-start_line/end_line (1-based, inclusive), kind, qualified name, score and the first 40 lines of code; \
-says which retrievers answered and over how many chunks the dense index ranked. Waits at most 5 s for \
-the dense index (BM25 answers alone after that, and the note says so). Test files are left out \
-unless include_tests is true.";
+(bug report, feature request, error message, short question or a bare name such as `Router`) needs \
+them edited or answers it. Returns up to top_k ranked chunks grouped by file: `files` in the order of \
+each file's best chunk, each with its chunks nested (best first; a file's module-level code belongs to \
+its file), every chunk with its overall rank, path, start_line/end_line (1-based, inclusive), kind, \
+qualified name, score and the first 40 lines of code; `query_shape` says whether the text read as an \
+issue, a question or a name. Says which retrievers answered and over how many chunks the dense index \
+ranked. Waits at most 5 s for the dense index (BM25 answers alone after that, and the note says so). \
+Test files are left out unless include_tests is true.";
 
 const NEIGHBOURS: &str = "Callers and callees of one function, class or method (path + qualified \
 name, as `locate` returns them), each with path:line, from the repository's call graph.";

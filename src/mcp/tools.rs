@@ -125,8 +125,32 @@ pub struct LocateAnswer {
     pub note: Option<String>,
     /// The index behind the answer; it is re-read before every call, so edits show at once.
     pub index: IndexSummary,
-    /// Ranked chunks, best first.
-    pub hits: Vec<LocatedChunk>,
+    /// How the issue text read: issue, question, or name (one identifier such as `Router` or
+    /// `Runtime::spawn`, whose definitions a hybrid ranking lifts).
+    pub query_shape: String,
+    /// The top_k ranked chunks grouped by file: files in the order of their best chunk, each
+    /// file's chunks nested, best first.
+    pub files: Vec<LocatedFile>,
+}
+
+impl LocateAnswer {
+    /// Every chunk of the answer in rank order (the flat ranking).
+    pub fn hits(&self) -> Vec<&LocatedChunk> {
+        let mut hits: Vec<&LocatedChunk> = self.files.iter().flat_map(|f| &f.chunks).collect();
+        hits.sort_by_key(|h| h.rank);
+        hits
+    }
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LocatedFile {
+    /// The file's place among the answer's files, 1-based.
+    pub rank: usize,
+    /// Relative to the repository root.
+    pub path: String,
+    /// Its ranked chunks: the one that stands for the file first (its best chunk that is not
+    /// module-level code), then the rest by rank.
+    pub chunks: Vec<LocatedChunk>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -236,12 +260,21 @@ pub fn locate_within(
         }
     }
     hits.truncate(top_k);
-    let hits = hits
+    hits.retain(|h| {
+        repo.chunks.get(h.chunk as usize).is_some_and(|c| req.include_tests || !c.is_test())
+    });
+    let files = crate::rank::group::group_in(repo, &hits)
         .into_iter()
-        .filter_map(|h| repo.chunks.get(h.chunk as usize).map(|c| (h.score, c)))
-        .filter(|(_, c)| req.include_tests || !c.is_test())
         .enumerate()
-        .map(|(i, (score, c))| located(repo, &mut sources, i + 1, score, c))
+        .map(|(i, g)| LocatedFile {
+            rank: i + 1,
+            path: g.path.clone(),
+            chunks: g
+                .hits
+                .iter()
+                .map(|h| located(repo, &mut sources, h.rank, h.hit.score, &repo.chunks[h.hit.chunk as usize]))
+                .collect(),
+        })
         .collect();
     let mut used: Vec<String> = match retriever {
         Retriever::Hybrid => vec!["bm25".into(), "dense".into()],
@@ -261,7 +294,8 @@ pub fn locate_within(
         dense_coverage: coverage.map(|(ranked, of)| DenseCoverage { ranked, of }),
         note,
         index: summary(repo),
-        hits,
+        query_shape: crate::rank::QueryShape::of(&req.issue).as_str().into(),
+        files,
     })
 }
 

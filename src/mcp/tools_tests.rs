@@ -82,14 +82,14 @@ fn locate_ranks_with_bm25_before_the_dense_index_is_ready_and_says_so() {
     let note = answer.note.as_deref().expect("bm25 answering the default says so");
     assert!(note.starts_with("answered by bm25 alone: the dense index is building"), "{note}");
     assert_counts_agree(&answer);
-    let top = &answer.hits[0];
+    let top = &answer.hits()[0];
     assert_eq!(
         (top.path.as_str(), top.name.as_str(), top.kind.as_str()),
         ("shop/pricing.py", "apply_discount", "function")
     );
     assert_eq!((top.start_line, top.end_line, top.rank), (1, 3, 1));
     assert_eq!(top.code, PRICING.trim_end());
-    assert!(answer.hits.iter().all(|h| !h.path.starts_with("tests/")), "tests left out by default");
+    assert!(answer.hits().into_iter().all(|h| !h.path.starts_with("tests/")), "tests left out by default");
 
     let dense = LocateRequest { retriever: Some(RetrieverName::Dense), ..request("loyalty discount") };
     let answer = locate(&searcher, &building, None, &dense).unwrap();
@@ -104,7 +104,7 @@ fn locate_includes_tests_when_asked_and_checks_its_arguments() {
     let (_dir, searcher) = fixture();
     let with_tests = LocateRequest { include_tests: true, ..request("test apply discount") };
     let answer = locate(&searcher, &DenseStatus::Off, None, &with_tests).unwrap();
-    assert!(answer.hits.iter().any(|h| h.path == "tests/test_pricing.py"));
+    assert!(answer.hits().into_iter().any(|h| h.path == "tests/test_pricing.py"));
     let e = locate(&searcher, &DenseStatus::Off, None, &request("  ")).unwrap_err().to_string();
     assert!(e.starts_with("issue:"), "{e}");
     let too_many = LocateRequest { top_k: Some(201), ..request("discount") };
@@ -122,7 +122,7 @@ fn long_chunks_show_their_first_lines_and_say_what_is_left_out() {
     let repo = RepoIndex::from_texts(root, &[("long.py".into(), text)], &mut SyntaxCache::new()).unwrap();
     let searcher = Searcher::bm25_only(Arc::new(repo));
     let answer = locate(&searcher, &DenseStatus::Off, None, &request("long function")).unwrap();
-    let hit = &answer.hits[0];
+    let hit = &answer.hits()[0];
     assert_eq!(hit.code.lines().count(), CODE_LINES);
     assert_eq!(hit.code_note.as_deref(), Some("first 40 of 61 lines; lines 41-61 are left out (use `read`)"));
 }
@@ -192,7 +192,7 @@ fn locate_answers_from_a_partial_dense_index_and_says_how_partial() {
     let note = answer.note.as_deref().expect("a partial answer says so");
     assert!(note.contains("dense ranked over 1 of 4 chunks"), "{note}");
     assert_counts_agree(&answer);
-    assert_eq!(answer.hits[0].name, "apply_discount");
+    assert_eq!(answer.hits()[0].name, "apply_discount");
 
     let bm25 = LocateRequest { retriever: Some(RetrieverName::Bm25), ..request("loyalty discount") };
     let answer = locate(&searcher, &building, None, &bm25).unwrap();
@@ -227,7 +227,7 @@ fn locate_answers_with_bm25_by_its_deadline_when_the_issues_chunks_are_not_embed
     let why = "answered by bm25 alone: this issue's chunks were not embedded within the wait";
     assert!(note.starts_with(why), "{note}");
     assert_counts_agree(&answer);
-    assert_eq!(answer.hits[0].name, "apply_discount");
+    assert_eq!(answer.hits()[0].name, "apply_discount");
 
     let dense = LocateRequest { retriever: Some(RetrieverName::Dense), ..request("loyalty discount") };
     let answer = locate_within(&searcher, &building, None, &dense, Instant::now()).unwrap();

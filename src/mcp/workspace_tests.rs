@@ -154,7 +154,7 @@ fn a_model_slower_than_the_wait_leaves_bm25_answering_within_it_and_says_so() {
     assert_eq!((answer.dense_status.as_str(), answer.dense_coverage), ("loading the model", None));
     let note = answer.note.as_deref().unwrap_or_default();
     assert_eq!(note, "answered by bm25 alone: the dense index is loading the model");
-    assert!(!answer.hits.is_empty());
+    assert!(!answer.files.is_empty());
 
     // bm25 asked for does not wait at all.
     let bm25 = LocateRequest { retriever: Some(RetrieverName::Bm25), ..ask("alpha calls beta") };
@@ -190,7 +190,7 @@ fn history_is_searchable_in_a_git_checkout_and_refused_with_a_reason_elsewhere()
         LocateRequest { retriever: Some(RetrieverName::History), ..ask("gamma returns the wrong constant") };
     let answer = locate(&searcher, &ws.current().1, None, &req).unwrap();
     assert_eq!(answer.retriever, "history");
-    assert!(!answer.hits.is_empty(), "the commit's files rank");
+    assert!(!answer.files.is_empty(), "the commit's files rank");
 }
 
 #[test]
@@ -239,7 +239,7 @@ fn a_reranker_loaded_with_the_towers_reorders_the_hybrid_and_says_so() {
     let (searcher, dense) = ws.refresh().unwrap();
     let answer = locate(&searcher, &dense, None, &ask("alpha calls beta")).unwrap();
     assert_eq!(answer.retrievers_used, ["bm25", "dense", "rerank"]);
-    assert!(!answer.hits.is_empty());
+    assert!(!answer.files.is_empty());
     let bm25 = LocateRequest { retriever: Some(RetrieverName::Bm25), ..ask("alpha calls beta") };
     let answer = locate(&searcher, &dense, None, &bm25).unwrap();
     assert_eq!(answer.retrievers_used, ["bm25"], "only the hybrid is reranked");

@@ -119,6 +119,10 @@ pub enum Action {
     ScrollSideways(isize),
     /// Hide or show hits in test files.
     ToggleTests,
+    /// Grouped order: show or hide the chunks nested beneath the selected file's row.
+    ToggleExpand,
+    /// Both columns: one row per file, or chunk by chunk.
+    ToggleOrder,
     /// Jump to the selected call-graph neighbour.
     Jump,
     /// Go back to where the last jump came from.

@@ -7,7 +7,7 @@
 //! # How the binary drives it
 //! ```ignore
 //! let theme = coret::tui::Theme::load(&args.theme)?;
-//! let session = Session { repo, model: "all-MiniLM-L6-v2".into(), device: "cpu".into(), initial_query: None };
+//! let session = Session { repo, model: "all-MiniLM-L6-v2".into(), device: "cpu".into(), ..Session::default() };
 //! coret::tui::run(session, theme, Box::new(move |reporter: IndexReporter| {
 //!     // Runs on a background thread. `reporter` implements `coret::progress::Progress`,
 //!     // so it can be handed to the engine as is (its `cancelled()` turns true once the
@@ -152,6 +152,8 @@ pub struct Session {
     pub device: String,
     /// Text to put in the issue editor at start (searched as soon as BM25 is ready).
     pub initial_query: Option<String>,
+    /// How the columns order their hits (`--order`): by the query's shape, or fixed.
+    pub order: crate::rank::shape::OrderChoice,
 }
 
 /// The indexer's handle: sends [`IndexEvent`]s and implements [`Progress`], so it can be

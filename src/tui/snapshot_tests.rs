@@ -273,3 +273,19 @@ fn long_names_at_160x45() {
 fn long_names_at_220x60() {
     insta::assert_snapshot!(draw(&long_names_app((220, 60))));
 }
+
+/// Grouped by file at 80, 120 and 200 columns: one row per file, `+N` for its other hits,
+/// the first file with others expanded beneath its row.
+#[test]
+fn grouped_by_file_at_three_widths() {
+    for size in [(80, 24), (120, 36), (200, 50)] {
+        let (mut app, _) = searched_app(size);
+        app.update(Action::Focus(Pane::Left));
+        app.update(Action::ToggleOrder);
+        let row = app.columns[0].rows.iter().position(|r| r.more > 0).unwrap_or(0);
+        app.update(Action::Move(row as isize));
+        app.update(Action::ToggleExpand);
+        app.message = None;
+        insta::assert_snapshot!(format!("grouped_{}x{}", size.0, size.1), draw(&app));
+    }
+}

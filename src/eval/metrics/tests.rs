@@ -107,3 +107,34 @@ fn empty_aggregate_reports_zero_instances() {
     assert_eq!(s.n, 0);
     assert!(s.metrics.0.is_empty());
 }
+
+#[test]
+fn grouped_metrics_read_one_row_per_file_and_nest_the_module_chunk() {
+    // a.py: 0, 1; b.py: 2 (its module chunk), 3. The flat list puts b.py's gold chunk 3 fourth.
+    let files = vec!["b.py".to_string()];
+    let m = grouped(&[0, 1, 2, 3], &[3], &files, path_of, |id| id == 2, &[1, 5]);
+    let names: Vec<&str> = m.0.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "grouped_perfect_recall@1",
+            "grouped_perfect_recall@5",
+            "grouped_mrr",
+            "chunk_ndcg@10",
+            "file_ndcg@10",
+            "file_recall@10",
+            "file_mrr"
+        ]
+    );
+    let v = |n| m.get(n).unwrap();
+    // Rows: a.py (0), b.py (3, not its module chunk 2); then the nested 1 and 2.
+    assert_eq!((v("grouped_perfect_recall@1"), v("grouped_perfect_recall@5")), (0.0, 1.0));
+    assert!(close(v("grouped_mrr"), 0.5));
+    assert!(close(v("chunk_ndcg@10"), 1.0 / 4f64.log2()), "b.py's first chunk is fourth");
+    assert!(close(v("file_ndcg@10"), 1.0 / 3f64.log2()), "b.py's row is second");
+    assert!(close(v("file_recall@10"), 1.0) && close(v("file_mrr"), 0.5));
+    // Nothing found: zeros, no panic.
+    let none = grouped(&[0, 1], &[9], &["e.py".to_string()], path_of, |_| false, &[5]);
+    assert!(none.0.iter().all(|(_, v)| *v == 0.0), "{none:?}");
+    assert_eq!(ndcg(&[Some(1), Some(2)], 10), 1.0);
+}

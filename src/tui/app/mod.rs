@@ -21,7 +21,7 @@ pub use editor::{Editor, VisualRow};
 pub use files::{Cached, FileCache};
 pub use history::History;
 pub use index::{FirstProgress, IndexState, IndexStatus, PhaseProgress};
-pub use results::{scroll_to_show, ColumnStatus, RerankStatus, ResultsColumn};
+pub use results::{scroll_to_show, ColumnStatus, RerankStatus, ResultsColumn, RowInfo};
 
 use crate::search::Retriever;
 use crate::tui::action::{Action, Command, Pane};
@@ -100,6 +100,8 @@ pub struct App {
     pub query_terms: std::collections::HashSet<String>,
     /// Hits in test files are left out of the lists (`T`).
     pub hide_tests: bool,
+    /// The order the user chose with `f`, over the session's (by the query's shape).
+    pub order_override: Option<crate::rank::ResultOrder>,
     /// A search was asked for before the BM25 index was ready.
     search_pending: bool,
     /// Per column, the chunk (`Chunk::key`) that was selected when the index changed under
@@ -134,6 +136,7 @@ impl App {
             message: None,
             last_query: None,
             hide_tests: false,
+            order_override: None,
             query_terms: Default::default(),
             search_pending: false,
             reselect: [None, None],
@@ -168,6 +171,8 @@ impl App {
             Action::RunSearch => self.run_search(&mut commands),
             Action::ToggleHybrid => self.toggle_hybrid(&mut commands),
             Action::ToggleTests => self.toggle_tests(),
+            Action::ToggleExpand => self.toggle_expand(),
+            Action::ToggleOrder => self.toggle_order(),
             Action::Focus(pane) => self.focus(pane),
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(-1),

@@ -1,6 +1,9 @@
 //! One ranked results column and its selection.
 
+use crate::rank::group::group_hits;
+use crate::rank::ResultOrder;
 use crate::search::{Hit, Retriever};
+use std::collections::HashSet;
 use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,9 +25,20 @@ pub enum ColumnStatus {
 pub struct ResultsColumn {
     pub retriever: Retriever,
     pub status: ColumnStatus,
-    /// What the list shows: `all_hits`, less those in test files while they are hidden.
+    /// What the list shows, one hit a row: `ranked` in the column's `order` (grouped: each
+    /// file's row, and the chunks nested beneath it where the file is expanded).
     pub hits: Vec<Hit>,
+    /// How each row of `hits` shows (same length).
+    pub rows: Vec<RowInfo>,
+    /// The flat ranking: `all_hits`, less those in test files while they are hidden.
+    pub ranked: Vec<Hit>,
     pub all_hits: Vec<Hit>,
+    /// Chunk by chunk, or one row per file ([`crate::rank::group`]).
+    pub order: ResultOrder,
+    /// Files whose nested chunks are shown (grouped order).
+    pub expanded: HashSet<String>,
+    /// Grouped order: each ranked chunk's file row.
+    file_rank: std::collections::HashMap<u32, usize>,
     pub selected: usize,
     /// First visible row.
     pub offset: usize,
@@ -33,6 +47,19 @@ pub struct ResultsColumn {
     pub elapsed: Option<Duration>,
     /// The reranker's second answer to the latest search (hybrid columns with a reranker).
     pub rerank: RerankStatus,
+}
+
+/// How one row of a column shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowInfo {
+    /// The rank the row shows: the chunk's in the flat order, its file's in the grouped one.
+    pub rank: usize,
+    /// A chunk nested beneath its file's row (grouped order, the file expanded).
+    pub nested: bool,
+    /// A file's row: how many of its chunks are nested beneath it.
+    pub more: usize,
+    /// A file's row whose nested chunks are shown.
+    pub expanded: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,7 +79,12 @@ impl ResultsColumn {
             retriever,
             status: ColumnStatus::Idle,
             hits: Vec::new(),
+            rows: Vec::new(),
+            ranked: Vec::new(),
             all_hits: Vec::new(),
+            order: ResultOrder::Flat,
+            expanded: HashSet::new(),
+            file_rank: Default::default(),
             selected: 0,
             offset: 0,
             generation: 0,
@@ -65,15 +97,78 @@ impl ResultsColumn {
         self.hits.get(self.selected).copied()
     }
 
-    /// 1-based rank of `chunk` in this column.
+    /// The rank this column shows for `chunk`: its own (flat order) or its file's row
+    /// (grouped order, shown or nested).
     pub fn rank_of(&self, chunk: u32) -> Option<usize> {
-        self.hits.iter().position(|h| h.chunk == chunk).map(|i| i + 1)
+        match self.hits.iter().position(|h| h.chunk == chunk) {
+            Some(row) => self.rows.get(row).map(|r| r.rank).or(Some(row + 1)),
+            None if self.order == ResultOrder::Grouped => self.file_rank.get(&chunk).copied(),
+            None => None,
+        }
+    }
+
+    /// Lays `ranked` out in rows by `order` and `expanded`: `path_of` gives a chunk's file and
+    /// whether it is the file's module chunk. The selection stays on the same chunk where it
+    /// is still shown, else on its file's row.
+    pub fn layout(&mut self, path_of: impl Fn(u32) -> Option<(String, bool)>) {
+        let before = self.selected_hit().map(|h| h.chunk);
+        let (mut hits, mut rows) = (Vec::new(), Vec::new());
+        self.file_rank.clear();
+        match self.order {
+            ResultOrder::Flat => {
+                hits.clone_from(&self.ranked);
+                rows = (1..=hits.len())
+                    .map(|rank| RowInfo { rank, nested: false, more: 0, expanded: false })
+                    .collect();
+            }
+            ResultOrder::Grouped => {
+                let info: std::collections::HashMap<u32, (String, bool)> =
+                    self.ranked.iter().filter_map(|h| path_of(h.chunk).map(|p| (h.chunk, p))).collect();
+                let groups = group_hits(
+                    &self.ranked,
+                    |id| info.get(&id).map(|(p, _)| p.as_str()),
+                    |id| info.get(&id).is_some_and(|(_, m)| *m),
+                );
+                for (i, g) in groups.iter().enumerate() {
+                    let expanded = g.more() > 0 && self.expanded.contains(&g.path);
+                    let rank = i + 1;
+                    hits.push(g.head().hit);
+                    rows.push(RowInfo { rank, nested: false, more: g.more(), expanded });
+                    for h in &g.hits {
+                        self.file_rank.insert(h.hit.chunk, rank);
+                    }
+                    if expanded {
+                        for h in &g.hits[1..] {
+                            hits.push(h.hit);
+                            rows.push(RowInfo { rank, nested: true, more: 0, expanded: false });
+                        }
+                    }
+                }
+            }
+        }
+        self.hits = hits;
+        self.rows = rows;
+        let row = before.and_then(|c| {
+            self.hits.iter().position(|h| h.chunk == c).or_else(|| {
+                let rank = self.file_rank.get(&c)?;
+                self.rows.iter().position(|r| r.rank == *rank && !r.nested)
+            })
+        });
+        self.selected = row.unwrap_or(0).min(self.hits.len().saturating_sub(1));
+    }
+
+    /// The file row the selected row belongs to (itself, or the row it is nested under).
+    pub fn selected_file_row(&self) -> Option<usize> {
+        (0..=self.selected.min(self.rows.len().checked_sub(1)?)).rev().find(|&i| !self.rows[i].nested)
     }
 
     /// Clears the hits (new retriever, or a new search that cannot run yet).
     pub fn reset(&mut self, status: ColumnStatus) {
         self.status = status;
         self.hits.clear();
+        self.rows.clear();
+        self.ranked.clear();
+        self.file_rank.clear();
         self.all_hits.clear();
         self.selected = 0;
         self.offset = 0;
@@ -112,8 +207,31 @@ mod tests {
 
     fn column(n: u32) -> ResultsColumn {
         let mut c = ResultsColumn::new(Retriever::Bm25);
-        c.hits = (0..n).map(|i| Hit { chunk: i * 10, score: 1.0 }).collect();
+        c.ranked = (0..n).map(|i| Hit { chunk: i * 10, score: 1.0 }).collect();
+        c.layout(|id| Some((format!("f{}.rs", id / 20), false)));
         c
+    }
+
+    #[test]
+    fn grouped_rows_nest_a_files_chunks_and_expand_in_place() {
+        // Chunks 0, 10 in f0.rs; 20, 30 in f1.rs; 40 in f2.rs.
+        let mut c = column(5);
+        c.order = ResultOrder::Grouped;
+        c.layout(|id| Some((format!("f{}.rs", id / 20), false)));
+        assert_eq!(c.hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), [0, 20, 40]);
+        assert_eq!(c.rows.iter().map(|r| (r.rank, r.more)).collect::<Vec<_>>(), [(1, 1), (2, 1), (3, 0)]);
+        assert_eq!(c.rank_of(30), Some(2), "a nested chunk counts at its file's row");
+        c.select(1, 10);
+        c.expanded.insert("f1.rs".into());
+        c.layout(|id| Some((format!("f{}.rs", id / 20), false)));
+        assert_eq!(c.hits.iter().map(|h| h.chunk).collect::<Vec<_>>(), [0, 20, 30, 40]);
+        assert!(c.rows[2].nested && c.rows[1].expanded);
+        assert_eq!(c.selected, 1, "the selection stays on its chunk");
+        c.select(2, 10);
+        assert_eq!(c.selected_file_row(), Some(1));
+        c.expanded.clear();
+        c.layout(|id| Some((format!("f{}.rs", id / 20), false)));
+        assert_eq!((c.selected, c.hits.len()), (1, 3), "collapsed: back on the file's row");
     }
 
     #[test]

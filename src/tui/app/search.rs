@@ -1,7 +1,7 @@
 //! Searching and indexing: running searches, accepting only the latest results, and reacting
 //! to the indexer's events.
 
-use super::{App, ColumnStatus, IndexState, RerankStatus, RESULTS_K};
+use super::{scroll_to_show, App, ColumnStatus, IndexState, RerankStatus, ResultsColumn, RESULTS_K};
 use crate::index::query_terms::query_terms;
 use crate::search::{Hit, Retriever};
 use crate::tui::action::{Command, Pane, SearchOutcome, SearchRequest, SearchStage};
@@ -178,7 +178,8 @@ impl App {
         });
     }
 
-    /// The column's list from its hits and the test-file filter; the selection starts over.
+    /// The column's list from its hits and the test-file filter, in the order for the query
+    /// (grouped or flat); the selection starts over.
     fn filter_hits(&mut self, index: usize) {
         let hide = self.hide_tests;
         let keep: Vec<Hit> = self.columns[index]
@@ -187,10 +188,81 @@ impl App {
             .filter(|h| !hide || !self.chunk(h.chunk).is_some_and(|c| c.is_test()))
             .copied()
             .collect();
+        let order = self.order();
         let column = &mut self.columns[index];
-        column.hits = keep;
+        column.hits.clear();
+        column.ranked = keep;
+        column.order = order;
+        self.layout_column(index);
+        let column = &mut self.columns[index];
         column.selected = 0;
         column.offset = 0;
+    }
+
+    /// The order the lists show: the user's (`f`), else the session's for the latest query's
+    /// shape ([`crate::rank::QueryShape`]).
+    pub fn order(&self) -> crate::rank::ResultOrder {
+        self.order_override
+            .unwrap_or_else(|| self.session.order.resolve(self.last_query.as_deref().unwrap_or("")).0)
+    }
+
+    /// Lays column `index`'s ranking out in rows again (its order or expanded files changed).
+    fn layout_column(&mut self, index: usize) {
+        let retriever = self.columns[index].retriever;
+        let mut column = std::mem::replace(&mut self.columns[index], ResultsColumn::new(retriever));
+        column
+            .layout(|id| self.chunk(id).map(|c| (c.path.clone(), c.kind == crate::chunk::ChunkKind::Module)));
+        let rows = super::list_rows(self.areas().columns[index]);
+        column.offset = scroll_to_show(column.offset, column.selected, rows);
+        self.columns[index] = column;
+    }
+
+    /// Shows or hides the chunks nested beneath the selected file's row; the selection goes to
+    /// that row.
+    pub(super) fn toggle_expand(&mut self) {
+        let index = self.active_column;
+        let column = &self.columns[index];
+        if column.order != crate::rank::ResultOrder::Grouped {
+            return self
+                .info("chunk by chunk: every hit has its own row (f groups them by file)".to_string());
+        }
+        let Some(row) = column.selected_file_row() else { return };
+        if column.rows[row].more == 0 {
+            return self.info("this file has no other hit".to_string());
+        }
+        let Some(path) = self.chunk(column.hits[row].chunk).map(|c| c.path.clone()) else { return };
+        let column = &mut self.columns[index];
+        if !column.expanded.remove(&path) {
+            column.expanded.insert(path);
+        }
+        column.selected = row;
+        self.layout_column(index);
+        self.nav.clear();
+    }
+
+    /// Both columns: one row per file, or chunk by chunk. Each keeps the chunk it had
+    /// selected where that is still a row (else its file's row).
+    pub(super) fn toggle_order(&mut self) {
+        use crate::rank::ResultOrder;
+        let order = match self.order() {
+            ResultOrder::Flat => ResultOrder::Grouped,
+            ResultOrder::Grouped => ResultOrder::Flat,
+        };
+        self.order_override = Some(order);
+        for index in 0..self.columns.len() {
+            self.columns[index].order = order;
+            self.layout_column(index);
+        }
+        self.nav.clear();
+        self.info(
+            match order {
+                ResultOrder::Grouped => {
+                    "one row per file, its other hits beneath (x shows them); f: chunk by chunk"
+                }
+                ResultOrder::Flat => "chunk by chunk; f: one row per file",
+            }
+            .to_string(),
+        );
     }
 
     /// Selects the hit whose chunk has this key (`Chunk::key`), if the column lists it.

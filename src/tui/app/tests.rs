@@ -1,6 +1,7 @@
 //! `App::update` fed with actions; the assertions are about what a user would see.
 
 use super::*;
+use crate::rank::{shape::OrderChoice, ResultOrder};
 use crate::tui::action::{EditOp, MouseInput, SearchOutcome, SearchStage};
 use crate::tui::demo::DemoBackend;
 use crate::tui::highlight::highlight;
@@ -9,8 +10,14 @@ use std::time::Duration;
 const QUERY: &str = "Applying a coupon can make the cart total negative";
 
 pub(crate) fn new_app(size: (u16, u16)) -> App {
-    let session =
-        Session { repo: "/repo".into(), model: "demo".into(), device: "cpu".into(), initial_query: None };
+    let session = Session {
+        repo: "/repo".into(),
+        model: "demo".into(),
+        device: "cpu".into(),
+        initial_query: None,
+        // The lists chunk by chunk, whatever the query; grouping has tests of its own.
+        order: OrderChoice::Fixed(ResultOrder::Flat),
+    };
     App::new(session, Theme::default(), size, History::default())
 }
 
@@ -648,4 +655,71 @@ fn without_git_the_history_column_says_history_is_unavailable() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// Grouped by file: one row per file at its best hit, `x` shows the file's other hits beneath
+/// its row and hides them again, the preview follows the selected (nested) hit, and `f`
+/// switches to chunk by chunk and back.
+#[test]
+fn grouped_rows_expand_and_collapse_in_place() {
+    let (mut app, _) = searched_app((120, 36));
+    app.update(Action::Focus(Pane::Left));
+    app.update(Action::ToggleOrder);
+    let column = &app.columns[0];
+    assert_eq!(column.order, ResultOrder::Grouped);
+    let paths: Vec<String> = column.hits.iter().map(|h| app.chunk(h.chunk).unwrap().path.clone()).collect();
+    let mut distinct = paths.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(paths.len(), distinct.len(), "one row per file: {paths:?}");
+    assert_eq!(column.rows.iter().map(|r| r.more + 1).sum::<usize>(), column.ranked.len());
+    // The first file with other hits: select it and expand.
+    let row = column.rows.iter().position(|r| r.more > 0).expect("some file has several hits");
+    let more = column.rows[row].more;
+    let rows_before = column.hits.len();
+    app.update(Action::Move(row as isize));
+    app.update(Action::ToggleExpand);
+    let column = &app.columns[0];
+    assert_eq!(column.hits.len(), rows_before + more);
+    assert!(column.rows[row].expanded && column.rows[row + 1..=row + more].iter().all(|r| r.nested));
+    assert_eq!(column.selected, row, "the selection stays on the file's row");
+    // The preview follows a nested hit.
+    app.update(Action::Move(1));
+    let nested = app.columns[0].hits[row + 1].chunk;
+    assert_eq!(app.columns[0].selected_hit().map(|h| h.chunk), Some(nested));
+    let screen = crate::tui::snapshot_tests::draw(&app);
+    let text: String = screen.buffer().content().iter().map(|c| c.symbol()).collect();
+    assert!(text.contains(&format!("−{more}")) && text.contains("· "), "expanded rows show: {text}");
+    // Collapsing from a nested hit goes back to its file's row.
+    app.update(Action::ToggleExpand);
+    assert_eq!(app.columns[0].hits.len(), rows_before);
+    assert_eq!(app.columns[0].selected, row);
+    // Chunk by chunk again: every hit its own row.
+    app.update(Action::ToggleOrder);
+    assert_eq!(app.columns[0].hits, app.columns[0].ranked);
+    // `x` in the flat order explains itself and changes nothing.
+    app.update(Action::ToggleExpand);
+    assert!(app.message.as_ref().is_some_and(|m| m.text.contains("chunk by chunk")));
+}
+
+/// The order follows the query's shape unless fixed: a short question is answered by files,
+/// an issue chunk by chunk.
+#[test]
+fn the_order_follows_the_query_shape() {
+    let backend = DemoBackend::sample();
+    let session = Session { order: OrderChoice::Auto, ..Session::default() };
+    let mut app = App::new(session, Theme::default(), (120, 36), History::default());
+    let commands = app.update(Action::DenseReady(Arc::new(backend.clone())));
+    settle(&mut app, commands);
+    type_text(&mut app, "coupon total");
+    let commands = app.update(Action::RunSearch);
+    settle(&mut app, commands);
+    assert_eq!(app.columns[0].order, ResultOrder::Grouped);
+    let issue = "Applying a coupon can make the cart total negative. When the discount is larger than \
+                 the subtotal the checkout shows a negative amount and the payment provider rejects it.";
+    app.update(Action::ClearQuery);
+    type_text(&mut app, issue);
+    let commands = app.update(Action::RunSearch);
+    settle(&mut app, commands);
+    assert_eq!(app.columns[0].order, ResultOrder::Flat);
 }

@@ -12,6 +12,7 @@ use crate::search::{FusionMethod, FusionParams, Hit, Retriever};
 use crate::tui::action::Pane;
 use crate::tui::app::{
     list_rows, scroll_to_show, App, ColumnStatus, FirstProgress, IndexState, RerankStatus, ResultsColumn,
+    RowInfo,
 };
 use crate::tui::theme::Theme;
 use crate::Chunk;
@@ -137,7 +138,7 @@ pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
         .map(|(i, hit)| {
             // The cursor shows in both columns; the bar only in the one the preview follows.
             let selected = i == column.selected;
-            let line = layout.line(app, i + 1, *hit, selected);
+            let line = layout.line(app, i, *hit, selected);
             if selected && app.active_column == index {
                 let style = theme.style_or("selection", focused);
                 pad_line(line, inner.width as usize, style).style(style)
@@ -204,7 +205,14 @@ fn summary(
     room: usize,
     first: Option<&FirstProgress>,
 ) -> Option<String> {
-    let n = column.hits.len();
+    let n = column.ranked.len().max(column.hits.len());
+    // Grouped by file: how many files the hits fall in (the rows' order is the files').
+    let files = match column.order {
+        crate::rank::ResultOrder::Grouped => {
+            format!(" in {} files", column.rows.iter().filter(|r| !r.nested).count())
+        }
+        crate::rank::ResultOrder::Flat => String::new(),
+    };
     let candidates = match &column.status {
         ColumnStatus::Searching => vec![" searching… ".to_string()],
         ColumnStatus::Refining => waiting::summaries(n, first),
@@ -218,7 +226,12 @@ fn summary(
                 RerankStatus::Pending => " · reranking…".to_string(),
                 RerankStatus::Done { took, .. } => format!(" · {RERANKED} {} ms", took.as_millis()),
             };
-            vec![format!(" {n} hits{ms}{rerank} "), format!(" {n} hits{rerank} "), format!(" {n} hits ")]
+            vec![
+                format!(" {n} hits{files}{ms}{rerank} "),
+                format!(" {n} hits{files}{rerank} "),
+                format!(" {n} hits{files} "),
+                format!(" {n} hits "),
+            ]
         }
         _ => Vec::new(),
     };
@@ -295,6 +308,10 @@ struct RowLayout {
     named: Vec<bool>,
     marker_w: usize,
     marks: Vec<Option<usize>>,
+    /// Per row: the rank it shows and whether it is a file's row with hits nested beneath.
+    rows: Vec<RowInfo>,
+    /// Per row, the name it shows (`+N` after a file's row, `· ` before a nested hit).
+    names: Vec<String>,
     /// How every row's name and location are shortened (`fit`'s rule: one step for both lists).
     step: Shortening,
 }
@@ -318,7 +335,7 @@ impl RowLayout {
             other: other.retriever,
             fusion: *fusion,
             cells,
-            rank_w: column.hits.len().to_string().len(),
+            rank_w: row_infos(column).iter().map(|r| r.rank).max().unwrap_or(0).to_string().len(),
             score: cells >= SCORE_MIN_WIDTH,
             score_w: column
                 .hits
@@ -330,6 +347,8 @@ impl RowLayout {
             named: named_hits(app, column, fusion),
             marker_w,
             marks,
+            rows: row_infos(column),
+            names: row_names(app, column),
             step: Shortening::NONE,
         }
     }
@@ -337,7 +356,8 @@ impl RowLayout {
     /// The step this list's rows need by themselves, beside the other column's ranks (`D3`),
     /// which every row that has one keeps.
     fn own_step(&self, app: &App, index: usize) -> Shortening {
-        fit::choose(&rows(app, &app.columns[index]), self.with_mark())
+        let names = row_names(app, &app.columns[index]);
+        fit::choose(&rows(app, &app.columns[index], &names), self.with_mark())
     }
 
     /// The cells before a row's name: cursor, rank, score, demotion flag, named mark, kind.
@@ -357,14 +377,19 @@ impl RowLayout {
         self.available().saturating_sub(marks)
     }
 
-    fn line(&self, app: &App, rank: usize, hit: Hit, selected: bool) -> Line<'static> {
+    /// Row `row` of the list (its index in the column's rows).
+    fn line(&self, app: &App, row: usize, hit: Hit, selected: bool) -> Line<'static> {
         let theme: &Theme = &app.theme;
+        let info = self.rows.get(row).copied();
+        let rank = info.map_or(row + 1, |r| r.rank);
         let Some(chunk) = app.chunk(hit.chunk) else {
             return Line::raw(format!("{rank:>w$} <chunk {} missing>", hit.chunk, w = self.rank_w));
         };
+        // A hit nested beneath its file's row shows no rank of its own (it has its file's).
+        let shown = if info.is_some_and(|r| r.nested) { String::new() } else { rank.to_string() };
         let mut spans = vec![
             Span::styled(if selected { "›" } else { " " }, theme.style("results.marker")),
-            Span::styled(format!("{rank:>w$}", w = self.rank_w), theme.style("results.rank")),
+            Span::styled(format!("{shown:>w$}", w = self.rank_w), theme.style("results.rank")),
         ];
         if self.score {
             let score = format!(" {:>w$}", format_score(self.retriever, hit.score), w = self.score_w);
@@ -375,7 +400,7 @@ impl RowLayout {
             spans.push(Span::styled(flag, theme.style("results.marker")));
         }
         // A named hit's mark takes the gap before its kind, so no row loses a cell to it.
-        let gap = if self.named[rank - 1] { NAMED } else { " " };
+        let gap = if self.named.get(row).copied().unwrap_or(false) { NAMED } else { " " };
         spans.extend([
             Span::styled(gap, theme.style("results.marker")),
             kind_span(theme, chunk.kind),
@@ -384,11 +409,12 @@ impl RowLayout {
         debug_assert_eq!(spans.iter().map(|s| width(&s.content)).sum::<usize>(), self.prefix());
         // Locations line up before the marks. A row with a mark always shows it (its name and
         // file give way instead); one without may take the marks' cells when it needs them.
-        let row = Row { name: &chunk.name, path: &chunk.path, line: chunk.start_line };
-        let mark = self.marks[rank - 1].map(|r| format!("{}{r}", marker_letter(self.other)));
-        let aligned = mark.is_some() || fit::fits(&row, self.step, self.with_mark());
+        let name = self.names.get(row).map_or(chunk.name.as_str(), String::as_str);
+        let fit_row = Row { name, path: &chunk.path, line: chunk.start_line };
+        let mark = self.marks.get(row).copied().flatten().map(|r| format!("{}{r}", marker_letter(self.other)));
+        let aligned = mark.is_some() || fit::fits(&fit_row, self.step, self.with_mark());
         let available = if aligned { self.with_mark() } else { self.available() };
-        let (name, location) = fit::fit(&row, self.step, available);
+        let (name, location) = fit::fit(&fit_row, self.step, available);
         let gap = available.saturating_sub(width(&name) + width(&location));
         spans.extend([
             Span::styled(name, theme.style("results.name")),
@@ -403,10 +429,44 @@ impl RowLayout {
     }
 }
 
-/// Each hit of `column` as its row shows it.
-fn rows<'a>(app: &'a App, column: &ResultsColumn) -> Vec<Row<'a>> {
-    let chunks = column.hits.iter().filter_map(|h| app.chunk(h.chunk));
-    chunks.map(|c| Row { name: &c.name, path: &c.path, line: c.start_line }).collect()
+/// Each hit of `column` as its row shows it, with the names of [`row_names`].
+fn rows<'a>(app: &'a App, column: &ResultsColumn, names: &'a [String]) -> Vec<Row<'a>> {
+    let chunks = column.hits.iter().zip(names).filter_map(|(h, n)| app.chunk(h.chunk).map(|c| (c, n)));
+    chunks.map(|(c, name)| Row { name, path: &c.path, line: c.start_line }).collect()
+}
+
+/// How each row of `column` shows: its [`RowInfo`], or the flat rank where the column has
+/// none (a list set by hand).
+fn row_infos(column: &ResultsColumn) -> Vec<RowInfo> {
+    (0..column.hits.len())
+        .map(|i| {
+            column.rows.get(i).copied().unwrap_or(RowInfo {
+                rank: i + 1,
+                nested: false,
+                more: 0,
+                expanded: false,
+            })
+        })
+        .collect()
+}
+
+/// The name each row shows: a file's row with hits beneath says how many (`+2`, or `−2` while
+/// they show), a nested hit starts with `· `.
+fn row_names(app: &App, column: &ResultsColumn) -> Vec<String> {
+    column
+        .hits
+        .iter()
+        .zip(row_infos(column))
+        .map(|(h, info)| {
+            let name = app.chunk(h.chunk).map_or("", |c| c.name.as_str());
+            match info {
+                RowInfo { nested: true, .. } => format!("· {name}"),
+                RowInfo { more: 0, .. } => name.to_string(),
+                RowInfo { more, expanded: true, .. } => format!("{name} −{more}"),
+                RowInfo { more, .. } => format!("{name} +{more}"),
+            }
+        })
+        .collect()
 }
 
 /// The width (borders included) at which the list in column `index` shows every row whole,
@@ -420,6 +480,7 @@ pub fn needed_width(app: &App, index: usize) -> Option<u16> {
     let fusion = app.backend.as_ref().map(|b| b.fusion()).unwrap_or_default();
     let layout = RowLayout::unshortened(app, index, &fusion, usize::from(u16::MAX));
     let marks = if layout.marker_w > 0 { layout.marker_w + 1 } else { 0 };
-    let cells = layout.prefix() + fit::widest(&rows(app, column)) + marks + 2;
+    let names = row_names(app, column);
+    let cells = layout.prefix() + fit::widest(&rows(app, column, &names)) + marks + 2;
     Some(u16::try_from(cells).unwrap_or(u16::MAX))
 }

@@ -286,6 +286,7 @@ mod tests {
             model: "all-MiniLM-L6-v2 + CoRet".into(),
             device: "cuda:0".into(),
             initial_query: None,
+            order: Default::default(),
         };
         let mut app = App::new(session, Theme::default(), (80, 24), History::default());
         let t0 = Instant::now();

@@ -1,0 +1,16 @@
+//! Ranking's own room: what a ranked chunk list becomes before a person (or an agent) reads it.
+//! - [`group`]: the grouped view of a ranking, one row per file at its best chunk's rank.
+//! - [`shape`]: what kind of query this is (an issue, a short question, a name) and which
+//!   order, flat or grouped, it is shown in.
+//! - [`names`]: a query that names a definition (`Router`, `Runtime::spawn`) finds where it is
+//!   defined; a short question's words weakly match file and directory names.
+//!
+//! Fusion itself lives in [`crate::search`] and the searcher in [`crate::searcher`]; both
+//! call down into this module, never the other way.
+
+pub mod group;
+pub mod names;
+pub mod shape;
+
+pub use group::{group_hits, FileGroup};
+pub use shape::{QueryShape, ResultOrder};
