@@ -260,9 +260,7 @@ pub fn locate_within(
         }
     }
     hits.truncate(top_k);
-    hits.retain(|h| {
-        repo.chunks.get(h.chunk as usize).is_some_and(|c| req.include_tests || !c.is_test())
-    });
+    hits.retain(|h| repo.chunks.get(h.chunk as usize).is_some_and(|c| req.include_tests || !c.is_test()));
     let files = crate::rank::group::group_in(repo, &hits)
         .into_iter()
         .enumerate()

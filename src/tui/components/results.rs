@@ -411,7 +411,8 @@ impl RowLayout {
         // file give way instead); one without may take the marks' cells when it needs them.
         let name = self.names.get(row).map_or(chunk.name.as_str(), String::as_str);
         let fit_row = Row { name, path: &chunk.path, line: chunk.start_line };
-        let mark = self.marks.get(row).copied().flatten().map(|r| format!("{}{r}", marker_letter(self.other)));
+        let mark =
+            self.marks.get(row).copied().flatten().map(|r| format!("{}{r}", marker_letter(self.other)));
         let aligned = mark.is_some() || fit::fits(&fit_row, self.step, self.with_mark());
         let available = if aligned { self.with_mark() } else { self.available() };
         let (name, location) = fit::fit(&fit_row, self.step, available);
