@@ -140,8 +140,12 @@ plan_items() {
     # The multi-language dev set when prepared (devm: multi.jsonl, pack-multi); train-prs'
     # first slice, and the others that are prepared; then the balanced sample.
     [ ! -f "$STORE/devm/multi.jsonl" ] || echo devm
-    echo shards/train1.shard
-    for n in 2 3 4; do [ ! -f "$STORE/shards/train$n.shard" ] || echo "shards/train$n.shard"; done
+    # MULTI_TRAINPRS=0: whichever slices are prepared, none required.
+    [ "${MULTI_TRAINPRS:-1}" = 0 ] || echo shards/train1.shard
+    for n in 1 2 3 4; do
+      [ "$n" = 1 ] && [ "${MULTI_TRAINPRS:-1}" != 0 ] && continue
+      [ ! -f "$STORE/shards/train$n.shard" ] || echo "shards/train$n.shard"
+    done
     multi_shards
     return 0
   fi

@@ -137,8 +137,11 @@ train() {
     done
     own+=(--resume)
   fi
+  # lr 5e-4 unless the run names its own (a flag given twice is a usage error).
+  local lr=(--lr 5e-4)
+  [[ " ${own[*]} " != *" --lr "* ]] || lr=()
   local -a flags=(--train "$first" ${rest:+--more-shards "$rest"} --output "$out" --batch "$BATCH"
-    --negatives "$NEGATIVES" --epochs 1 --grad-slice "$GRAD_SLICE" --seed 0 --lr 5e-4 "${own[@]}")
+    --negatives "$NEGATIVES" --epochs 1 --grad-slice "$GRAD_SLICE" --seed 0 "${lr[@]}" "${own[@]}")
   # The number of updates is fixed at the run's start (a resumed run must keep its plan).
   if [ ! -f "$out/steps" ]; then
     mkdir -p "$out"

@@ -250,8 +250,8 @@ fn leading_doc(span: &[&str]) -> (Option<String>, Option<usize>) {
             in_block = !end;
             continue;
         }
-        if t.starts_with("/*") {
-            in_block = !t[2..].contains("*/");
+        if let Some(opened) = t.strip_prefix("/*") {
+            in_block = !opened.contains("*/");
             doc.push(strip_block(t));
         } else if let Some(rest) = t.strip_prefix("//") {
             doc.push(rest.trim_start_matches(['/', '!']).trim().to_string());
@@ -418,7 +418,7 @@ pub fn mask(sentence: &str, qualified: &str) -> String {
         .collect();
     let is_name = |w: &str| {
         let w = w.to_lowercase();
-        parts.iter().any(|p| *p == w)
+        parts.contains(&w)
     };
     let mut out = Vec::new();
     for word in sentence.split_whitespace() {

@@ -133,11 +133,11 @@ fn doc_comments_become_masked_queries_whose_gold_is_their_definition() {
         let snap = index_instance(p, &dir.join(".git"), opts, &mut snaps).unwrap();
         assert_eq!(snap.gold.chunks.len(), 1, "{}: {:?}", p.problem_statement, snap.gold);
         let chunk = &snap.index.chunks[snap.gold_ids[0]];
-        let expected = match p.problem_statement.split_whitespace().nth(1).unwrap() {
-            "the" => "backoff_delay",
-            "reads" => "ParseConfig",
-            "home" => "resolve_home",
-            "rate" => "TokenBucket",
+        let expected = match p.problem_statement.split_whitespace().next().unwrap() {
+            "Computes" => "backoff_delay",
+            "_" => "ParseConfig",
+            "Find" => "resolve_home",
+            "A" => "TokenBucket",
             _ => "release",
         };
         assert!(chunk.name.ends_with(expected), "{} -> {}", p.problem_statement, chunk.name);
