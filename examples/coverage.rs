@@ -111,7 +111,7 @@ fn main() -> anyhow::Result<()> {
         let defs = 100.0 * t.in_defs as f64 / t.code.max(1) as f64;
         println!("| {} | {} | {} | {:.1} % | {defs:.1} % |", lang.name(), t.files, t.code, pct(t));
     }
-    misses.sort_by(|a, b| b.0.cmp(&a.0));
+    misses.sort_by_key(|m| std::cmp::Reverse(m.0));
     for (n, path, lines) in misses.iter().take(worst) {
         println!("\n== {path}: {n} uncovered");
         for l in lines.iter().take(12) {
