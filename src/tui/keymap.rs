@@ -44,7 +44,7 @@ pub const BINDINGS: &[Binding] = &[
     b("Results", "y", "send path:line to the clipboard (OSC 52)"),
     b("Results", "t", "right column: dense, hybrid, history"),
     b("Results", "T", "hide / show hits in test files"),
-    b("Results", "x", "show / hide a file's other hits (+N) beneath its row"),
+    b("Results", "x", "show / hide a file's other hits (+N)"),
     b("Results", "f", "one row per file, or chunk by chunk"),
     b("Results", "Ctrl-D  Ctrl-U", "scroll the preview half a page"),
     b("Results", "p  n", "go to the preview / the call graph"),
