@@ -35,7 +35,7 @@ fn wrap(line: Line<'static>, width: usize, indent: usize) -> Vec<Line<'static>> 
         return vec![line];
     }
     let mut out = Vec::new();
-    let (mut current, mut used, mut start) = (Vec::new(), 0, 0);
+    let (mut current, mut used, mut start): (Vec<Span<'static>>, usize, usize) = (Vec::new(), 0, 0);
     for span in line.spans {
         for piece in span.content.split_inclusive(' ') {
             let w = super::width(piece.trim_end());

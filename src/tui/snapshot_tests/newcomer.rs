@@ -85,7 +85,7 @@ fn the_issue_box_wraps_between_words_and_counts_only_lines_with_text() {
     app.update(Action::Focus(crate::tui::action::Pane::Left));
     let screen = draw(&app);
     let text: Vec<String> =
-        (1..4).map(|y| (1..39).map(|x| screen.buffer()[(x, y)].symbol()).collect::<String>()).collect();
+        (1..2).map(|y| (1..39).map(|x| screen.buffer()[(x, y)].symbol()).collect::<String>()).collect();
     for line in &text {
         let words: Vec<&str> = line.split('…').next().unwrap_or("").split_whitespace().collect();
         for w in words {
