@@ -2,7 +2,8 @@
 //! them: the binary in a pseudo-terminal (fresh cache), the issue pasted at once and Ctrl-S,
 //! the right column switched to the hybrid (F6), and the screen polled for
 //!   - `bm25`: the BM25 column's first hits;
-//!   - `first`: the hybrid's first answer (`first answer, refining…`, over what is embedded);
+//!   - `first`: the hybrid's first answer (`N hits so far · embedding the K chunks this issue
+//!     needs…`, over what is embedded);
 //!   - `final`: the hybrid's answer over the issue's own chunks (`N hits · M ms`).
 //!
 //! `cargo run --release --example tui_cold -- BINARY REPO ISSUE_FILE` prints one JSON line.
@@ -88,12 +89,13 @@ fn main() -> anyhow::Result<()> {
             bm25 = Some(t);
         }
         if let Some(title) = hybrid_title {
-            if first.is_none() && title.contains("first answer") {
+            // The refining column's header counts what it waits for (`embedding …`).
+            if first.is_none() && title.contains("embedding") {
                 first = Some(t);
                 status_at_first = rows.last().cloned().unwrap_or_default().trim().to_string();
             }
             // Both headers say `N hits · M ms` once the hybrid's answer is final.
-            if !title.contains("first answer") && title.matches(" ms").count() >= 2 {
+            if !title.contains("embedding") && title.matches(" ms").count() >= 2 {
                 last = Some(t);
             }
         }

@@ -104,15 +104,17 @@ pub fn build_serving(
         let mut served = false;
         while let Ok(req) = requests.try_recv() {
             let need = plan.missing_among(store, req.ids.iter().filter_map(|&id| plan.position(id)));
-            let step = Offset { inner: progress, done, total };
+            progress.report_first(0, need.len());
+            let step = Offset { inner: progress, done, total, first: Some(need.len()) };
             done += plan.embed(&towers.chunk, source, store, &need, &step, BATCH)?;
+            progress.report_first(need.len(), need.len());
             let _ = req.reply.send(Arc::new(answer(store)?));
             served = true;
         }
         let batch = &todo[next..todo.len().min(next + BATCH)];
         next += batch.len();
         let need = plan.missing_among(store, batch.iter().copied());
-        let step = Offset { inner: progress, done, total };
+        let step = Offset { inner: progress, done, total, first: None };
         done += plan.embed(&towers.chunk, source, store, &need, &step, BATCH)?;
         since_publish += 1;
         if served || since_publish >= PUBLISH_EVERY {
@@ -146,12 +148,17 @@ struct Offset<'a> {
     inner: &'a dyn Progress,
     done: usize,
     total: usize,
+    /// A search's own chunks (this many): the step reports them as `report_first` too.
+    first: Option<usize>,
 }
 
 impl Progress for Offset<'_> {
     fn report(&self, phase: Phase, done: usize, _total: usize) {
         if phase == Phase::Embed {
             self.inner.report(phase, (self.done + done).min(self.total), self.total);
+            if let Some(n) = self.first {
+                self.inner.report_first(done.min(n), n);
+            }
         }
     }
     fn report_embed_work(&self, _work: EmbedWork) {}

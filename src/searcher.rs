@@ -8,7 +8,6 @@ use crate::index::dense::VectorStore;
 use crate::mentions::{NamedFiles, NamedSymbols};
 use crate::model::Towers;
 use crate::progress::Progress;
-use crate::repo::source::is_test_path;
 use crate::rerank::{self, Reranker};
 use crate::search::{demote_tests, fuse, FusionParams, Hit, Retriever, FUSION_DEPTH};
 use crate::semantic::{DenseOptions, DenseSearcher, Scope};
@@ -102,8 +101,7 @@ impl Searcher {
     /// reach those). Ascending chunk ids, no repeats.
     pub fn query_candidates(&self, query: &str, bm25_top: usize, skip_tests: bool) -> Result<Vec<u32>> {
         let repo = &self.repo;
-        let kept =
-            |id: u32| !(skip_tests && repo.chunks.get(id as usize).is_some_and(|c| is_test_path(&c.path)));
+        let kept = |id: u32| !(skip_tests && repo.chunks.get(id as usize).is_some_and(|c| c.is_test()));
         // Deeper until `bm25_top` kept chunks or BM25 has no more: tests can fill its head.
         let mut depth = bm25_top;
         let bm25 = loop {
@@ -315,9 +313,9 @@ pub fn shared_vector_log(store_dir: &std::path::Path, repo: &str) -> std::path::
     store_dir.join(format!("{}.vectors", repo.replace('/', "+")))
 }
 
-/// [`demote_tests`] by the paths of `repo`'s chunks.
+/// [`demote_tests`] by `Chunk::is_test` of `repo`'s chunks.
 pub fn demote_tests_in(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
-    demote_tests(hits, weight, |c| repo.chunks.get(c as usize).is_some_and(|ch| is_test_path(&ch.path)))
+    demote_tests(hits, weight, |c| repo.chunks.get(c as usize).is_some_and(|ch| ch.is_test()))
 }
 
 /// The hybrid ranking: the fusion (`params.method`) of the BM25, dense and (when given) history lists,
@@ -715,6 +713,7 @@ mod tests {
             callees: vec![vec![2], vec![], vec![], vec![]],
             callers: vec![vec![], vec![], vec![0], vec![]],
             unresolved: vec![vec![]; 4],
+            unresolved_callers: vec![vec![]; 4],
         };
         let hits =
             vec![Hit { chunk: 0, score: 1.0 }, Hit { chunk: 1, score: 0.5 }, Hit { chunk: 3, score: 0.4 }];

@@ -7,7 +7,6 @@ use crate::error::{Error, Result};
 use crate::index::dense::{token_key, vector_key, DenseIndex, VectorKey, VectorStore};
 use crate::model::{pipeline, Encoder, EncoderInput, TokenizedInput, Towers};
 use crate::progress::{EmbedWork, Phase, Progress};
-use crate::repo::source::is_test_path;
 use crate::search::Hit;
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -111,7 +110,7 @@ pub type InputSource<'a> = (&'a [Chunk], &'a CallGraph, &'a DenseOptions);
 impl DensePlan {
     pub fn new(encoder: &Encoder, chunks: &[Chunk], graph: &CallGraph, opts: &DenseOptions) -> Self {
         let rows: Vec<u32> = (0..chunks.len())
-            .filter(|&i| !(opts.skip_tests && is_test_path(&chunks[i].path)))
+            .filter(|&i| !(opts.skip_tests && chunks[i].is_test()))
             .map(|i| i as u32)
             .collect();
         // Keyed by the encoder's fingerprint and the input options: new weights, a cache of their own.

@@ -49,6 +49,20 @@ fn impossible_flag_values_are_usage_errors_naming_the_flag() {
     assert!(err.contains("--query"), "a hint about --query: {err}");
 }
 
+/// Reported (issue #61): without a terminal, a missing path read "the TUI needs a terminal".
+#[test]
+fn a_missing_path_is_named_with_or_without_a_terminal() {
+    let cache = tempfile::tempdir().unwrap();
+    let missing = cache.path().join("no-such-checkout");
+    let (code, err) = fails(coret(cache.path()).arg(&missing));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no-such-checkout") && !err.contains("needs a terminal"), "{err}");
+    let repo = common::fixture_repo();
+    let (code, err) = fails(coret(cache.path()).arg(repo.path()));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("needs a terminal"), "a good path without a terminal: {err}");
+}
+
 #[test]
 fn no_cache_wins_over_the_cache_directory_from_the_environment() {
     let repo = common::fixture_repo();

@@ -24,7 +24,7 @@ mod modules;
 mod other;
 mod resolve;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,11 @@ pub struct CallGraph {
     /// `self.console.print`; `….m` for a receiver that is not a dotted name), deduplicated,
     /// in source order, at most [`MAX_UNRESOLVED`] per chunk.
     pub unresolved: Vec<Vec<String>>,
+    /// Calls elsewhere left unresolved that name this chunk (`item.acceptNth()` for
+    /// `Item.acceptNth`): callers the graph could not confirm, as `(caller, line)`, by
+    /// ascending caller id, at most [`MAX_UNRESOLVED`] per chunk. A chunk without resolved
+    /// callers is not dead code while this holds some.
+    pub unresolved_callers: Vec<Vec<(u32, u32)>>,
 }
 
 impl CallGraph {
@@ -58,7 +63,8 @@ impl CallGraph {
         let repo = Repo::new(files);
         let offsets: Vec<u32> = (0..files.len()).map(|f| repo.global_id(f, 0)).collect();
         let other = Other::new(files, &offsets);
-        let (callees, unresolved): (Vec<Vec<u32>>, Vec<Vec<String>>) = files
+        type PerChunk = (Vec<u32>, Vec<String>, Vec<(String, u32)>);
+        let linked: Vec<PerChunk> = files
             .par_iter()
             .enumerate()
             .flat_map_iter(|(f, file)| {
@@ -70,6 +76,7 @@ impl CallGraph {
                     let mut callees = Vec::new();
                     let mut seen = HashSet::new();
                     let mut unresolved = Vec::new();
+                    let mut unknown = Vec::new();
                     for site in sites {
                         let target = match lang {
                             Some(lang) => other.resolve_call(f, local, lang, site),
@@ -81,20 +88,30 @@ impl CallGraph {
                                     callees.push(callee);
                                 }
                             }
-                            Target::Unknown if unresolved.len() < MAX_UNRESOLVED => {
+                            Target::Unknown => {
                                 if let Some(text) = worth_listing(site) {
-                                    if !unresolved.contains(&text) {
+                                    if unresolved.len() < MAX_UNRESOLVED && !unresolved.contains(&text) {
                                         unresolved.push(text);
                                     }
+                                    unknown.push((site.name.clone(), site.line));
                                 }
                             }
-                            Target::Unknown | Target::Outside => {}
+                            Target::Outside => {}
                         }
                     }
-                    (callees, unresolved)
+                    (callees, unresolved, unknown)
                 })
             })
-            .unzip();
+            .collect();
+        let mut callees = Vec::with_capacity(linked.len());
+        let mut unresolved = Vec::with_capacity(linked.len());
+        let mut unknown = Vec::with_capacity(linked.len());
+        for (c, u, k) in linked {
+            callees.push(c);
+            unresolved.push(u);
+            unknown.push(k);
+        }
+        let unresolved_callers = unresolved_callers(files, &unknown);
         let mut callers = vec![Vec::new(); callees.len()];
         for (caller, targets) in callees.iter().enumerate() {
             for &callee in targets {
@@ -103,7 +120,7 @@ impl CallGraph {
                 }
             }
         }
-        CallGraph { callees, callers, unresolved }
+        CallGraph { callees, callers, unresolved, unresolved_callers }
     }
 
     /// Number of (caller, callee) edges.
@@ -114,12 +131,38 @@ impl CallGraph {
             callees: vec![Vec::new(); chunks],
             callers: vec![Vec::new(); chunks],
             unresolved: vec![Vec::new(); chunks],
+            unresolved_callers: vec![Vec::new(); chunks],
         }
     }
 
     pub fn edge_count(&self) -> usize {
         self.callees.iter().map(Vec::len).sum()
     }
+}
+
+/// Per chunk, the unresolved calls (`unknown[caller]`: name and line) that name it: its own
+/// name's last component (`acceptNth` of `Item.acceptNth`). Module chunks are never called.
+fn unresolved_callers(files: &[FileSyntax], unknown: &[Vec<(String, u32)>]) -> Vec<Vec<(u32, u32)>> {
+    let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
+    let chunks = files.iter().flat_map(|f| f.chunks.iter());
+    for (id, chunk) in chunks.enumerate() {
+        if chunk.kind != crate::chunk::ChunkKind::Module {
+            let last = chunk.name.rsplit('.').next().unwrap_or(&chunk.name);
+            by_name.entry(last).or_default().push(id as u32);
+        }
+    }
+    let mut out = vec![Vec::new(); unknown.len()];
+    for (caller, sites) in unknown.iter().enumerate() {
+        for (name, line) in sites {
+            for &callee in by_name.get(name.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
+                let list: &mut Vec<(u32, u32)> = &mut out[callee as usize];
+                if callee as usize != caller && list.len() < MAX_UNRESOLVED {
+                    list.push((caller as u32, *line));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// An unresolved call as written, unless it is most likely a built-in type's method
@@ -132,7 +175,16 @@ fn worth_listing(site: &CallSite) -> Option<String> {
     }
     Some(match &site.receiver {
         Receiver::None | Receiver::Local => name.to_string(),
-        Receiver::Path(path) => format!("{}.{name}", path.join(".")),
+        Receiver::Path(path) => {
+            // Go's receiver as the code names it (`t.pwindow.Height`), not the `self` it resolved as.
+            let mut parts: Vec<&str> = path.iter().map(String::as_str).collect();
+            if let (Some(first), Some(own)) = (parts.first_mut(), site.self_written.as_deref()) {
+                if *first == "self" {
+                    *first = own;
+                }
+            }
+            format!("{}.{name}", parts.join("."))
+        }
         Receiver::Super => format!("super().{name}"),
         Receiver::Other => format!("….{name}"),
     })

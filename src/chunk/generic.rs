@@ -10,7 +10,9 @@
 //! - Doc comments and attributes directly above a definition belong to it (text and span).
 //! - The module chunk holds what no chunk holds (imports, constants, macros, `impl` headers);
 //!   its span is the whole file, so only lines outside every definition fall to it.
-//! - Test code inside a source file (Rust `#[cfg(test)]` modules) yields no chunk.
+//! - Test code inside a source file (Rust `#[cfg(test)]` modules) yields no chunk; other items
+//!   the language marks as tests (`#[test] fn` at the top level, `#[cfg(test)] fn`) are chunks
+//!   marked `test` (`Rules::is_test_item`).
 
 use std::cell::RefCell;
 
@@ -246,7 +248,9 @@ impl<'s> Extractor<'s> {
             }
             (None, None) => (kind, name, format!("{}\n{code}", self.path)),
         };
-        self.push_chunk(kind, name, (start, end), text)
+        let chunk = self.push_chunk(kind, name, (start, end), text);
+        self.chunks[chunk].test = self.rules.is_test_item(outer, self.src);
+        chunk
     }
 
     /// The type's chunk and the scope of its body.
@@ -267,6 +271,7 @@ impl<'s> Extractor<'s> {
         let summary = self.type_text(start, end, &name, body);
         let text = format!("{}\n{summary}", self.path);
         let chunk = self.push_chunk(ChunkKind::Class, qualified.clone(), (start, end), text);
+        self.chunks[chunk].test = self.rules.is_test_item(outer, self.src);
         self.classes.push(ClassInfo { name: qualified.clone(), chunk: chunk as u32, bases: Vec::new() });
         let header = self.header(outer, body);
         self.types.push(TypeCtx { name: qualified, header });
@@ -278,16 +283,16 @@ impl<'s> Extractor<'s> {
             return;
         }
         // Go names its receiver: `s.helper()` in `func (s *Server) …` is a call on self.
-        let receiver = match (receiver, &self.self_names[owner]) {
+        let (receiver, self_written) = match (receiver, &self.self_names[owner]) {
             (Receiver::Path(mut path), Some(own)) if path.first() == Some(own) => {
                 path[0] = "self".into();
-                Receiver::Path(path)
+                (Receiver::Path(path), Some(own.clone()))
             }
-            (receiver, _) => receiver,
+            (receiver, _) => (receiver, None),
         };
         let pos = at.start_byte();
         let line = self.lines.line_of(pos) as u32;
-        self.calls[owner].push((pos, CallSite { name, receiver, line }));
+        self.calls[owner].push((pos, CallSite { name, receiver, line, self_written }));
     }
 
     /// Where a definition's chunk starts: the doc comments and attributes directly above it

@@ -249,3 +249,66 @@ fn a_name_several_definitions_share_is_listed_not_guessed() {
     let graph = CallGraph::build(&files);
     assert_eq!(graph.callees[5], [1], "`a.Helper` is pkg/a's: {:?}", graph.callees);
 }
+
+#[test]
+fn rust_test_items_outside_a_test_module_are_test_chunks() {
+    let file = fixture("bench_cmd.rs");
+    let tests: Vec<(&str, bool)> = file
+        .chunks
+        .iter()
+        .filter(|c| c.kind != ChunkKind::Module)
+        .map(|c| (c.name.as_str(), c.test))
+        .collect();
+    assert_eq!(
+        tests,
+        [
+            ("parse_time", false),
+            ("parses_seconds", true),
+            ("parses_async", true),
+            ("fixture", true),
+            ("Runner.fake", true),
+            ("Runner", false),
+            ("Runner.run", false),
+        ],
+        "#[test], #[tokio::test(…)], #[cfg(test)] items and methods of a #[cfg(test)] impl"
+    );
+    assert!(file.chunks.iter().filter(|c| c.test).all(|c| c.is_test()));
+}
+
+#[test]
+fn every_language_row_has_a_test_rule_for_its_files_and_items() {
+    use crate::lang::{is_test_path, Lang};
+    for (path, lang) in [
+        ("src/core_test.go", Lang::Go),
+        ("src/cart.test.js", Lang::JavaScript),
+        ("src/__tests__/cart.ts", Lang::TypeScript),
+        ("src/test/java/com/x/Cart.java", Lang::Java),
+        ("tests/zbuf.c", Lang::C),
+        ("test/format.cc", Lang::Cpp),
+        ("src/tests.rs", Lang::Rust),
+    ] {
+        assert!(is_test_path(path), "{} {path}", lang.name());
+    }
+    let rust = Lang::Rust.spec().test_attribute;
+    assert!(rust("#[test]") && rust("#[cfg(test)]") && rust("#[tokio::test]"));
+    assert!(!rust("#[cfg(not(test))]") && !rust("#[inline]") && !rust("#[cfg(any(test,feature=\"x\"))]"));
+}
+
+#[test]
+fn go_unresolved_calls_keep_the_receiver_name_as_written() {
+    let files = [fixture("terminal.go")];
+    let (callees, unresolved) = calls(&files, "Terminal.resize");
+    assert_eq!(callees, ["Terminal.margin"], "`t.margin()` resolves through the receiver");
+    assert_eq!(unresolved, ["t.pwindow.Height"], "as the code says it, not `self.pwindow.Height`");
+}
+
+#[test]
+fn unresolved_calls_are_kept_as_call_sites_of_the_chunks_they_name() {
+    let files = [fixture("terminal.go")];
+    let graph = CallGraph::build(&files);
+    let all: Vec<&str> = files[0].chunks.iter().map(|c| c.name.as_str()).collect();
+    let id = |n: &str| all.iter().position(|c| *c == n).unwrap();
+    assert!(graph.callers[id("Window.Height")].is_empty(), "`t.pwindow` has no known type");
+    assert_eq!(graph.unresolved_callers[id("Window.Height")], [(id("Terminal.resize") as u32, 16)]);
+    assert!(graph.unresolved_callers[id("Terminal.margin")].is_empty(), "resolved: a caller, not a site");
+}

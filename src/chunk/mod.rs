@@ -70,12 +70,31 @@ pub struct Chunk {
     pub end_line: usize,
     /// What the retrievers see; starts with the file path.
     pub text: String,
+    /// Test code inside a source file by its language's rule (Rust `#[test]`, `#[cfg(test)]`
+    /// items); test files are known by their path. Read it through [`Chunk::is_test`].
+    pub test: bool,
 }
 
 impl Chunk {
     /// Stable human-readable key, `path::qualified_name`.
     pub fn key(&self) -> String {
         format!("{}::{}", self.path, self.name)
+    }
+
+    /// Where the chunk is, for people: `src/cli.rs:10-24`. A module chunk spans its whole file
+    /// but holds only what no other chunk does (imports, constants), so it reads
+    /// `src/cli.rs · module-level code`, never as a hit on the whole file.
+    pub fn location(&self) -> String {
+        match self.kind {
+            ChunkKind::Module => format!("{} · module-level code", self.path),
+            _ => format!("{}:{}-{}", self.path, self.start_line, self.end_line),
+        }
+    }
+
+    /// Whether this is test code: an item its language marks as a test, or any chunk of a test
+    /// file (`crate::lang::is_test_path`). Every client demotes, hides and skips tests by this.
+    pub fn is_test(&self) -> bool {
+        self.test || crate::lang::is_test_path(&self.path)
     }
 }
 

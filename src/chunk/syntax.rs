@@ -62,6 +62,9 @@ pub struct CallSite {
     pub receiver: Receiver,
     /// 1-based line of the called name.
     pub line: u32,
+    /// The receiver's name as written where the chunker reads it as `self` (Go's `t` in
+    /// `func (t *Terminal) …`), so that clients show the call as the code says it.
+    pub self_written: Option<String>,
 }
 
 /// What an import statement brings in.

@@ -57,6 +57,11 @@ fn module_chunk_spans_the_file_and_holds_only_non_definitions() {
     assert_eq!(module.text, "m.py\nimport os");
     assert_eq!((module.start_byte, module.end_byte), (0, FUNCTIONS.len()));
     assert_eq!((module.start_line, module.end_line), (1, 11));
+    assert_eq!(module.location(), "m.py · module-level code", "not a hit on lines 1-11, the whole file");
+    assert_eq!(
+        chunk(&fs, "f").location(),
+        format!("m.py:{}-{}", chunk(&fs, "f").start_line, chunk(&fs, "f").end_line)
+    );
 }
 
 const CLASS: &str = r#"import attr

@@ -55,6 +55,7 @@ pub(crate) fn chunk_at(
         start_line: lines.line_of(span.0),
         end_line: lines.last_line(span.0, span.1),
         text,
+        test: false,
     }
 }
 

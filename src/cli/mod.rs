@@ -115,14 +115,6 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
     if args.json {
         return Err(Usage("--json prints a headless query's results: add --query TEXT".into()).into());
     }
-    if !std::io::IsTerminal::is_terminal(&std::io::stdout())
-        || !std::io::IsTerminal::is_terminal(&std::io::stdin())
-    {
-        return Err(Usage(
-            "the TUI needs a terminal on stdin and stdout; for scripts use --query TEXT [--json]".into(),
-        )
-        .into());
-    }
     tui::run(&args)
 }
 

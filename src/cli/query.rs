@@ -6,7 +6,6 @@ use super::progress::BarProgress;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::mcp::code::span_lines;
-use coret::repo::source::is_test_path;
 use coret::search::{Hit, Retriever};
 use coret::searcher::{Searcher, QUERY_FIRST_BM25};
 use coret::semantic::Scope;
@@ -170,7 +169,7 @@ fn neighbour_keys(index: &RepoIndex, ids: &[u32]) -> Vec<String> {
 /// Whether a hit was ranked as if at rank / `test_weight` (a test file's): its `score` stays the
 /// retriever's, so it may exceed the scores ranked above it.
 fn demoted(index: &RepoIndex, hit: &Hit, test_weight: f32) -> bool {
-    test_weight < 1.0 && is_test_path(&index.chunks[hit.chunk as usize].path)
+    test_weight < 1.0 && index.chunks[hit.chunk as usize].is_test()
 }
 
 fn hit_json(index: &RepoIndex, rank: usize, hit: &Hit, test_weight: f32) -> Value {
@@ -295,10 +294,7 @@ fn print_table(
     t: &Timings,
     (order, shape): (coret::rank::ResultOrder, coret::rank::QueryShape),
 ) {
-    let location = |h: &Hit| {
-        let c = &index.chunks[h.chunk as usize];
-        format!("{}:{}-{}", c.path, c.start_line, c.end_line)
-    };
+    let location = |h: &Hit| index.chunks[h.chunk as usize].location();
     let width = results.iter().flat_map(|(_, hits)| hits.iter().map(|h| location(h).chars().count())).max();
     for (r, hits) in results {
         println!("{r}");

@@ -14,6 +14,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let theme = Theme::load(&args.theme).map_err(|e| Usage(format!("--theme: {e:#}")))?;
     // Not a directory, or no source file of a supported language in it: one line and exit 2 before the screen is taken.
     let repo = coret::engine::check_checkout(&args.path, args.langs.unwrap_or_default())?;
+    // Then the terminal: a missing path is named as such, with or without one.
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout())
+        || !std::io::IsTerminal::is_terminal(&std::io::stdin())
+    {
+        return Err(Usage(
+            "the TUI needs a terminal on stdin and stdout; for scripts use --query TEXT [--json]".into(),
+        )
+        .into());
+    }
     let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
     let (device, device_name) =
         select_device(choice).map_err(|e| Usage(format!("--device {}: {e}", args.device)))?;

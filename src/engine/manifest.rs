@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Bump when the manifest layout or chunking output changes: older caches are rebuilt.
 // 3: files carry their ctime and inode.
 // 4: syntax keeps `self.attr = …` assignments and marks calls to chunk-local definitions.
+// 5: macro and window chunks; chunks say whether their language marks them as tests (Rust `#[test]`).
 pub(super) const MANIFEST_VERSION: u32 = 5;
 pub(super) const MANIFEST_FILE: &str = "manifest.bin";
 

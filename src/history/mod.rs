@@ -32,7 +32,7 @@ pub fn checkout_history(
     // `coret-tui .` inside `flask/src` searches the clone's history, within `src/`.
     let found = root.ancestors().find_map(|top| crate::repo::git::git_dir_of(top).map(|g| (top, g)));
     let Some((top, git_dir)) = found else {
-        notes.push(format!("{}: not inside a git repository, so no history to search", root.display()));
+        notes.push("not a git repository: history is unavailable".to_string());
         return (None, notes);
     };
     let within: Vec<String> = root

@@ -75,7 +75,7 @@ fn no_git_and_an_empty_history_give_a_note_not_an_error() {
     let plain = tempfile::tempdir().unwrap();
     let (view, notes) = checkout_history(plain.path(), None);
     assert!(view.is_none());
-    assert!(notes.iter().any(|n| n.contains("not inside a git repository")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("not a git repository: history is unavailable")), "{notes:?}");
 
     let empty = tempfile::tempdir().unwrap();
     git(empty.path(), &["init", "-q"]);

@@ -434,6 +434,7 @@ mod tests {
             start_line: 1,
             end_line: 1,
             text: format!("{path}\n{text}"),
+            test: false,
         }
     }
 

@@ -41,6 +41,10 @@ pub struct LangSpec {
     pub highlight_as: &'static str,
     /// The ecosystem's test files, beyond the `tests/` and `test/` directories every row shares.
     pub is_test: fn(&str) -> bool,
+    /// Whether an attribute or annotation above an item (its text, whitespace removed) marks
+    /// the item as test code in a source file (Rust `#[test]`, `#[cfg(test)]`); what it marks,
+    /// methods inside included, is demoted, hidden by `T` and left to BM25 like a test file.
+    pub test_attribute: fn(&str) -> bool,
     /// Whether a bare call `f()` inside a class body may be a method of that class
     /// (`this` implied: Java, C++), tried before free functions.
     pub implicit_self: bool,
@@ -63,6 +67,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         shares: &[],
         highlight_as: "py",
         is_test: python_test,
+        test_attribute: no_test_attribute,
         implicit_self: false,
         family: 0,
         lifts_module: false,
@@ -75,6 +80,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         shares: &[],
         highlight_as: "rs",
         is_test: rust_test,
+        test_attribute: rust_test_attribute,
         implicit_self: false,
         family: 1,
         lifts_module: true,
@@ -87,6 +93,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         shares: &[],
         highlight_as: "go",
         is_test: go_test,
+        test_attribute: no_test_attribute,
         implicit_self: false,
         family: 2,
         lifts_module: true,
@@ -99,6 +106,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         shares: &[],
         highlight_as: "js",
         is_test: js_test,
+        test_attribute: no_test_attribute,
         implicit_self: false,
         family: 3,
         lifts_module: true,
@@ -111,6 +119,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         shares: &[],
         highlight_as: "js",
         is_test: js_test,
+        test_attribute: no_test_attribute,
         implicit_self: false,
         family: 3,
         lifts_module: true,
@@ -123,6 +132,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         shares: &[],
         highlight_as: "java",
         is_test: java_test,
+        test_attribute: no_test_attribute,
         implicit_self: true,
         family: 4,
         lifts_module: true,
@@ -135,6 +145,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         shares: &["h"],
         highlight_as: "c",
         is_test: c_test,
+        test_attribute: no_test_attribute,
         implicit_self: false,
         family: 5,
         lifts_module: true,
@@ -147,6 +158,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         shares: &[],
         highlight_as: "cpp",
         is_test: c_test,
+        test_attribute: no_test_attribute,
         implicit_self: true,
         family: 5,
         lifts_module: true,
@@ -246,6 +258,24 @@ fn rust_test(path: &str) -> bool {
         || file == "tests.rs"
         || file.ends_with("_test.rs")
         || file.ends_with("_tests.rs")
+}
+
+/// `#[test]`, `#[cfg(test)]`, `#[bench]` and the test attributes of test crates
+/// (`#[tokio::test]`, `#[tokio::test(flavor = …)]`, `#[rstest]`, `#[test_case(…)]`);
+/// not `#[cfg(not(test))]` nor `#[cfg(any(test, …))]`, which build outside tests too.
+fn rust_test_attribute(attr: &str) -> bool {
+    let Some(inner) = attr.strip_prefix("#[").and_then(|a| a.strip_suffix(']')) else {
+        return false;
+    };
+    let path = inner.split('(').next().unwrap_or(inner);
+    let last = path.rsplit("::").next().unwrap_or(path);
+    inner == "cfg(test)" || matches!(last, "test" | "bench" | "rstest" | "test_case" | "quickcheck")
+}
+
+/// Languages whose in-file tests the path rule already covers (Go's `_test.go`, Java's
+/// `src/test/`, JS `*.test.*`), or that have none the syntax shows.
+fn no_test_attribute(_: &str) -> bool {
+    false
 }
 
 /// `_test.go` files and `testdata/`.

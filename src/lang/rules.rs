@@ -79,6 +79,20 @@ impl Rules {
         LEADING.contains(&node.kind())
     }
 
+    /// Whether `node` is test code by its language's `test_attribute` rule: an attribute above
+    /// it or above an item it is inside (a method of a `#[cfg(test)] impl`).
+    pub fn is_test_item(&self, node: Node, src: &str) -> bool {
+        let marks = self.lang.spec().test_attribute;
+        let mut at = Some(node);
+        while let Some(n) = at {
+            if attributes_above(n, src).any(|a| marks(&a)) {
+                return true;
+            }
+            at = n.parent();
+        }
+        false
+    }
+
     pub fn is_comment(&self, node: Node) -> bool {
         matches!(node.kind(), "comment" | "line_comment" | "block_comment")
     }
@@ -273,21 +287,25 @@ fn is_item_level(node: Node) -> bool {
 
 /// `#[cfg(test)]` among the attributes right above `node`.
 fn is_cfg_test(node: Node, src: &str) -> bool {
+    attributes_above(node, src).any(|a| a.contains("cfg(test)"))
+}
+
+/// The attributes right above `node` (comments between them skipped), whitespace removed,
+/// nearest first.
+fn attributes_above<'t>(node: Node<'t>, src: &'t str) -> impl Iterator<Item = String> + 't {
     let mut prev = node.prev_named_sibling();
-    while let Some(p) = prev {
-        match p.kind() {
-            "attribute_item" => {
-                let t: String = text(p, src).chars().filter(|c| !c.is_whitespace()).collect();
-                if t.contains("cfg(test)") {
-                    return true;
-                }
-            }
-            "line_comment" | "block_comment" => {}
-            _ => return false,
-        }
+    std::iter::from_fn(move || loop {
+        let p = prev?;
         prev = p.prev_named_sibling();
-    }
-    false
+        match p.kind() {
+            "attribute_item" => return Some(text(p, src).chars().filter(|c| !c.is_whitespace()).collect()),
+            "line_comment" | "block_comment" => {}
+            _ => {
+                prev = None;
+                return None;
+            }
+        }
+    })
 }
 
 fn go_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {

@@ -7,7 +7,6 @@ use super::sandbox::{resolve, SandboxError};
 use super::{DenseStatus, LOCATE_WAIT};
 use crate::chunk::Chunk;
 use crate::engine::RepoIndex;
-use crate::repo::source::is_test_path;
 use crate::search::Retriever;
 use crate::searcher::{Searcher, QUERY_FIRST_BM25};
 use crate::semantic::DenseSearcher;
@@ -261,9 +260,7 @@ pub fn locate_within(
         }
     }
     hits.truncate(top_k);
-    hits.retain(|h| {
-        repo.chunks.get(h.chunk as usize).is_some_and(|c| req.include_tests || !is_test_path(&c.path))
-    });
+    hits.retain(|h| repo.chunks.get(h.chunk as usize).is_some_and(|c| req.include_tests || !c.is_test()));
     let files = crate::rank::group::group_in(repo, &hits)
         .into_iter()
         .enumerate()

@@ -260,6 +260,7 @@ mod tests {
             start_line: 1,
             end_line: 1,
             text: String::new(),
+            test: false,
         }
     }
 

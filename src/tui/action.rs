@@ -147,6 +147,12 @@ pub enum Action {
         work: EmbedWork,
         at: Instant,
     },
+    /// Query-first: `done` of the `total` chunks the latest search needs are embedded.
+    FirstEmbed {
+        done: usize,
+        total: usize,
+        at: Instant,
+    },
     Bm25Ready(Arc<dyn Backend>),
     DenseReady(Arc<dyn Backend>),
     /// The working tree changed: this BM25 backend (new chunk ids) replaces the current one.

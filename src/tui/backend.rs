@@ -65,6 +65,11 @@ pub trait Backend: Send + Sync {
     fn unresolved(&self, _id: u32) -> Vec<String> {
         Vec::new()
     }
+    /// Calls elsewhere the call graph left unresolved that name `id`, as `(caller, line)`:
+    /// callers it could not confirm, shown as call sites so that `id` never reads as dead code.
+    fn unresolved_callers(&self, _id: u32) -> Vec<(u32, u32)> {
+        Vec::new()
+    }
     /// Top `k` chunks for `query`, best first. May be slow (dense encodes the query):
     /// it is only called from search worker threads.
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>>;
@@ -76,6 +81,11 @@ pub trait Backend: Send + Sync {
     }
     /// Whether `Retriever::Dense` and `Retriever::Hybrid` work.
     fn has_dense(&self) -> bool;
+    /// Whether `Retriever::History` works: false outside a git checkout (or one without
+    /// commits), where the history column says so instead of searching.
+    fn has_history(&self) -> bool {
+        true
+    }
     /// While the dense index is partial (query-first: each search has its own chunks embedded
     /// first, the rest still embedding): how many chunks it holds and how many it will.
     /// `None` once complete, or without one.
@@ -109,6 +119,11 @@ pub enum IndexEvent {
     },
     /// The embedding's tokens and cached vectors, beside its `Progress` reports.
     EmbedWork(EmbedWork),
+    /// Query-first: the chunks the latest search needs, embedded ahead of the rest.
+    FirstEmbed {
+        done: usize,
+        total: usize,
+    },
     /// BM25 is searchable (the dense index may still be building).
     Bm25Ready(Arc<dyn Backend>),
     /// The dense index is done; this backend supersedes the BM25-only one.
@@ -245,6 +260,10 @@ impl Progress for IndexReporter {
 
     fn report_embed_work(&self, work: EmbedWork) {
         self.send(IndexEvent::EmbedWork(work));
+    }
+
+    fn report_first(&self, done: usize, total: usize) {
+        self.send(IndexEvent::FirstEmbed { done, total });
     }
 
     fn cancelled(&self) -> bool {

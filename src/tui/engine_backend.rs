@@ -26,6 +26,10 @@ impl Backend for Searcher {
         self.repo.graph.unresolved.get(id as usize).cloned().unwrap_or_default()
     }
 
+    fn unresolved_callers(&self, id: u32) -> Vec<(u32, u32)> {
+        self.repo.graph.unresolved_callers.get(id as usize).cloned().unwrap_or_default()
+    }
+
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>> {
         Ok(Searcher::search(self, query, retriever, k)?)
     }
@@ -36,6 +40,10 @@ impl Backend for Searcher {
 
     fn has_dense(&self) -> bool {
         Searcher::has_dense(self)
+    }
+
+    fn has_history(&self) -> bool {
+        self.history.is_some()
     }
 
     fn dense_partial(&self) -> Option<(usize, usize)> {

@@ -220,6 +220,10 @@ impl Progress for DenseProgress<'_> {
         self.reporter.report_embed_work(work);
     }
 
+    fn report_first(&self, done: usize, total: usize) {
+        self.reporter.report_first(done, total);
+    }
+
     fn cancelled(&self) -> bool {
         self.reporter.cancelled() || *lock(self.generation) != self.mine
     }

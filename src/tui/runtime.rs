@@ -204,6 +204,7 @@ fn index_action(event: IndexEvent, at: Instant) -> Action {
     match event {
         IndexEvent::Progress { phase, done, total } => Action::IndexProgress { phase, done, total, at },
         IndexEvent::EmbedWork(work) => Action::EmbedWork { work, at },
+        IndexEvent::FirstEmbed { done, total } => Action::FirstEmbed { done, total, at },
         IndexEvent::Bm25Ready(backend) => Action::Bm25Ready(backend),
         IndexEvent::DenseReady(backend) => Action::DenseReady(backend),
         IndexEvent::Reindexed { backend, note } => Action::Reindexed { backend, note },

@@ -14,6 +14,7 @@ use ratatui::Terminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod newcomer;
 mod widths;
 
 pub(crate) fn draw(app: &App) -> TestBackend {

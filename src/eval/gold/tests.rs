@@ -45,6 +45,7 @@ fn chunk(kind: ChunkKind, name: &str, start_line: usize, end_line: usize) -> Chu
         start_line,
         end_line,
         text: String::new(),
+        test: false,
     }
 }
 

@@ -201,21 +201,32 @@ impl Editor {
         i
     }
 
-    /// Soft-wraps every line at `width` display cells (by character, so nothing is hidden).
+    /// Soft-wraps every line at `width` display cells: after the last space that fits, so no
+    /// word is cut (`exi│st`), or by character where a word is wider than the row (nothing is
+    /// hidden). A row's trailing space stays on it.
     pub fn visual_rows(&self, width: usize) -> Vec<VisualRow> {
         let width = width.max(1);
+        let cells = |c: &char| c.width().unwrap_or(0);
         let mut rows = Vec::new();
         for (line, text) in self.lines.iter().enumerate() {
-            let (mut start, mut used) = (0, 0);
-            for (i, c) in text.chars().enumerate() {
-                let w = c.width().unwrap_or(0);
-                if used + w > width {
-                    rows.push(VisualRow { line, start, end: i });
-                    (start, used) = (i, 0);
+            let chars: Vec<char> = text.chars().collect();
+            // `after_space`: where the row may end, just after its last space.
+            let (mut start, mut used, mut after_space) = (0, 0, None);
+            for (i, c) in chars.iter().enumerate() {
+                let w = cells(c);
+                if used + w > width && i > start {
+                    let end = after_space.filter(|&b| b > start).unwrap_or(i);
+                    rows.push(VisualRow { line, start, end });
+                    start = end;
+                    used = chars[start..i].iter().map(cells).sum();
+                    after_space = None;
                 }
                 used += w;
+                if c.is_whitespace() {
+                    after_space = Some(i + 1);
+                }
             }
-            rows.push(VisualRow { line, start, end: text.chars().count() });
+            rows.push(VisualRow { line, start, end: chars.len() });
         }
         rows
     }
@@ -337,6 +348,21 @@ mod tests {
         assert_eq!(e.cursor_visual(3), (3, 2));
         let full = typed("abc");
         assert_eq!(full.cursor_visual(3), (1, 0), "after a full row the cursor wraps");
+    }
+
+    #[test]
+    fn rows_wrap_between_words_and_cut_only_a_word_wider_than_a_row() {
+        let e = typed("make it exist now");
+        let rows: Vec<String> = e
+            .visual_rows(10)
+            .iter()
+            .map(|r| e.lines()[r.line].chars().skip(r.start).take(r.end - r.start).collect())
+            .collect();
+        assert_eq!(rows, ["make it ", "exist now"], "no `exi│st`");
+        assert_eq!(e.visual_rows(3).len(), 6, "mak e· it· exi st· now: a word wider than a row is cut");
+        let mut end = typed("make it exist");
+        end.apply(EditOp::LineEnd);
+        assert_eq!(end.cursor_visual(10), (1, 5), "the cursor follows its word");
     }
 
     #[test]

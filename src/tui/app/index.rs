@@ -71,6 +71,28 @@ pub struct IndexStatus {
     /// The dense index answers but is partial: the rest is still embedding in the background
     /// (query-first), so the gauge stays and the state says how far it is.
     pub dense_partial: bool,
+    /// Query-first: how far the chunks the latest search needs are embedded (what the dense
+    /// column waits for); `None` until the builder takes the search's request.
+    pub first: Option<FirstProgress>,
+}
+
+/// The chunks one search needs, embedded ahead of the rest: `done` of `total`, and when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstProgress {
+    pub done: usize,
+    pub total: usize,
+    pub started: Instant,
+    pub last: Instant,
+}
+
+impl FirstProgress {
+    /// Time left at the rate so far (`None` before the first chunks are done).
+    pub fn eta(&self) -> Option<Duration> {
+        let secs = self.last.duration_since(self.started).as_secs_f64();
+        (secs > 0.2 && self.done > 0).then(|| {
+            Duration::from_secs_f64(self.total.saturating_sub(self.done) as f64 * secs / self.done as f64)
+        })
+    }
 }
 
 impl Default for IndexStatus {
@@ -83,6 +105,7 @@ impl Default for IndexStatus {
             chunks: None,
             info: None,
             dense_partial: false,
+            first: None,
         }
     }
 }
@@ -111,6 +134,15 @@ impl IndexStatus {
         if let Some(p) = self.progress.as_mut().filter(|p| p.phase == Phase::Embed) {
             p.work = Some(work);
             p.last = at;
+        }
+    }
+
+    /// A search's own chunks: a report that starts over (`done` 0, or another total) starts
+    /// the clock.
+    pub fn record_first(&mut self, done: usize, total: usize, at: Instant) {
+        match &mut self.first {
+            Some(f) if f.total == total && done >= f.done && done > 0 => (f.done, f.last) = (done, at),
+            _ => self.first = Some(FirstProgress { done, total, started: at, last: at }),
         }
     }
 

@@ -20,7 +20,7 @@ pub(crate) mod tests;
 pub use editor::{Editor, VisualRow};
 pub use files::{Cached, FileCache};
 pub use history::History;
-pub use index::{IndexState, IndexStatus, PhaseProgress};
+pub use index::{FirstProgress, IndexState, IndexStatus, PhaseProgress};
 pub use results::{scroll_to_show, ColumnStatus, RerankStatus, ResultsColumn, RowInfo};
 
 use crate::search::Retriever;
@@ -194,6 +194,7 @@ impl App {
             Action::Mouse(input) => self.mouse(input),
             Action::IndexProgress { phase, done, total, at } => self.index.record(phase, done, total, at),
             Action::EmbedWork { work, at } => self.index.record_embed_work(work, at),
+            Action::FirstEmbed { done, total, at } => self.index.record_first(done, total, at),
             Action::Bm25Ready(backend) => self.bm25_ready(backend, &mut commands),
             Action::DenseReady(backend) => self.dense_ready(backend, &mut commands),
             Action::Reindexed { backend, note } => self.reindexed(backend, note, &mut commands),
@@ -380,6 +381,7 @@ fn is_user_input(action: &Action) -> bool {
         action,
         Action::IndexProgress { .. }
             | Action::EmbedWork { .. }
+            | Action::FirstEmbed { .. }
             | Action::Bm25Ready(_)
             | Action::DenseReady(_)
             | Action::Reindexed { .. }

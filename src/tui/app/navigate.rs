@@ -37,7 +37,7 @@ impl App {
     /// Moves the focused list's selection (or scrolls the focused preview / the help).
     pub(super) fn move_by(&mut self, delta: isize) {
         if let Some(scroll) = self.help {
-            let max = help::line_count().saturating_sub(1);
+            let max = help::line_count(self.size.0).saturating_sub(1);
             self.help = Some(scroll.saturating_add_signed(delta).min(max));
             return;
         }

@@ -3,11 +3,14 @@
 
 use super::{scroll_to_show, App, ColumnStatus, IndexState, RerankStatus, ResultsColumn, RESULTS_K};
 use crate::index::query_terms::query_terms;
-use crate::repo::source::is_test_path;
 use crate::search::{Hit, Retriever};
 use crate::tui::action::{Command, Pane, SearchOutcome, SearchRequest, SearchStage};
 use crate::tui::backend::Backend;
 use std::sync::Arc;
+
+/// What the history column says where there is no history to search.
+pub(super) const NO_HISTORY: &str =
+    "History is unavailable: not a git repository (or no commits yet). t turns the column back to CoRet.";
 
 impl App {
     pub(super) fn run_search(&mut self, commands: &mut Vec<Command>) {
@@ -20,6 +23,7 @@ impl App {
         self.last_query = Some(query);
         self.nav.clear();
         self.reselect = [None, None];
+        self.index.first = None;
         // The issue is in; the next keys (j, k, Enter) are for the results, as in a search box.
         if self.focus == Pane::Editor {
             let column = self.active_column;
@@ -56,6 +60,9 @@ impl App {
                 None => ColumnStatus::WaitingForIndex,
             };
             return column.reset(status);
+        }
+        if column.retriever == Retriever::History && !backend.has_history() {
+            return column.reset(ColumnStatus::Failed(NO_HISTORY.into()));
         }
         self.next_generation += 1;
         column.generation = self.next_generation;
@@ -155,8 +162,7 @@ impl App {
             let c = &self.columns[column];
             let (from, all) = (c.selected_hit(), &c.all_hits);
             let start = from.and_then(|h| all.iter().position(|a| a.chunk == h.chunk)).unwrap_or(0);
-            let kept =
-                |h: &Hit| !self.hide_tests || !self.chunk(h.chunk).is_some_and(|c| is_test_path(&c.path));
+            let kept = |h: &Hit| !self.hide_tests || !self.chunk(h.chunk).is_some_and(|c| c.is_test());
             let target = all[start..].iter().find(|h| kept(h)).or_else(|| all.iter().rev().find(|h| kept(h)));
             let key = target.and_then(|h| self.chunk(h.chunk)).map(|c| c.key());
             self.filter_hits(column);
@@ -179,7 +185,7 @@ impl App {
         let keep: Vec<Hit> = self.columns[index]
             .all_hits
             .iter()
-            .filter(|h| !hide || !self.chunk(h.chunk).is_some_and(|c| is_test_path(&c.path)))
+            .filter(|h| !hide || !self.chunk(h.chunk).is_some_and(|c| c.is_test()))
             .copied()
             .collect();
         let order = self.order();
@@ -325,7 +331,9 @@ impl App {
         if partial.is_some() {
             // Query-first: the right column answers now; the status line counts the rest (one
             // count on screen, the embedding's own, so no two numbers disagree).
-            self.info("CoRet answers now: each search embeds its chunks first, the rest in the background");
+            self.info(
+                "CoRet index partial: a search embeds the chunks it needs first, the rest in the background",
+            );
         } else if !std::mem::replace(&mut self.dense_announced, true) {
             self.info("CoRet dense index ready");
         }

@@ -641,6 +641,22 @@ fn hiding_tests_keeps_the_selected_hit() {
     assert_eq!(name(&app), before, "shown again, the same hit");
 }
 
+/// Reported (issue #61): outside git the history column read "history search failed".
+#[test]
+fn without_git_the_history_column_says_history_is_unavailable() {
+    let (mut app, _) = searched_app((100, 30));
+    app.update(Action::ToggleHybrid);
+    let sent = searches(&app.update(Action::ToggleHybrid));
+    assert_eq!(app.columns[1].retriever, Retriever::History);
+    assert!(sent.is_empty(), "nothing to search: {sent:?}");
+    match &app.columns[1].status {
+        ColumnStatus::Failed(text) => {
+            assert!(text.contains("not a git repository") && !text.contains("failed"), "{text}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Grouped by file: one row per file at its best hit, `x` shows the file's other hits beneath
 /// its row and hides them again, the preview follows the selected (nested) hit, and `f`
 /// switches to chunk by chunk and back.

@@ -12,7 +12,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let focused = app.focus == Pane::Editor;
     let mut title = String::from(" Issue ");
-    let lines = app.editor.lines().len();
+    // Its lines up to the last that holds text: a pasted issue's trailing newline is no line.
+    let lines = app.editor.lines().iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
     if lines > 1 {
         title.push_str(&format!("· {lines} lines "));
     }

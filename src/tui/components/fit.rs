@@ -13,13 +13,15 @@
 //! 3. the class (the name's qualifier), cut from its end to the same cells on every row
 //!    (`Blueprint.send_static_file` → `Blue….send_static_file`), down to its first letter;
 //! 4. the file name, cut from the end of its stem to the same cells on every row, its
-//!    extension and line kept (`blueprints.py:82` → `bluep….py:82`), down to three letters.
+//!    extension and line kept (`blueprints.py:82` → `bluep….py:82`), down to five letters.
 //!
-//! (The other column's rank, `D3`, goes before step 4: see `results`.) After step 2, a name
-//! with no class to cut (a function's, often a test's; a class's own row) longer than 22 cells
-//! gives way from its middle, down to 22, before others' classes and files are cut. A row that
-//! fits at no step (a narrow terminal) does not push the others further: it keeps the column's
-//! forms where it can and gives way by itself (`fit`).
+//! (The other column's rank, `D3`, stays on every row that has one: see `results`.) After
+//! step 2, a name with no class to cut (a function's, often a test's; a class's own row) longer
+//! than 22 cells gives way from its middle, down to 22, before others' classes and files are
+//! cut. A row that fits at no step (a narrow terminal) does not push the others further: it
+//! keeps the column's forms where it can and gives way by itself (`fit`): its class to `…`
+//! (`….render_progress`: a method never loses its class unmarked), its location, and only then
+//! its method, from the middle.
 
 use super::{truncate_end, truncate_middle, width};
 
@@ -32,8 +34,9 @@ const MIN_NAME: usize = 12;
 const MIN_LOCATION: usize = 10;
 /// The fewest cells the rule cuts a class to: its first letter and `…`.
 const MIN_QUALIFIER: usize = 2;
-/// The fewest cells the rule cuts a file's stem to: three letters and `…`.
-const MIN_STEM: usize = 4;
+/// The fewest cells the rule cuts a file's stem to: five letters and `…` (`termi….go`; three,
+/// `ter….go`, no longer told `terminal.go` from its neighbours).
+const MIN_STEM: usize = 6;
 
 /// What a location keeps of its directories (later is shorter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -174,9 +177,10 @@ pub fn fits(row: &Row, step: Shortening, available: usize) -> bool {
 
 /// The name and the location of `row` at the column's `step` in `available` cells (one of
 /// them goes between the two). A row that does not fit keeps the column's forms and gives way
-/// by itself: its class, its directories, its method from the middle to 22 cells, its file
-/// name from the middle to 10 (while the column cuts no file names; else the method first),
-/// the method to 12; then the location goes.
+/// by itself, keeping its method (the last part of its name) whole as long as it can: its
+/// class to its first letter, then to `…` (`….method`, so every qualified row reads alike),
+/// its directories, its file name from the middle down to 10 cells; then its method from the
+/// middle, to 22 cells, then to 12; then the location goes.
 pub fn fit(row: &Row, step: Shortening, available: usize) -> (String, String) {
     let name = step.name(row.name);
     let location = step.location(row.path, row.line);
@@ -184,28 +188,33 @@ pub fn fit(row: &Row, step: Shortening, available: usize) -> (String, String) {
         return (name, location);
     }
     let method = row.name.rsplit('.').next().unwrap_or(row.name);
+    // A qualified name keeps `….` where its class was.
+    let marker = if row.name.contains('.') { "…." } else { "" };
+    let bare = format!("{marker}{method}");
     let least = Shortening { dirs: Dirs::Dropped, qualifier: Some(MIN_QUALIFIER), ..step };
-    // The name whole at the column's step, with its class cut further, without it; then the
-    // method from its middle, down to `keep` cells.
+    // The name whole (at the column's step, its class cut further, its class as `…`), else
+    // `….` and the method from its middle in at least `keep` cells.
     let squeeze = |room: usize, keep: usize| {
-        let whole = [name.clone(), least.name(row.name), method.to_string()];
+        let whole = [name.clone(), least.name(row.name), bare.clone()];
         let whole = whole.into_iter().find(|n| width(n) <= room);
-        whole.or_else(|| (room >= keep).then(|| truncate_middle(method, room)))
+        let cut = room.checked_sub(width(marker)).filter(|&r| r >= keep);
+        whole.or_else(|| cut.map(|r| format!("{marker}{}", truncate_middle(method, r))))
     };
-    let floor = width(method).min(NAME_FLOOR);
+    let whole = width(method);
+    let floor = whole.min(NAME_FLOOR);
     let least_name = floor.min(MIN_NAME);
     let file = least.location(row.path, row.line);
     // The file name from its middle, leaving the name `keep` cells (not below `MIN_LOCATION`).
     let cut_file = |keep: usize| {
-        let cells = available.saturating_sub(keep + 1).min(width(&file));
+        let cells = available.saturating_sub(keep + width(marker) + 1).min(width(&file));
         (cells >= width(&file).min(MIN_LOCATION)).then(|| truncate_middle(&file, cells))
     };
-    // Once the column cuts file names, the row keeps that form while its method can give way.
-    let file_first = if step.stem.is_none() { cut_file(floor) } else { None };
     let attempts = [
-        (Some(location), floor),
+        (Some(location), whole),
+        (Some(file.clone()), whole),
+        (cut_file(whole), whole),
         (Some(file.clone()), floor),
-        (file_first, floor),
+        (cut_file(floor), floor),
         (Some(file.clone()), least_name),
         (cut_file(least_name), least_name),
     ];

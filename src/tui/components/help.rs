@@ -10,8 +10,52 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 use ratatui::Frame;
 
 const KEYS_WIDTH: usize = 30;
+/// The overlay's widest box (borders included); a narrower screen gets its whole width.
+const BOX_WIDTH: u16 = 96;
+/// Where a legend line's text starts, after its label (`Marks  `).
+const LEGEND_INDENT: usize = 7;
 
-fn lines(theme: &Theme) -> Vec<Line<'static>> {
+/// The overlay's lines wrapped to `width` cells: a legend line's continuation under its text,
+/// a binding's under its action, so nothing is cut at the right edge (80 columns).
+fn lines(theme: &Theme, width: usize) -> Vec<Line<'static>> {
+    let legend = LEGEND_LINES;
+    unwrapped(theme)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, line)| wrap(line, width, if i < legend { LEGEND_INDENT } else { KEYS_WIDTH + 2 }))
+        .collect()
+}
+
+/// The legend lines above the bindings.
+const LEGEND_LINES: usize = 5;
+
+/// `line` wrapped between words to `width` cells, its continuation lines indented by `indent`.
+fn wrap(line: Line<'static>, width: usize, indent: usize) -> Vec<Line<'static>> {
+    if line.width() <= width || width <= indent {
+        return vec![line];
+    }
+    let mut out = Vec::new();
+    let (mut current, mut used, mut start): (Vec<Span<'static>>, usize, usize) = (Vec::new(), 0, 0);
+    for span in line.spans {
+        for piece in span.content.split_inclusive(' ') {
+            let w = super::width(piece.trim_end());
+            if used + w > width && used > start {
+                if let Some(last) = current.last_mut() {
+                    last.content = last.content.trim_end().to_string().into();
+                }
+                out.push(Line::from(std::mem::take(&mut current)));
+                current.push(Span::raw(" ".repeat(indent)));
+                (used, start) = (indent, indent);
+            }
+            current.push(Span::styled(piece.to_string(), span.style));
+            used += super::width(piece);
+        }
+    }
+    out.push(Line::from(current));
+    out
+}
+
+fn unwrapped(theme: &Theme) -> Vec<Line<'static>> {
     let mut out = vec![
         Line::from(vec![
             Span::styled("Kinds  ", theme.style("help.section")),
@@ -59,17 +103,19 @@ fn lines(theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-/// Lines in the overlay (for clamping its scroll): five legend lines, then per section a
-/// blank line and a heading, and one line per binding.
-pub fn line_count() -> usize {
-    let sections = BINDINGS.windows(2).filter(|w| w[0].section != w[1].section).count() + 1;
-    5 + 2 * sections + BINDINGS.len()
+/// Lines in the overlay on a screen `screen_width` cells wide (for clamping its scroll).
+pub fn line_count(screen_width: u16) -> usize {
+    lines(&Theme::default(), inner_width(screen_width)).len()
+}
+
+fn inner_width(screen_width: u16) -> usize {
+    usize::from(BOX_WIDTH.min(screen_width).saturating_sub(2))
 }
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
-    let content = lines(theme);
-    let box_area = centered(area, 96, content.len() as u16 + 2);
+    let content = lines(theme, inner_width(area.width));
+    let box_area = centered(area, BOX_WIDTH, content.len() as u16 + 2);
     let block = Block::bordered()
         .border_type(BorderType::Thick)
         .border_style(theme.style_or("border", true))
@@ -89,6 +135,25 @@ mod tests {
 
     #[test]
     fn line_count_matches_the_rendered_lines() {
-        assert_eq!(line_count(), lines(&Theme::default()).len());
+        assert_eq!(line_count(200), unwrapped(&Theme::default()).len(), "wide: nothing wraps");
+        assert!(line_count(80) > line_count(200));
+    }
+
+    /// Reported (issue #61): at 80 columns the help was cut at the right edge. Every line fits
+    /// and every word of the legend and the bindings is still there.
+    #[test]
+    fn at_80_columns_the_help_wraps_instead_of_being_cut() {
+        let theme = Theme::default();
+        let width = inner_width(80);
+        let wrapped = lines(&theme, width);
+        assert!(wrapped.iter().all(|l| l.width() <= width), "a line wider than {width}");
+        let words = |ls: &[Line]| -> Vec<String> {
+            ls.iter()
+                .flat_map(|l| l.to_string().split_whitespace().map(String::from).collect::<Vec<_>>())
+                .collect()
+        };
+        assert_eq!(words(&wrapped), words(&unwrapped(&theme)));
+        let marks = wrapped.iter().position(|l| l.to_string().starts_with("Marks")).unwrap();
+        assert!(wrapped[marks + 1].to_string().starts_with("       "), "continued under its text");
     }
 }

@@ -7,6 +7,7 @@ pub mod neighbours;
 pub mod preview;
 pub mod results;
 pub mod status;
+pub mod waiting;
 
 use crate::tui::theme::Theme;
 use crate::ChunkKind;

@@ -67,22 +67,36 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let height = list_rows(area);
     let top = scroll_top(&rows, app.neighbour_selected, height);
     let w = inner.width as usize;
-    let unresolved = match (app.backend.as_deref(), app.current_chunk()) {
-        (Some(backend), Some(id)) => backend.unresolved(id),
-        _ => Vec::new(),
+    let (unresolved, called_by) = match (app.backend.as_deref(), app.current_chunk()) {
+        (Some(backend), Some(id)) => {
+            (backend.unresolved(id), call_sites(app, &backend.unresolved_callers(id)))
+        }
+        _ => (Vec::new(), Vec::new()),
     };
     // The unresolved calls follow the rows (under the callees), so the rows' positions, which
     // mouse clicks map back through `display_rows`, stay the same.
-    let below = unresolved_lines(&unresolved, w).into_iter().map(|text| dim_line(theme, text));
+    let below = unresolved_lines(CALLEES_LABEL, &unresolved, w)
+        .into_iter()
+        .chain(unresolved_lines(CALLERS_LABEL, &called_by, w))
+        .map(|text| dim_line(theme, text));
     let lines: Vec<Line> = rows
         .iter()
-        .map(|row| match *row {
+        .enumerate()
+        .map(|(at, row)| match *row {
             Row::Header(direction, n) => {
                 let label = match direction {
+                    // Unresolved calls name it: not dead code, callers the graph cannot confirm.
+                    Direction::Caller if !called_by.is_empty() => {
+                        format!("callers ({n} resolved, {} by name)", called_by.len())
+                    }
                     Direction::Caller => format!("callers ({n})"),
                     Direction::Callee => format!("callees ({n})"),
                 };
                 Line::styled(label, theme.style("neighbours.header"))
+            }
+            // The first section's "none": no resolved caller, but calls that name it.
+            Row::Empty if at == 1 && !called_by.is_empty() => {
+                dim_line(theme, "  none resolved; call sites below")
             }
             Row::Empty => dim_line(theme, "  none"),
             Row::Item(i) => {
@@ -103,16 +117,26 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// `not resolved: a, b, c` wrapped to `w` cells, continuation lines indented; a name wider
-/// than a line is cut.
-pub fn unresolved_lines(names: &[String], w: usize) -> Vec<String> {
-    const LABEL: &str = "not resolved: ";
+/// The label of the calls the chunk makes that the graph left unresolved.
+const CALLEES_LABEL: &str = "not resolved: ";
+/// The label of the unresolved calls elsewhere that name the chunk.
+const CALLERS_LABEL: &str = "called, not resolved: ";
+
+/// Unresolved calls of the chunk, `(caller, line)`, as call sites: `core.go:502`.
+fn call_sites(app: &App, sites: &[(u32, u32)]) -> Vec<String> {
+    let file = |id: u32| app.chunk(id).map(|c| c.path.rsplit('/').next().unwrap_or(&c.path).to_string());
+    sites.iter().filter_map(|&(caller, line)| Some(format!("{}:{line}", file(caller)?))).collect()
+}
+
+/// `LABEL a, b, c` wrapped to `w` cells, continuation lines indented; a name wider than a
+/// line is cut.
+pub fn unresolved_lines(label: &str, names: &[String], w: usize) -> Vec<String> {
     const INDENT: &str = "  ";
     if names.is_empty() {
         return Vec::new();
     }
     let mut lines = Vec::new();
-    let mut line = LABEL.to_string();
+    let mut line = label.to_string();
     for (i, name) in names.iter().enumerate() {
         let item = if i + 1 < names.len() { format!("{name},") } else { name.clone() };
         if i > 0 {
@@ -184,7 +208,11 @@ class PromptBase:
 
     /// The pane alone, on a `size` screen, showing the chunk `name` of [`CORE`].
     fn pane(name: &str, size: (u16, u16)) -> (App, TestBackend) {
-        let backend = DemoBackend::new(&[("click/core.py", CORE)]);
+        pane_of(&[("click/core.py", CORE)], name, size)
+    }
+
+    fn pane_of(files: &[(&str, &str)], name: &str, size: (u16, u16)) -> (App, TestBackend) {
+        let backend = DemoBackend::new(files);
         let id = backend.id_of(name).unwrap();
         let mut app = new_app(size);
         app.backend = Some(Arc::new(backend));
@@ -228,6 +256,17 @@ class PromptBase:
     }
 
     #[test]
+    fn callers_the_graph_could_not_confirm_are_listed_as_call_sites_not_none() {
+        // fzf's `Item.acceptNth`, called as `item.acceptNth(…)` (issue #61).
+        let go = "package fzf\n\ntype Item struct{}\n\nfunc (it *Item) acceptNth() int {\n\treturn 1\n}\n\n\
+                  func (t *Terminal) render(item *Item) int {\n\treturn item.acceptNth()\n}\n";
+        let (_, screen) = pane_of(&[("src/item.go", go)], "Item.acceptNth", (60, 10));
+        assert!(find(&screen, "callers (0 resolved, 1 by name)").is_some(), "{screen:?}");
+        assert!(find(&screen, "none resolved").is_some(), "{screen:?}");
+        assert!(find(&screen, "called, not resolved: item.go:10").is_some(), "{screen:?}");
+    }
+
+    #[test]
     fn rows_have_headers_and_none_markers() {
         let n = [Neighbour { chunk: 7, direction: Direction::Callee }];
         let rows = display_rows(&n);
@@ -244,14 +283,14 @@ class PromptBase:
         let names: Vec<String> =
             ["ctx.lookup_default", "self.console.print", "x.run"].iter().map(|s| s.to_string()).collect();
         assert_eq!(
-            unresolved_lines(&names, 60),
+            unresolved_lines(CALLEES_LABEL, &names, 60),
             ["not resolved: ctx.lookup_default, self.console.print, x.run"]
         );
         assert_eq!(
-            unresolved_lines(&names, 36),
+            unresolved_lines(CALLEES_LABEL, &names, 36),
             ["not resolved: ctx.lookup_default,", "  self.console.print, x.run"]
         );
-        assert_eq!(unresolved_lines(&names[..1], 20), ["not resolved: ctx.l…"]);
-        assert!(unresolved_lines(&[], 40).is_empty());
+        assert_eq!(unresolved_lines(CALLEES_LABEL, &names[..1], 20), ["not resolved: ctx.l…"]);
+        assert!(unresolved_lines(CALLEES_LABEL, &[], 40).is_empty());
     }
 }

@@ -6,8 +6,9 @@ use crate::index::code_tokens::for_each_token;
 use crate::semantic::without_path;
 use crate::tui::action::Pane;
 use crate::tui::app::{App, Cached};
+use crate::tui::highlight::HighlightedFile;
 use crate::tui::theme::contrast::readable;
-use crate::Chunk;
+use crate::{Chunk, ChunkKind};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -21,7 +22,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let chunk = app.current_chunk().and_then(|id| app.chunk(id));
     let title = match chunk {
         Some(c) => {
-            let location = format!("{}:{}-{}", c.path, c.start_line, c.end_line);
+            let location = c.location();
             format!(" {} ", truncate_start(&location, (area.width as usize).saturating_sub(6)))
         }
         None => " Preview ".into(),
@@ -64,13 +65,33 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             lines
         }
         // The indexed text until the highlighted file arrives: no flash of "loading".
-        Cached::Loading | Cached::Unknown => without_path(&chunk.text)
-            .lines()
-            .take(inner.height as usize)
-            .map(|l| dim_line(theme, l))
-            .collect(),
+        Cached::Loading | Cached::Unknown => match own_lines(chunk) {
+            Some(file) => {
+                numbered(app, chunk, &file.lines, app.preview_scroll.min(chunk.start_line - 1), inner)
+            }
+            None => HighlightedFile::plain(without_path(&chunk.text))
+                .lines
+                .into_iter()
+                .take(inner.height as usize)
+                .map(|l| dim_line(theme, l.to_string()))
+                .collect(),
+        },
     };
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A function's or method's own lines at their place in the file (the lines above it blank),
+/// from its indexed text, which ends with its source: the first frame, before the highlighted
+/// file arrives, has the file's line numbers and indentation. `None` for a class or a module,
+/// whose text is a summary.
+fn own_lines(chunk: &Chunk) -> Option<HighlightedFile> {
+    let n = (chunk.end_line + 1).checked_sub(chunk.start_line).filter(|_| chunk.start_line > 0)?;
+    let text: Vec<&str> = without_path(&chunk.text).lines().collect();
+    let code = matches!(chunk.kind, ChunkKind::Function | ChunkKind::Method) && text.len() >= n;
+    code.then(|| {
+        let above = "\n".repeat(chunk.start_line - 1);
+        HighlightedFile::plain(&format!("{above}{}", text[text.len() - n..].join("\n")))
+    })
 }
 
 /// The visible window of the file with a line-number gutter; lines of the chunk get a
@@ -187,6 +208,30 @@ mod tests {
     use super::*;
     use ratatui::style::Modifier;
 
+    /// Reported (issue #61): the first frame, before the highlighted file came, had no line
+    /// numbers and no indentation (Go's tabs).
+    #[test]
+    fn the_first_frame_has_line_numbers_and_indentation() {
+        use crate::tui::app::NavEntry;
+        use crate::tui::demo::DemoBackend;
+        let go = "package fzf\n\ntype T struct{ n int }\n\nfunc (t *T) grow() int {\n\tif t.n > 0 {\n\t\treturn t.n\n\t}\n\treturn 1\n}\n";
+        let backend = DemoBackend::new(&[("src/t.go", go)]);
+        let id = backend.id_of("T.grow").unwrap();
+        let mut app = crate::tui::app::tests::new_app((60, 16));
+        app.backend = Some(std::sync::Arc::new(backend));
+        app.nav.push(NavEntry { chunk: id, came_from_selection: 0 });
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 12)).unwrap();
+        terminal.draw(|frame| render(&app, frame, frame.area())).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        let rows: Vec<String> =
+            (0..12).map(|y| (0..60).map(|x| buffer[(x, y)].symbol().to_string()).collect()).collect();
+        assert!(rows.iter().any(|r| r.contains(" 5▎func (t *T) grow() int {")), "{rows:#?}");
+        assert!(
+            rows.iter().any(|r| r.contains(" 7▎        return t.n")),
+            "numbered, tabs as spaces: {rows:#?}"
+        );
+    }
+
     #[test]
     fn sideways_scrolling_drops_leading_columns_across_spans() {
         let spans = vec![Span::raw("def "), Span::raw("apply_discount"), Span::raw("(amount)")];
@@ -240,6 +285,7 @@ mod contrast_tests {
                 start_line: 6,
                 end_line: 10,
                 text: String::new(),
+                test: false,
             };
             let lines = numbered(&app, &chunk, &file.lines, 0, Rect::new(0, 0, 120, 40));
             let rgb = |c: Option<Color>| match c {

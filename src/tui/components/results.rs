@@ -2,17 +2,17 @@
 //! score is; `↓` marks a hit in a test file, ranked lower than its score (the legend under the
 //! list says so); `•` marks a hybrid hit the issue names outright (its file or its own name,
 //! which the hybrid lifts); the mark gives the chunk's rank in the other column (`D3`: third in the
-//! dense column).
+//! dense column), on every row whose chunk the other column ranks.
 
 use super::fit::{self, Row, Shortening};
-use super::{dim_line, kind_span, pad_line, pane_block, width};
+use super::{dim_line, kind_span, pad_line, pane_block, waiting, width};
 use crate::mentions::{NamedFiles, NamedSymbols};
 use crate::progress::Phase;
-use crate::repo::source::is_test_path;
 use crate::search::{FusionMethod, FusionParams, Hit, Retriever};
 use crate::tui::action::Pane;
 use crate::tui::app::{
-    list_rows, scroll_to_show, App, ColumnStatus, IndexState, RerankStatus, ResultsColumn, RowInfo,
+    list_rows, scroll_to_show, App, ColumnStatus, FirstProgress, IndexState, RerankStatus, ResultsColumn,
+    RowInfo,
 };
 use crate::tui::theme::Theme;
 use crate::Chunk;
@@ -75,7 +75,7 @@ fn format_score(retriever: Retriever, score: f32) -> String {
 
 /// Whether `chunk` was ranked lower than its score: a test file's, under a test weight below 1.
 pub fn demoted(fusion: &FusionParams, chunk: &Chunk) -> bool {
-    fusion.test_weight < 1.0 && is_test_path(&chunk.path)
+    fusion.test_weight < 1.0 && chunk.is_test()
 }
 
 /// How the test demotion reads in the legend: "at 10× its rank".
@@ -109,7 +109,7 @@ pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
     );
     let room = (area.width as usize).saturating_sub(width(&title) + 4);
     let mut block = pane_block(theme, title, focused);
-    if let Some(summary) = summary(column, app.results_stale(), room) {
+    if let Some(summary) = summary(column, app.results_stale(), room, app.index.first.as_ref()) {
         block = block.title_top(Line::from(summary).right_aligned().style(theme.style("text.dim")));
     }
     let inner = block.inner(area);
@@ -199,7 +199,12 @@ fn legend(
 
 /// "50 hits · 3 ms", or what the column is doing; hits for an issue the editor no longer
 /// holds say so. The longest that fits in `room` cells beside the header.
-fn summary(column: &ResultsColumn, stale: bool, room: usize) -> Option<String> {
+fn summary(
+    column: &ResultsColumn,
+    stale: bool,
+    room: usize,
+    first: Option<&FirstProgress>,
+) -> Option<String> {
     let n = column.ranked.len().max(column.hits.len());
     // Grouped by file: how many files the hits fall in (the rows' order is the files').
     let files = match column.order {
@@ -210,11 +215,7 @@ fn summary(column: &ResultsColumn, stale: bool, room: usize) -> Option<String> {
     };
     let candidates = match &column.status {
         ColumnStatus::Searching => vec![" searching… ".to_string()],
-        ColumnStatus::Refining => vec![
-            format!(" {n} hits · first answer, embedding this issue's chunks… "),
-            format!(" {n} hits · first answer, refining… "),
-            " first answer, refining… ".to_string(),
-        ],
+        ColumnStatus::Refining => waiting::summaries(n, first),
         ColumnStatus::Ready if stale => {
             vec![format!(" {n} hits · earlier issue, Ctrl-S "), " earlier issue, Ctrl-S ".to_string()]
         }
@@ -261,7 +262,8 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
     }
     let text = match &column.status {
         ColumnStatus::Failed(e) => return (e.clone(), true),
-        ColumnStatus::Searching | ColumnStatus::Refining => "Searching…".to_string(),
+        ColumnStatus::Refining => waiting::body(app.index.first.as_ref()),
+        ColumnStatus::Searching => "Searching…".to_string(),
         ColumnStatus::Ready => "No matches.".to_string(),
         ColumnStatus::WaitingForIndex if app.backend.is_none() => "Waiting for the BM25 index…".to_string(),
         ColumnStatus::WaitingForIndex => waiting_dense(),
@@ -351,17 +353,11 @@ impl RowLayout {
         }
     }
 
-    /// The step this list's rows need by themselves. The other column's ranks (`D3`) go
-    /// before any file name is cut (`fit`'s step 4).
+    /// The step this list's rows need by themselves, beside the other column's ranks (`D3`),
+    /// which every row that has one keeps.
     fn own_step(&self, app: &App, index: usize) -> Shortening {
         let names = row_names(app, &app.columns[index]);
-        let rows = rows(app, &app.columns[index], &names);
-        let with_marks = fit::choose(&rows, self.with_mark());
-        if with_marks.stem.is_none() {
-            with_marks
-        } else {
-            fit::choose(&rows, self.available())
-        }
+        fit::choose(&rows(app, &app.columns[index], &names), self.with_mark())
     }
 
     /// The cells before a row's name: cursor, rank, score, demotion flag, named mark, kind.
@@ -411,19 +407,14 @@ impl RowLayout {
             Span::raw(" "),
         ]);
         debug_assert_eq!(spans.iter().map(|s| width(&s.content)).sum::<usize>(), self.prefix());
-        // Locations line up before the marks; a row whose name and file do not fit there takes
-        // the marks' cells and drops its own (the mark is the first thing to go).
+        // Locations line up before the marks. A row with a mark always shows it (its name and
+        // file give way instead); one without may take the marks' cells when it needs them.
         let name = self.names.get(row).map_or(chunk.name.as_str(), String::as_str);
         let fit_row = Row { name, path: &chunk.path, line: chunk.start_line };
-        let aligned = self.marker_w > 0 && fit::fits(&fit_row, self.step, self.with_mark());
+        let mark =
+            self.marks.get(row).copied().flatten().map(|r| format!("{}{r}", marker_letter(self.other)));
+        let aligned = mark.is_some() || fit::fits(&fit_row, self.step, self.with_mark());
         let available = if aligned { self.with_mark() } else { self.available() };
-        let mark = self
-            .marks
-            .get(row)
-            .copied()
-            .flatten()
-            .filter(|_| aligned)
-            .map(|r| format!("{}{r}", marker_letter(self.other)));
         let (name, location) = fit::fit(&fit_row, self.step, available);
         let gap = available.saturating_sub(width(&name) + width(&location));
         spans.extend([

@@ -28,7 +28,7 @@ pub fn render_status(app: &App, frame: &mut Frame, area: Rect) {
             (m.text.clone(), theme.style(if m.error { "message.error" } else { "message.info" }), true)
         }
         (None, Some(info)) => (info.clone(), label, false),
-        (None, None) => ("F1 help".into(), label, false),
+        (None, None) => (HELP_KEY.into(), label, false),
     };
     let total = area.width as usize;
     let spans_for = |keep: &[bool]| {
@@ -55,9 +55,14 @@ pub fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     }
     let left_w = left_width(&left);
     let room = total.saturating_sub(left_w + 2);
-    // A note cut to a few cells says nothing: then the bar shows none.
-    let right = if pushes || width(&right) <= room || room >= MIN_NOTE {
+    // An answer to a key is cut to the room; a note shows whole or not at all (a cut one,
+    // standing through the whole indexing, says nothing): then the help key, if it fits.
+    let right = if pushes {
         truncate_end(&right, room)
+    } else if width(&right) <= room {
+        right
+    } else if width(HELP_KEY) <= room {
+        HELP_KEY.to_string()
     } else {
         String::new()
     };
@@ -69,8 +74,8 @@ pub fn render_status(app: &App, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
 }
 
-/// The fewest cells a note is cut to; shorter, it is left out.
-const MIN_NOTE: usize = 16;
+/// What the bar's right end shows when it has nothing to say.
+const HELP_KEY: &str = "F1 help";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Detail {
@@ -167,9 +172,10 @@ pub fn render_gauge(app: &App, frame: &mut Frame, area: Rect) {
     let Some(progress) = &app.index.progress else {
         return;
     };
+    // A space each side: where the bar reaches the centred label, it never touches its text.
     let gauge = Gauge::default()
         .ratio(progress.ratio())
-        .label(gauge_label(progress, app.index.files))
+        .label(format!(" {} ", gauge_label(progress, app.index.files)))
         .gauge_style(app.theme.style("gauge"))
         .use_unicode(true);
     frame.render_widget(gauge, area);
@@ -308,6 +314,8 @@ mod tests {
         let note = "query tower all-MiniLM-L6-v2-53aa51172d14 + lora-dfd6b3a40d66 bf16 (tied)";
         app.update(Action::IndexInfo(note.into()));
         assert_eq!(status_text(&app, 80), bar, "no room for the note: left out");
+        let cut = status_text(&app, 120);
+        assert!(cut.ends_with("F1 help") && !cut.contains('…'), "a note shows whole or not at all: {cut}");
         let wide = status_text(&app, 160);
         assert!(wide.starts_with(&bar) && wide.ends_with("(tied)"), "{wide}");
         app.update(Action::DenseReady(Arc::new(DemoBackend::sample())));
@@ -353,6 +361,27 @@ mod tests {
         assert!(!bar.contains("cuda"), "{bar}");
         let narrow = status_text(&app, 80);
         assert_eq!(narrow, " coret click │ 22 chunks │ embedding 1,200 of 5,000            nothing selected");
+    }
+
+    /// Reported: the centred label ran into the bar (`██▌embedding…`). At every fill, a blank
+    /// cell stands between the label's text and the bar's blocks.
+    #[test]
+    fn the_gauge_label_never_touches_its_bar() {
+        let mut app = embedding_app();
+        let t0 = Instant::now();
+        for done in 0..=100 {
+            app.update(Action::IndexProgress { phase: Phase::Embed, done, total: 100, at: t0 });
+            let mut terminal = Terminal::new(TestBackend::new(60, 1)).unwrap();
+            terminal.draw(|frame| render_gauge(&app, frame, frame.area())).unwrap();
+            let buffer = terminal.backend().buffer().clone();
+            let cells: Vec<String> = (0..60).map(|x| buffer[(x, 0)].symbol().to_string()).collect();
+            let is_text = |c: &String| c.chars().any(|ch| ch.is_alphanumeric());
+            let first = cells.iter().position(is_text).unwrap();
+            let last = cells.iter().rposition(is_text).unwrap();
+            let block =
+                |i: usize| cells.get(i).is_some_and(|c| c.chars().any(|ch| ('█'..='▏').contains(&ch)));
+            assert!(!block(first - 1) && !block(last + 1), "{done}%: {}", cells.concat());
+        }
     }
 
     #[test]

@@ -115,12 +115,20 @@ impl Backend for DemoBackend {
         self.searcher.unresolved(id)
     }
 
+    fn unresolved_callers(&self, id: u32) -> Vec<(u32, u32)> {
+        self.searcher.unresolved_callers(id)
+    }
+
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>> {
         Backend::search(self.searcher.as_ref(), query, retriever, k)
     }
 
     fn has_dense(&self) -> bool {
         Backend::has_dense(self.searcher.as_ref())
+    }
+
+    fn has_history(&self) -> bool {
+        Backend::has_history(self.searcher.as_ref())
     }
 
     fn fusion(&self) -> FusionParams {
