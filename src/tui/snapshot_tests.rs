@@ -216,7 +216,9 @@ fn every_row_keeps_a_distinguishing_name_and_its_path_and_line() {
                     if let (Some(at), false) = (at, qualifier.is_empty()) {
                         let shown = row[..at].rsplit(' ').next().unwrap();
                         let q = qualifier.chars().next().unwrap().to_string();
-                        assert!(shown.starts_with(&q), "{size:?} `{}` lost its class: {row}", chunk.name);
+                        // `…` marks a class given up for the method (a row that fits at no step).
+                        let marked = shown.starts_with(&q) || shown == "…";
+                        assert!(marked, "{size:?} `{}` lost its class: {row}", chunk.name);
                     }
                     if !whole {
                         let (head, tail) = (&last[..6], &last[last.len() - 6..]);
@@ -225,7 +227,9 @@ fn every_row_keeps_a_distinguishing_name_and_its_path_and_line() {
                     assert!(row.contains(&line), "{size:?} `{}` lost its line: {row}", chunk.name);
                     let file_start = &file[..file.len().min(4)];
                     assert!(row.contains(file_start), "{size:?} `{}` lost its file: {row}", chunk.name);
-                    if file.len() + line.len() <= 20 {
+                    // From 160 columns a short file name is never cut (below, the marks on every
+                    // row can leave a long name's row too little).
+                    if size.0 >= 160 && file.len() + line.len() <= 20 {
                         assert!(row.contains(&format!("{file}{line}")), "{size:?}: {row}");
                     }
                 }

@@ -12,8 +12,9 @@
 //! 2. the directories away (`x.py:82`; the preview's title has the whole path);
 //! 3. the class (the name's qualifier), cut from its end to the same cells on every row
 //!    (`Blueprint.send_static_file` → `Blue….send_static_file`), down to its first letter;
-//! 4. the file name, cut from the end of its stem to the same cells on every row, its
-//!    extension and line kept (`blueprints.py:82` → `bluep….py:82`), down to five letters.
+//! 4. the file name, cut from the end of its stem to the same cells on every row that needs
+//!    it (a row with room keeps it whole), its extension and line kept (`blueprints.py:82` →
+//!    `bluep….py:82`), down to five letters.
 //!
 //! (The other column's rank, `D3`, stays on every row that has one: see `results`.) After
 //! step 2, a name with no class to cut (a function's, often a test's; a class's own row) longer
@@ -183,10 +184,16 @@ pub fn fits(row: &Row, step: Shortening, available: usize) -> bool {
 /// middle, to 22 cells, then to 12; then the location goes.
 pub fn fit(row: &Row, step: Shortening, available: usize) -> (String, String) {
     let name = step.name(row.name);
+    // A row with room keeps its file name whole though the column cuts others' (a stem cut
+    // where nothing needs it reads worse than two forms of one file name).
+    let whole_stem = Shortening { stem: None, ..step }.location(row.path, row.line);
     let location = step.location(row.path, row.line);
-    if width(&name) + 1 + width(&location) <= available {
-        return (name, location);
+    for location in [whole_stem, location] {
+        if width(&name) + 1 + width(&location) <= available {
+            return (name, location);
+        }
     }
+    let location = step.location(row.path, row.line);
     let method = row.name.rsplit('.').next().unwrap_or(row.name);
     // A qualified name keeps `….` where its class was.
     let marker = if row.name.contains('.') { "…." } else { "" };
@@ -268,10 +275,19 @@ mod tests {
         assert_eq!(step, Shortening { dirs: Dirs::Dropped, qualifier: Some(5), stem: None });
         assert_eq!(shown(&BLUEPRINT, step, 39), "Blue….send_static_file blueprints.py:82");
         assert_eq!(shown(&FLASK, step, 39), "Flask.send_static_file app.py:392");
+        // At 30 no step fits the Blueprint row (its stem stops at five letters): it gives way
+        // by itself, its class to `…`, its file name from the middle; the Flask row sets the step.
         let step = choose(&rows, 30);
-        assert_eq!(step, Shortening { dirs: Dirs::Dropped, qualifier: Some(2), stem: Some(4) });
-        assert_eq!(shown(&BLUEPRINT, step, 30), "B….send_static_file blu….py:82");
+        assert_eq!(step, Shortening { dirs: Dirs::Dropped, qualifier: Some(2), stem: None });
+        assert_eq!(shown(&BLUEPRINT, step, 30), "….send_static_file bluep…py:82");
         assert_eq!(shown(&FLASK, step, 30), "F….send_static_file app.py:392");
+    }
+
+    #[test]
+    fn a_row_with_room_keeps_its_file_name_whole_when_the_column_cuts_stems() {
+        let step = Shortening { dirs: Dirs::Dropped, qualifier: Some(2), stem: Some(6) };
+        assert_eq!(shown(&BLUEPRINT, step, 40), "B….send_static_file blueprints.py:82");
+        assert_eq!(shown(&BLUEPRINT, step, 32), "B….send_static_file bluep….py:82");
     }
 
     #[test]
@@ -291,9 +307,11 @@ mod tests {
         let row = Row { name, path: "src/flask/sessions.py", line: 322 };
         let step = choose(&[row], 60);
         assert_eq!(shown(&row, step, 60), "SecureCookieSessionI….get_signing_serializer sessions.py:322");
-        assert_eq!(shown(&row, step, 40), "get_signing_serializer sessions.py:322");
-        assert_eq!(shown(&row, step, 30), "get_si…ializer sessions.py:322");
-        assert_eq!(shown(&row, step, 24), "get_s…alizer sessi…y:322");
-        assert_eq!(shown(&row, step, 20), "get_signi…serializer ", "too narrow: the location goes");
+        // The class goes to `…` (the row still reads as a method), the method stays whole...
+        assert_eq!(shown(&row, step, 40), "….get_signing_serializer sessions.py:322");
+        // ...until only its middle can give way.
+        assert_eq!(shown(&row, step, 30), "….get_s…alizer sessions.py:322");
+        assert_eq!(shown(&row, step, 24), "….get_signing_serializer ", "too narrow: the location goes");
+        assert_eq!(shown(&row, step, 20), "….get_sign…erializer ");
     }
 }

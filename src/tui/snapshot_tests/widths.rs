@@ -77,8 +77,8 @@ fn shown_dirs(row: &str, chunk: &Chunk) -> Option<String> {
     Some(row[..at].rsplit(' ').next().unwrap_or_default().to_string())
 }
 
-/// Checks one screen: at 120 columns and more every row keeps its method (or function) name
-/// and its file name whole (a class's own row may cut its name: it is the class); at every
+/// Checks one screen: at 120 columns and more every row keeps its method (or function) name,
+/// and from 160 its file name whole (a class's own row may cut its name: it is the class); at every
 /// width the rows of both lists that keep both (a narrow row gives way by itself) show a
 /// class, and a directory, the same way.
 fn check_rows(app: &App, screen: &TestBackend, size: (u16, u16)) {
@@ -92,7 +92,9 @@ fn check_rows(app: &App, screen: &TestBackend, size: (u16, u16)) {
             let method_kept = class.is_some() || chunk.kind == ChunkKind::Class;
             assert!(size.0 < 120 || method_kept, "{size:?} `{}` lost its name: {row}", chunk.name);
             let dir = shown_dirs(row, chunk);
-            assert!(size.0 < 120 || dir.is_some(), "{size:?} `{}` lost its file name: {row}", chunk.path);
+            // The other list's rank (`D3`) stays on every row that has one (issue 61), so at
+            // 120 a long method's row may cut its file's stem; from 160 none does.
+            assert!(size.0 < 160 || dir.is_some(), "{size:?} `{}` lost its file name: {row}", chunk.path);
             let (Some(class), Some(dir)) = (class, dir) else { continue };
             if let Some((qualifier, _)) = chunk.name.rsplit_once('.') {
                 let first = classes.entry(qualifier.to_string()).or_insert_with(|| class.clone());
