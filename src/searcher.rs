@@ -265,7 +265,8 @@ impl Searcher {
         let Some(first) = dense.query_first().filter(|_| matches!(wait, Wait::ForCandidates)) else {
             return Ok(dense);
         };
-        let candidates = self.query_candidates(query, QUERY_FIRST_BM25, dense.skips_tests())?;
+        let top = query_first_size(self.repo.chunks.len());
+        let candidates = self.query_candidates(query, top, dense.skips_tests())?;
         Ok(first.first(candidates, QUERY_FIRST_WAIT).unwrap_or(dense))
     }
 }
@@ -281,8 +282,22 @@ enum Wait {
 const CANDIDATE_NEIGHBOURS_OF: usize = 10;
 
 /// Query-first: how many of BM25's best a query embeds before the dense index is complete
-/// (README "Dense answers on a cold repository": the hybrid over these against the full one).
+/// (README "Dense answers on a cold repository": the hybrid over these against the full one),
+/// on a repository of 2,500 chunks or more; a smaller one takes a fifth of its chunks
+/// ([`query_first_size`]).
 pub const QUERY_FIRST_BM25: usize = 500;
+
+/// The fewest of BM25's best a cold query embeds first, however small the repository.
+pub const QUERY_FIRST_MIN: usize = 100;
+
+/// How many of BM25's best a cold query over `chunks` chunks embeds first: a fifth of the
+/// repository between [`QUERY_FIRST_MIN`] and [`QUERY_FIRST_BM25`]. On a ~1,000-chunk checkout
+/// 500 candidates (and their neighbours) were half of it, and the first dense answer came at
+/// 14-22 s against 31 s for everything (issue 61); 200 take ~4 s on 2 cores (docs/RESULTS.md
+/// "A smaller first set").
+pub fn query_first_size(chunks: usize) -> usize {
+    (chunks / 5).clamp(QUERY_FIRST_MIN, QUERY_FIRST_BM25)
+}
 
 /// How many of a partial dense ranking's hits the hybrid fuses (a complete one gives
 /// [`FUSION_DEPTH`]). Over the query-first candidates alone, the list's lower part is BM25's
@@ -482,6 +497,14 @@ pub fn history_ranking(
 mod tests {
     use super::*;
     use crate::engine::SyntaxCache;
+
+    #[test]
+    fn a_small_repository_embeds_a_fifth_of_itself_first_a_large_one_bm25s_500() {
+        assert_eq!(query_first_size(1_000), 200, "fzf's size: the first answer within seconds");
+        assert_eq!(query_first_size(300), QUERY_FIRST_MIN);
+        assert_eq!(query_first_size(2_500), QUERY_FIRST_BM25);
+        assert_eq!(query_first_size(40_000), QUERY_FIRST_BM25, "the dev sets' repositories: as before");
+    }
 
     #[test]
     fn a_test_weight_of_zero_ranks_test_chunks_last() {

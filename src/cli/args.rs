@@ -116,7 +116,8 @@ pub struct Args {
     pub wait_index: bool,
 
     /// Query-first: how many of BM25's best a query embeds first, with the chunks of the files
-    /// and symbols it names and the call-graph neighbours of BM25's top 10 [query default: 500].
+    /// and symbols it names and the call-graph neighbours of BM25's top 10 [query default: a fifth
+    /// of the repository's chunks, 100 to 500].
     /// Eval: rank dense over exactly those, as a never-indexed repository's first answer does.
     #[arg(long, value_name = "N", value_parser = count::<1, 1_000_000>, conflicts_with = "wait_index")]
     pub query_first: Option<usize>,

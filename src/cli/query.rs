@@ -7,7 +7,7 @@ use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::mcp::code::span_lines;
 use coret::search::{Hit, Retriever};
-use coret::searcher::{Searcher, QUERY_FIRST_BM25};
+use coret::searcher::{query_first_size, Searcher};
 use coret::semantic::Scope;
 use serde_json::{json, Value};
 use std::io::Read;
@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             true => None,
             false => Some(searcher.query_candidates(
                 &query,
-                args.query_first.unwrap_or(QUERY_FIRST_BM25),
+                args.query_first.unwrap_or_else(|| query_first_size(searcher.repo.chunks.len())),
                 super::model::dense_options(args).skip_tests,
             )?),
         };

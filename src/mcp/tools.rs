@@ -8,7 +8,7 @@ use super::{DenseStatus, LOCATE_WAIT};
 use crate::chunk::Chunk;
 use crate::engine::RepoIndex;
 use crate::search::Retriever;
-use crate::searcher::{Searcher, QUERY_FIRST_BM25};
+use crate::searcher::{query_first_size, Searcher};
 use crate::semantic::DenseSearcher;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -340,7 +340,8 @@ impl DenseSide {
     fn within(searcher: &Searcher, issue: &str, deadline: Instant) -> Result<DenseSide, ToolError> {
         let Some(dense) = searcher.dense.clone() else { return Ok(DenseSide::Missing) };
         let Some(first) = dense.query_first().cloned() else { return Ok(DenseSide::Ranks(dense)) };
-        let candidates = searcher.query_candidates(issue, QUERY_FIRST_BM25, dense.skips_tests())?;
+        let top = query_first_size(searcher.repo.chunks.len());
+        let candidates = searcher.query_candidates(issue, top, dense.skips_tests())?;
         // Past the deadline the request stays queued: the builder embeds these chunks next, for
         // a later call.
         let wait = deadline.saturating_duration_since(Instant::now());
