@@ -16,16 +16,11 @@ pub mod history;
 pub mod index;
 pub mod lang;
 pub mod mcp;
-pub mod mentions;
 pub mod model;
 pub mod progress;
-pub mod query_first;
 pub mod rank;
 pub mod repo;
 pub mod rerank;
-pub mod search;
-pub mod searcher;
-pub mod semantic;
 pub mod train;
 pub mod tui;
 

@@ -43,7 +43,7 @@ pub trait Progress: Send + Sync {
     fn report(&self, phase: Phase, done: usize, total: usize);
     /// Sent beside `Phase::Embed` reports; clients that show no ETA ignore it.
     fn report_embed_work(&self, _work: EmbedWork) {}
-    /// Query-first (`crate::query_first`): the chunks one search needs, embedded ahead of the
+    /// Query-first (`crate::rank::query_first`): the chunks one search needs, embedded ahead of the
     /// rest: `done` of `total` (the `Phase::Embed` reports go on counting the whole build).
     fn report_first(&self, _done: usize, _total: usize) {}
     /// Clients set this (e.g. on Ctrl-C) to ask long phases to stop early.

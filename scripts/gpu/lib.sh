@@ -15,7 +15,10 @@ UPLOAD_BYTES=${UPLOAD_BYTES:-67108864}
 sha() { sha256sum | cut -c1-16; }
 
 # A hash of files' contents (folders: every file under them), by path.
-hash_files() {
+hash_files() { file_sums "$@" | sha; }
+
+# `sha256sum` lines of files' contents (folders: every file under them), by path.
+file_sums() {
   local p
   for p in "$@"; do
     if [ -d "$p" ]; then
@@ -25,7 +28,7 @@ hash_files() {
     else
       echo "missing $p"
     fi
-  done | sha
+  done
 }
 
 # fresh NAME HASH OUTPUT...: whether NAME's stamp holds HASH and every output exists.

@@ -56,18 +56,31 @@ source "$ROOT/scripts/gpu/lib.sh"
 # the file format's version (its magic line: a reader's compatible change keeps the shards).
 # SHARD_COMMIT: that commit's code instead of the checkout's, e.g. to pack shards a release
 # binary of an older main made (.gpu/MADE-BY-*.txt names it) after src/chunk moved on.
-SHARD_FILES="src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/semantic.rs src/eval/snapshot.rs"
+# A file that moved keeps hashing under its old path (MOVED: new=old), so that the move alone
+# leaves every stamp fresh.
+SHARD_FILES="src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/rank/semantic.rs src/eval/snapshot.rs"
+MOVED="src/rank/semantic.rs=src/semantic.rs"
 shard_code() {
+  local m
   if [ -n "${SHARD_COMMIT:-}" ]; then
-    local d; d=$(mktemp -d)
-    # shellcheck disable=SC2086 # a list of paths
-    git -C "$ROOT" archive "$SHARD_COMMIT" $SHARD_FILES src/train/shard.rs | tar -x -C "$d"
+    local d f; d=$(mktemp -d)
+    for f in $SHARD_FILES src/train/shard.rs; do
+      git -C "$ROOT" cat-file -e "$SHARD_COMMIT:$f" 2>/dev/null || for m in $MOVED; do
+        [ "${m%%=*}" = "$f" ] && f=${m#*=}
+      done
+      git -C "$ROOT" archive "$SHARD_COMMIT" "$f" | tar -x -C "$d"
+    done
+    for m in $MOVED; do
+      [ -e "$d/${m#*=}" ] && mkdir -p "$(dirname "$d/${m%%=*}")" && mv "$d/${m#*=}" "$d/${m%%=*}"
+    done
     (cd "$d" && ROOT=$d SHARD_COMMIT='' shard_code)
     rm -rf "$d"
     return
   fi
+  local renames=()
+  for m in $MOVED; do renames+=(-e "s#  ${m%%=*}\$#  ${m#*=}#"); done
   # shellcheck disable=SC2086
-  { hash_files $SHARD_FILES; grep '^const MAGIC:' src/train/shard.rs; } | sha
+  { file_sums $SHARD_FILES | sed "${renames[@]}" | sha; grep '^const MAGIC:' src/train/shard.rs; } | sha
 }
 model_dir() { echo "${CORET_MODEL:-${CORET_DATA_DIR:-$HOME/.local/share/coret-tui}/models/all-MiniLM-L6-v2}"; }
 

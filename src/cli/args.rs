@@ -1,7 +1,7 @@
 //! Command-line arguments.
 
 use clap::Parser;
-use coret::search::Retriever;
+use coret::index::Retriever;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug, Clone)]
@@ -87,7 +87,7 @@ pub struct Args {
     pub tower_layers: Option<std::path::PathBuf>,
 
     /// Token budget of a query.
-    #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
+    #[arg(help_heading = "Model", long, default_value_t = coret::rank::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
     /// Precision of the encoder's linear layers: auto (bf16 on a GPU; on the CPU whichever of f32 and bf16 measured faster there, once per CPU), bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32) or f32.
@@ -116,7 +116,7 @@ pub struct Args {
     pub wait_index: bool,
 
     /// Query-first: how many of BM25's best a query embeds first, with the chunks of the files
-    /// and symbols it names and the call-graph neighbours of BM25's top 10 [query default: a fifth
+    /// and symbols it names and the call-graph neighbours of BM25's top 10 [query default: a tenth
     /// of the repository's chunks, 100 to 500].
     /// Eval: rank dense over exactly those, as a never-indexed repository's first answer does.
     #[arg(long, value_name = "N", value_parser = count::<1, 1_000_000>, conflicts_with = "wait_index")]
@@ -127,7 +127,7 @@ pub struct Args {
     pub no_path: bool,
 
     /// At most this many downstream neighbours per chunk.
-    #[arg(help_heading = "Model", long, default_value_t = coret::semantic::DenseOptions::default().max_neighbours, value_parser = count::<0, 1000>, value_name = "N")]
+    #[arg(help_heading = "Model", long, default_value_t = coret::rank::semantic::DenseOptions::default().max_neighbours, value_parser = count::<0, 1000>, value_name = "N")]
     pub neighbours: usize,
 
     /// Evaluate retrieval on SWE-bench-style instances (.jsonl or .jsonl.gz).
@@ -174,19 +174,19 @@ pub struct Args {
     pub title_only: bool,
 
     /// Hybrid: a boost for chunks of files the query names: standard deviations (score fusion) or first-place votes (rrf); 0 turns it off.
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().path_boost, value_parser = weight, value_name = "B")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().path_boost, value_parser = weight, value_name = "B")]
     pub path_boost: f32,
 
     /// Hybrid: a boost for chunks the query names (`Class.method`, a unique `function_name`), scaled by how uniquely it names them; 0 turns it off.
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().symbol_boost, value_parser = weight, value_name = "B")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().symbol_boost, value_parser = weight, value_name = "B")]
     pub symbol_boost: f32,
 
     /// Hybrid: for a query that is a name (`Router`, `Runtime::spawn`), a boost for the chunks that define it (more where the file is named after it); 0 turns it off.
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().name_boost, value_parser = weight, value_name = "B")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().name_boost, value_parser = weight, value_name = "B")]
     pub name_boost: f32,
 
     /// Hybrid: for a short question, a weak boost per word its files' or directories' names match (prefixes of 3+ letters); 0 turns it off.
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().path_word_boost, value_parser = weight, value_name = "B")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().path_word_boost, value_parser = weight, value_name = "B")]
     pub path_word_boost: f32,
 
     /// Eval: treat module-level chunks as absent (out of rankings and gold), as in the paper.
@@ -198,27 +198,27 @@ pub struct Args {
     pub exclude_tests: bool,
 
     /// Hybrid: how rankings combine: score (standardised scores, weighted) or rrf (reciprocal rank fusion).
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().method, value_name = "METHOD")]
-    pub fusion: coret::search::FusionMethod,
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().method, value_name = "METHOD")]
+    pub fusion: coret::rank::fusion::FusionMethod,
 
     /// Hybrid: reciprocal-rank-fusion constant.
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().rrf_k, value_parser = positive, value_name = "K")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().rrf_k, value_parser = positive, value_name = "K")]
     pub rrf_k: f32,
 
     /// BM25 and dense rankings (and so the hybrid): a test-file chunk at rank r ranks as if at r / W (1 keeps tests in place, 0 puts them last).
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().test_weight, value_parser = unit, value_name = "W")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().test_weight, value_parser = unit, value_name = "W")]
     pub test_weight: f32,
 
     /// Hybrid: weight of the history ranking (past commits' files) against BM25's 1.0 (0: not fused).
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().history_weight, value_parser = weight, value_name = "W")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().history_weight, value_parser = weight, value_name = "W")]
     pub history_weight: f32,
 
     /// Hybrid: share of a top chunk's score passed to its callers and callees (0: no call-graph propagation).
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().graph_weight, value_parser = weight, value_name = "W")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().graph_weight, value_parser = weight, value_name = "W")]
     pub graph_weight: f32,
 
     /// Hybrid: a file's module chunk (imports, constants) scores at least this share of its file's best top hit (0: off).
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().module_weight, value_parser = unit, value_name = "W")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().module_weight, value_parser = unit, value_name = "W")]
     pub module_weight: f32,
 
     /// History: how many of the best-matching commits count.
@@ -234,7 +234,7 @@ pub struct Args {
     pub history_sum: bool,
 
     /// Hybrid: weight of the dense ranking against BM25's 1.0.
-    #[arg(help_heading = "Fusion", long, default_value_t = coret::search::FusionParams::default().dense_weight, value_parser = weight, value_name = "W")]
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().dense_weight, value_parser = weight, value_name = "W")]
     pub dense_weight: f32,
 
     /// Colour theme: a built-in name (coret-dark, coret-light), a name under the config directory's themes/, or a .toml path.

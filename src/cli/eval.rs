@@ -5,7 +5,7 @@ use super::progress::BarProgress;
 use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, select};
 use coret::eval::run::{run_eval, DenseEval, EvalConfig, EvalSummary};
-use coret::search::Retriever;
+use coret::index::Retriever;
 use coret::Error;
 use std::io::Write;
 

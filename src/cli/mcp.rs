@@ -6,8 +6,8 @@ use super::args::Args;
 use super::model::{check_model_flags, dense_options, fusion_params};
 use super::Usage;
 use anyhow::Context;
+use coret::index::Retriever;
 use coret::mcp::{DenseSetup, Workspace, WorkspaceOptions};
-use coret::search::Retriever;
 use std::sync::Arc;
 use std::time::Duration;
 

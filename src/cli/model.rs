@@ -7,9 +7,9 @@ use coret::model::{
     apply_weights, resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder,
     EncoderOptions, TowerLayers, Towers, WeightsChoice,
 };
+use coret::rank::searcher::SearchModels;
+use coret::rank::semantic::DenseOptions;
 use coret::rerank::{RerankSpec, Reranker};
-use coret::searcher::SearchModels;
-use coret::semantic::DenseOptions;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -155,8 +155,8 @@ pub fn dense_options(args: &Args) -> DenseOptions {
     }
 }
 
-pub fn fusion_params(args: &Args) -> coret::search::FusionParams {
-    coret::search::FusionParams {
+pub fn fusion_params(args: &Args) -> coret::rank::fusion::FusionParams {
+    coret::rank::fusion::FusionParams {
         method: args.fusion,
         rrf_k: args.rrf_k,
         dense_weight: args.dense_weight,

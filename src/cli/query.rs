@@ -5,10 +5,10 @@ use super::args::Args;
 use super::progress::BarProgress;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
+use coret::index::{Hit, Retriever};
 use coret::mcp::code::span_lines;
-use coret::search::{Hit, Retriever};
-use coret::searcher::{query_first_size, Searcher};
-use coret::semantic::Scope;
+use coret::rank::searcher::{query_first_size, Searcher};
+use coret::rank::semantic::Scope;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::sync::Arc;
@@ -201,7 +201,7 @@ fn add_snippets(index: &RepoIndex, v: &mut Value, results: &[(Retriever, Vec<Hit
             let source = sources.entry(c.path.as_str()).or_insert_with(|| index.file_source(&c.path));
             let code = match source {
                 Some(text) => span_lines(text, c.start_line, c.end_line, n),
-                None => span_lines(coret::semantic::without_path(&c.text), 1, usize::MAX, n),
+                None => span_lines(coret::rank::semantic::without_path(&c.text), 1, usize::MAX, n),
             };
             entry["code"] = Value::String(code.text);
             entry["code_lines"] = Value::from(code.total);

@@ -6,7 +6,7 @@ use super::args::Args;
 use super::model::dense_options;
 use super::Usage;
 use coret::model::{resolve_model_dir, select_device, DeviceChoice, Towers, WeightsChoice};
-use coret::searcher::SearchModels;
+use coret::rank::searcher::SearchModels;
 use coret::tui::{backend::IndexReporter, EngineIndexer, Session, Theme, TowerLoader};
 use std::sync::Arc;
 

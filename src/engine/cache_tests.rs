@@ -2,8 +2,8 @@
 //! ranks exactly as a clean build does.
 
 use super::{CacheState, IndexOptions, RepoIndex};
+use crate::index::Hit;
 use crate::progress::NoProgress;
-use crate::search::Hit;
 use std::path::Path;
 
 const QUERIES: &[&str] = &[

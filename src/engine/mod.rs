@@ -15,11 +15,11 @@ use crate::callgraph::CallGraph;
 use crate::chunk::{chunk_file, Chunk, FileSyntax};
 use crate::error::{Error, Result};
 use crate::index::bm25::{self, Bm25Index, FieldBoosts};
+use crate::index::Hit;
 use crate::lang::LangSet;
 use crate::progress::{Phase, Progress};
 use crate::repo::source::{SkipCounts, DEFAULT_MAX_FILE_SIZE};
 use crate::repo::walk::walk_sources;
-use crate::search::Hit;
 use bm25_sync::{build_bm25_in_memory, sync_bm25_on_disk};
 use manifest::{
     load_manifest, manifest_id, read_and_parse, same_files, token_totals, CachedFile, Manifest, OldManifest,

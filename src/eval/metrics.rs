@@ -181,8 +181,8 @@ pub fn grouped<'a>(
     is_module: impl Fn(ChunkId) -> bool,
     ks: &[usize],
 ) -> Metrics {
+    use crate::index::Hit;
     use crate::rank::group::{group_hits, rows_then_nested};
-    use crate::search::Hit;
     let hits: Vec<Hit> = ranking.iter().map(|&id| Hit { chunk: id as u32, score: 0.0 }).collect();
     let groups = group_hits(&hits, |id| Some(path_of(id as usize)), |id| is_module(id as usize));
     let order: Vec<ChunkId> = rows_then_nested(&groups).iter().map(|h| h.chunk as usize).collect();

@@ -9,12 +9,13 @@ use crate::engine::{load_syntax, save_syntax, RepoIndex, SnapshotIndexer, Syntax
 use crate::error::{Error, Result};
 use crate::history::{extend_history, open_history, HistoryIndex, HistoryView};
 use crate::index::dense::VectorStore;
+use crate::index::{Hit, Retriever};
 use crate::model::Towers;
 use crate::progress::{EmbedOnly, Phase, Progress};
+use crate::rank::fusion::FusionParams;
+use crate::rank::searcher::Searcher;
+use crate::rank::semantic::{DenseOptions, Scope};
 use crate::repo::git::find_repo;
-use crate::search::{FusionParams, Hit, Retriever};
-use crate::searcher::Searcher;
-use crate::semantic::{DenseOptions, Scope};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -299,7 +300,7 @@ impl RepoState {
         let git_dir = find_repo(&cfg.repos_dir, repo).map_err(|e| e.to_string());
         let vectors = match &cfg.dense {
             Some(d) => {
-                let file = crate::searcher::shared_vector_log(&d.store_dir, repo);
+                let file = crate::rank::searcher::shared_vector_log(&d.store_dir, repo);
                 let (store, note) = VectorStore::open(&file, d.towers.chunk.dim())?;
                 notes.extend(note);
                 Some(store)

@@ -413,9 +413,9 @@ impl Bm25Snapshots {
 
 /// Maps BM25 hits to global chunk ids through `(path, ord) → id`; hits for documents the map
 /// does not know (a stale index) are dropped.
-pub fn to_global(hits: Vec<Bm25Hit>, ids: &HashMap<(String, usize), u32>) -> Vec<crate::search::Hit> {
+pub fn to_global(hits: Vec<Bm25Hit>, ids: &HashMap<(String, usize), u32>) -> Vec<crate::index::Hit> {
     hits.into_iter()
-        .filter_map(|h| ids.get(&(h.path, h.ord)).map(|&chunk| crate::search::Hit { chunk, score: h.score }))
+        .filter_map(|h| ids.get(&(h.path, h.ord)).map(|&chunk| crate::index::Hit { chunk, score: h.score }))
         .collect()
 }
 

@@ -13,7 +13,7 @@
 //! share one vector.
 
 use crate::error::{Error, Result};
-use crate::search::Hit;
+use crate::index::Hit;
 use crate::simd::dot;
 use rayon::prelude::*;
 use std::collections::HashMap;

@@ -3,4 +3,6 @@
 pub mod bm25;
 pub mod code_tokens;
 pub mod dense;
+mod hit;
 pub mod query_terms;
+pub use hit::{Hit, Retriever};

@@ -6,8 +6,8 @@ use super::workspace::{DenseSetup, Shared};
 use crate::error::Error;
 use crate::index::dense::VectorStore;
 use crate::progress::{Phase, Progress};
-use crate::query_first::{build_serving, newest, QueryFirst};
-use crate::searcher::Searcher;
+use crate::rank::query_first::{build_serving, newest, QueryFirst};
+use crate::rank::searcher::Searcher;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 //! an agent that edits a file and searches again sees its edit. BM25 answers from the start;
 //! the dense index is built (and rebuilt after edits) on a background thread, and every
 //! answer says whether it was ready. A `locate` waits for the dense side at most
-//! [`LOCATE_WAIT`]. Ranking goes through the one [`crate::searcher::Searcher`].
+//! [`LOCATE_WAIT`]. Ranking goes through the one [`crate::rank::searcher::Searcher`].
 
 pub mod code;
 mod dense_worker;
@@ -50,7 +50,7 @@ impl DenseStatus {
     }
 
     /// For answers: `ready`, `building (120 of 900 chunks embedded)`, ... The counts are
-    /// `coverage`, the [`crate::semantic::DenseSearcher::coverage`] of the dense index the
+    /// `coverage`, the [`crate::rank::semantic::DenseSearcher::coverage`] of the dense index the
     /// answer describes (None: there is none yet), so that every number in one answer comes
     /// from one index; the build's progress counters lag or lead it.
     pub fn describe(&self, coverage: Option<(usize, usize)>) -> String {

@@ -7,9 +7,9 @@ use super::sandbox::{resolve, SandboxError};
 use super::{DenseStatus, LOCATE_WAIT};
 use crate::chunk::Chunk;
 use crate::engine::RepoIndex;
-use crate::search::Retriever;
-use crate::searcher::{query_first_size, Searcher};
-use crate::semantic::DenseSearcher;
+use crate::index::Retriever;
+use crate::rank::searcher::{query_first_size, Searcher};
+use crate::rank::semantic::DenseSearcher;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -376,7 +376,7 @@ fn located(
     let code = match source {
         Some(text) => span_lines(text, c.start_line, c.end_line, CODE_LINES),
         // The file went away since it was indexed: the retriever's view of the chunk.
-        None => span_lines(crate::semantic::without_path(&c.text), 1, usize::MAX, CODE_LINES),
+        None => span_lines(crate::rank::semantic::without_path(&c.text), 1, usize::MAX, CODE_LINES),
     };
     let code_note = code.is_cut().then(|| {
         let (from, to) = (c.start_line + code.shown, c.start_line + code.total - 1);

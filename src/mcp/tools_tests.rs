@@ -35,10 +35,10 @@ fn partial_index(searcher: &Searcher, model: &Path) -> DenseSearcher {
     let encoder = crate::model::Encoder::load(model, &candle_core::Device::Cpu, opts).unwrap();
     let towers = crate::model::Towers::tied(Arc::new(encoder));
     let pricing = searcher.repo.chunks.iter().position(|c| c.name == "apply_discount").unwrap() as u32;
-    let scope = crate::semantic::Scope::First(std::slice::from_ref(&pricing));
+    let scope = crate::rank::semantic::Scope::First(std::slice::from_ref(&pricing));
     let mut store = crate::index::dense::VectorStore::in_memory(towers.chunk.dim());
     let (chunks, graph) = (&searcher.repo.chunks, &searcher.repo.graph);
-    let opts = crate::semantic::DenseOptions::default();
+    let opts = crate::rank::semantic::DenseOptions::default();
     let progress = crate::progress::NoProgress;
     DenseSearcher::build_scoped(towers, chunks, graph, opts, &mut store, &progress, scope).unwrap()
 }
@@ -209,7 +209,7 @@ fn locate_answers_with_bm25_by_its_deadline_when_the_issues_chunks_are_not_embed
     let (dir, searcher) = fixture();
     let partial = partial_index(&searcher, &dir.path().join("model"));
     // Kept open and never read: the builder is busy.
-    let (handle, _queue) = crate::query_first::QueryFirst::channel();
+    let (handle, _queue) = crate::rank::query_first::QueryFirst::channel();
     let dense = Arc::new(partial.with_query_first(handle));
     let searcher = Searcher { dense: Some(dense), ..searcher.clone_sides() };
     let building = DenseStatus::Building { done: 0, total: 915 };

@@ -5,7 +5,7 @@
 //! columns, the JSON answer, MCP `locate`) and eval's grouped metrics read this one view.
 
 use crate::engine::RepoIndex;
-use crate::search::Hit;
+use crate::index::Hit;
 
 /// One ranked chunk inside a group, with its rank in the flat ranking (1-based).
 #[derive(Clone, Copy, Debug, PartialEq)]

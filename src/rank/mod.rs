@@ -5,11 +5,16 @@
 //! - [`names`]: a query that names a definition (`Router`, `Runtime::spawn`) finds where it is
 //!   defined; a short question's words weakly match file and directory names.
 //!
-//! Fusion itself lives in [`crate::search`] and the searcher in [`crate::searcher`]; both
+//! Fusion itself lives in [`crate::rank::fusion`] and the searcher in [`crate::rank::searcher`]; both
 //! call down into this module, never the other way.
 
+pub mod fusion;
 pub mod group;
+pub mod mentions;
 pub mod names;
+pub mod query_first;
+pub mod searcher;
+pub mod semantic;
 pub mod shape;
 
 pub use group::{group_hits, FileGroup};

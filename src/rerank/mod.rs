@@ -20,9 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
+use crate::index::{Hit, Retriever};
 use crate::model::lora::{with_lora, LoraAdapter};
 use crate::model::{Encoder, EncoderInput};
-use crate::search::{Hit, Retriever};
 
 pub const ADAPTER_FILE: &str = "coret-lora.safetensors";
 pub const HEAD_FILE: &str = "rerank-head.safetensors";

@@ -20,14 +20,14 @@ use crate::error::{Error, Result};
 use crate::eval::instances::Instance;
 use crate::eval::snapshot::{index_instance, instance_query, RepoSnapshots, SnapshotOptions};
 use crate::index::dense::VectorStore;
+use crate::index::Retriever;
 use crate::model::tokenize::InputTokenizer;
 use crate::model::weights::blake3_u64;
 use crate::model::Towers;
 use crate::progress::{NoProgress, Phase, Progress};
+use crate::rank::searcher::{shared_vector_log, Searcher};
+use crate::rank::semantic::{encoder_input, DenseOptions, Scope};
 use crate::repo::git::find_repo;
-use crate::search::Retriever;
-use crate::searcher::{shared_vector_log, Searcher};
-use crate::semantic::{encoder_input, DenseOptions, Scope};
 
 /// BM25's top this-many (with the rest of [`Searcher::query_candidates`]) are what the dense
 /// miner ranks: the candidates a never-indexed repository's first dense answer ranks, so the

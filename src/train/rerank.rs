@@ -403,8 +403,8 @@ mod tests {
         // The gold ranked 7th by the hybrid (the others are the other issues' chunks) moves
         // up; the list is the top 8 re-ordered, then the rest in the hybrid's order.
         let order = [1u32, 2, 11, 12, 21, 22, 0, 31, 32, 41];
-        let hits: Vec<crate::search::Hit> =
-            order.iter().map(|&c| crate::search::Hit { chunk: c, score: 0.0 }).collect();
+        let hits: Vec<crate::index::Hit> =
+            order.iter().map(|&c| crate::index::Hit { chunk: c, score: 0.0 }).collect();
         let text_of = |c: u32| input(texts[(c % 10) as usize % texts.len()].1);
         let mut deeper = reranker;
         deeper.spec.depth = 8;

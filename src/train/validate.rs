@@ -18,10 +18,11 @@ use crate::error::Result;
 use crate::eval::instances::Instance;
 use crate::eval::metrics::{evaluate, Aggregate, Summary};
 use crate::eval::run::{run_eval, DenseEval, EvalConfig};
+use crate::index::Retriever;
 use crate::model::{Encoder, TokenizedInput};
 use crate::progress::NoProgress;
-use crate::search::{FusionParams, Retriever};
-use crate::semantic::DenseOptions;
+use crate::rank::fusion::FusionParams;
+use crate::rank::semantic::DenseOptions;
 
 /// What validation runs on.
 pub enum ValSet {

@@ -1,8 +1,8 @@
 //! Everything that can change the app's state is an [`Action`]; everything the app asks the
 //! outside world to do is a [`Command`] (returned by `App::update`, run by the runtime).
 
+use crate::index::{Hit, Retriever};
 use crate::progress::{EmbedWork, Phase};
-use crate::search::{Hit, Retriever};
 use crate::tui::backend::Backend;
 use crate::tui::highlight::HighlightedFile;
 use std::path::PathBuf;

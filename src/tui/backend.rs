@@ -42,8 +42,9 @@
 //!   look-ups while rendering), so the cheap ones (`chunk`, `callers`, `callees`) must not block.
 //! * If the closure returns without sending `Bm25Ready` or `Failed`, or panics, the TUI says so.
 
+use crate::index::{Hit, Retriever};
 use crate::progress::{EmbedWork, Phase, Progress};
-use crate::search::{FusionParams, Hit, Retriever};
+use crate::rank::fusion::FusionParams;
 use crate::Chunk;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,8 +1,9 @@
 //! The TUI's [`Backend`] over the real engine.
 
 use super::backend::Backend;
-use crate::search::{FusionParams, Hit, Retriever};
-use crate::searcher::Searcher;
+use crate::index::{Hit, Retriever};
+use crate::rank::fusion::FusionParams;
+use crate::rank::searcher::Searcher;
 use crate::Chunk;
 
 impl Backend for Searcher {

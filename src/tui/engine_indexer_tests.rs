@@ -2,8 +2,8 @@
 //! for or periodic.
 
 use super::*;
+use crate::index::Retriever;
 use crate::model::{Encoder, EncoderOptions};
-use crate::search::Retriever;
 use crate::tui::backend::{Backend, IndexEvent};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -67,7 +67,7 @@ fn an_edit_is_re_indexed_unasked_and_only_its_chunk_is_embedded() {
         towers: Box::new(move |_| {
             let encoder = Encoder::load(&model, &candle_core::Device::Cpu, EncoderOptions::default());
             let towers = crate::model::Towers::tied(Arc::new(encoder.map_err(|e| e.to_string())?));
-            Ok(crate::searcher::SearchModels { towers, reranker: None })
+            Ok(crate::rank::searcher::SearchModels { towers, reranker: None })
         }),
     };
     let thread = std::thread::spawn(move || indexer.run(reporter));

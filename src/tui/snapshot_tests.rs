@@ -1,8 +1,8 @@
 //! Snapshots of the main screens on ratatui's `TestBackend`, over the in-memory demo backend.
 //! Review changes with `cargo insta review` (or `INSTA_UPDATE=always` and read the .snap files).
 
+use crate::index::Retriever;
 use crate::progress::Phase;
-use crate::search::Retriever;
 use crate::tui::action::{Action, Pane};
 use crate::tui::app::tests::{new_app, searched_app, settle, type_text};
 use crate::tui::app::App;

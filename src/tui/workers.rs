@@ -2,8 +2,8 @@
 //! drains its queue and serves only the newest request (older ones are stale by then), and
 //! reports back as an [`Action`] on the runtime's channel.
 
+use crate::index::Hit;
 use crate::rerank::reorders;
-use crate::search::Hit;
 use crate::tui::action::{Action, SearchOutcome, SearchRequest, SearchStage};
 use crate::tui::backend::Backend;
 use crate::tui::highlight::{highlight, HighlightedFile};
@@ -154,7 +154,7 @@ fn highlight_worker(rx: Receiver<FileRequest>, actions: Sender<Action>, syntax_t
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::Retriever;
+    use crate::index::Retriever;
     use crate::tui::demo::DemoBackend;
     use std::time::Duration;
 
@@ -205,7 +205,7 @@ mod tests {
             query: &str,
             retriever: Retriever,
             k: usize,
-        ) -> anyhow::Result<Option<Vec<crate::search::Hit>>> {
+        ) -> anyhow::Result<Option<Vec<crate::index::Hit>>> {
             Ok(Some(self.0.search(query, retriever, k)?.into_iter().rev().collect()))
         }
         fn has_dense(&self) -> bool {

@@ -23,7 +23,7 @@ pub use history::History;
 pub use index::{FirstProgress, IndexState, IndexStatus, PhaseProgress};
 pub use results::{scroll_to_show, ColumnStatus, RerankStatus, ResultsColumn, RowInfo};
 
-use crate::search::Retriever;
+use crate::index::Retriever;
 use crate::tui::action::{Action, Command, Pane};
 use crate::tui::backend::{Backend, Session};
 use crate::tui::layout::Areas;

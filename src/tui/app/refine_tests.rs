@@ -3,7 +3,7 @@
 
 use super::tests::{new_app, settle, type_text};
 use super::*;
-use crate::search::Hit;
+use crate::index::Hit;
 use crate::tui::action::{SearchOutcome, SearchStage};
 use crate::tui::demo::DemoBackend;
 use std::time::Duration;

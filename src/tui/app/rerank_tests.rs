@@ -3,7 +3,8 @@
 
 use super::tests::{new_app, settle, type_text};
 use super::*;
-use crate::search::{FusionParams, Hit};
+use crate::index::Hit;
+use crate::rank::fusion::FusionParams;
 use crate::tui::action::{SearchOutcome, SearchStage};
 use crate::tui::demo::DemoBackend;
 use std::time::Duration;

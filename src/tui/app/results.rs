@@ -1,8 +1,8 @@
 //! One ranked results column and its selection.
 
+use crate::index::{Hit, Retriever};
 use crate::rank::group::group_hits;
 use crate::rank::ResultOrder;
-use crate::search::{Hit, Retriever};
 use std::collections::HashSet;
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 
 use super::{scroll_to_show, App, ColumnStatus, IndexState, RerankStatus, ResultsColumn, RESULTS_K};
 use crate::index::query_terms::query_terms;
-use crate::search::{Hit, Retriever};
+use crate::index::{Hit, Retriever};
 use crate::tui::action::{Command, Pane, SearchOutcome, SearchRequest, SearchStage};
 use crate::tui::backend::Backend;
 use std::sync::Arc;

@@ -95,7 +95,7 @@ fn searches(commands: &[Command]) -> Vec<(usize, u64, Retriever)> {
 }
 
 fn outcome(column: usize, generation: u64, chunks: &[u32]) -> Action {
-    let hits = chunks.iter().map(|&chunk| crate::search::Hit { chunk, score: 1.0 }).collect();
+    let hits = chunks.iter().map(|&chunk| crate::index::Hit { chunk, score: 1.0 }).collect();
     let stage = SearchStage::Final;
     Action::SearchDone(SearchOutcome { column, generation, hits: Ok(hits), elapsed: Duration::ZERO, stage })
 }
@@ -185,7 +185,7 @@ fn hits_in_test_files_are_marked_and_can_be_hidden() {
     let commands = app.update(Action::RunSearch);
     settle(&mut app, commands);
     let is_test =
-        |app: &App, h: &crate::search::Hit| app.chunk(h.chunk).is_some_and(|c| c.path.starts_with("tests/"));
+        |app: &App, h: &crate::index::Hit| app.chunk(h.chunk).is_some_and(|c| c.path.starts_with("tests/"));
     assert!(app.columns[0].hits.iter().any(|h| is_test(&app, h)), "the test file is a hit");
     let screen = crate::tui::snapshot_tests::draw(&app).to_string();
     let row = screen.lines().find(|l| l.contains("test_cart_total")).unwrap_or_else(|| panic!("{screen}"));

@@ -6,9 +6,10 @@
 
 use super::fit::{self, Row, Shortening};
 use super::{dim_line, kind_span, pad_line, pane_block, waiting, width};
-use crate::mentions::{NamedFiles, NamedSymbols};
+use crate::index::{Hit, Retriever};
 use crate::progress::Phase;
-use crate::search::{FusionMethod, FusionParams, Hit, Retriever};
+use crate::rank::fusion::{FusionMethod, FusionParams};
+use crate::rank::mentions::{NamedFiles, NamedSymbols};
 use crate::tui::action::Pane;
 use crate::tui::app::{
     list_rows, scroll_to_show, App, ColumnStatus, FirstProgress, IndexState, RerankStatus, ResultsColumn,
@@ -280,7 +281,7 @@ fn empty_text(app: &App, index: usize) -> (String, bool) {
 }
 
 /// Per hit of a hybrid column, whether the issue it was searched for names it by file or own
-/// name, where the fusion boosts such hits (the rule is the engine's: `crate::mentions`).
+/// name, where the fusion boosts such hits (the rule is the engine's: `crate::rank::mentions`).
 fn named_hits(app: &App, column: &ResultsColumn, fusion: &FusionParams) -> Vec<bool> {
     let query = app.last_query.as_deref().unwrap_or_default();
     let boosts = (fusion.path_boost > 0.0, fusion.symbol_boost > 0.0);

@@ -13,11 +13,12 @@ mod sample;
 
 use coret::engine::{RepoIndex, SyntaxCache};
 use coret::index::dense::VectorStore;
+use coret::index::{Hit, Retriever};
 use coret::model::{Encoder, EncoderOptions, Towers};
 use coret::progress::{NoProgress, Phase};
-use coret::search::{FusionParams, Hit, Retriever};
-use coret::searcher::Searcher;
-use coret::semantic::DenseOptions;
+use coret::rank::fusion::FusionParams;
+use coret::rank::searcher::Searcher;
+use coret::rank::semantic::DenseOptions;
 use coret::tui::{Backend, IndexEvent, IndexReporter};
 use coret::Chunk;
 use std::collections::BTreeMap;
@@ -187,9 +188,9 @@ macro_rules! forward_to_demo {
         fn search(
             &self,
             query: &str,
-            retriever: crate::search::Retriever,
+            retriever: crate::index::Retriever,
             k: usize,
-        ) -> anyhow::Result<Vec<crate::search::Hit>> {
+        ) -> anyhow::Result<Vec<crate::index::Hit>> {
             self.0.search(query, retriever, k)
         }
         fn file_source(&self, path: &str) -> Option<String> {

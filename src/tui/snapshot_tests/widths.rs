@@ -3,7 +3,7 @@
 //! preview's (`layout`).
 
 use super::{draw, rows, settle, type_text};
-use crate::search::Retriever;
+use crate::index::Retriever;
 use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::demo::DemoBackend;

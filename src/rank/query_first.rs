@@ -8,8 +8,8 @@ use crate::error::{Error, Result};
 use crate::index::dense::VectorStore;
 use crate::model::Towers;
 use crate::progress::{EmbedWork, Phase, Progress};
-use crate::searcher::Searcher;
-use crate::semantic::{DenseOptions, DensePlan, DenseSearcher, FillFirst};
+use crate::rank::searcher::Searcher;
+use crate::rank::semantic::{DenseOptions, DensePlan, DenseSearcher, FillFirst};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -171,9 +171,9 @@ impl Progress for Offset<'_> {
 mod tests {
     use super::*;
     use crate::engine::{RepoIndex, SyntaxCache};
+    use crate::index::Retriever;
     use crate::model::{Encoder, EncoderOptions};
     use crate::progress::NoProgress;
-    use crate::search::Retriever;
 
     /// `files` files of ten functions each; `pkg/cart.py` holds the two a query is after.
     fn repo(files: usize) -> Searcher {

@@ -1,60 +1,9 @@
-//! Retrievers and rank fusion.
+//! Rank fusion: how the hybrid combines BM25, dense, history and the call graph, and how
+//! test chunks are demoted.
 
-use serde::{Deserialize, Serialize};
+use crate::index::Hit;
 use std::fmt;
 use std::str::FromStr;
-
-/// Which ranking a caller asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Retriever {
-    Bm25,
-    Dense,
-    Hybrid,
-    /// Files changed by past commits whose messages match the query (`history`).
-    History,
-}
-
-impl Retriever {
-    /// What eval runs by default. The history retriever is asked for by name: it reads the
-    /// repository's git log.
-    pub const ALL: [Retriever; 3] = [Retriever::Bm25, Retriever::Dense, Retriever::Hybrid];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Retriever::Bm25 => "bm25",
-            Retriever::Dense => "dense",
-            Retriever::Hybrid => "hybrid",
-            Retriever::History => "history",
-        }
-    }
-}
-
-impl fmt::Display for Retriever {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Retriever {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "bm25" => Ok(Retriever::Bm25),
-            "dense" | "coret" => Ok(Retriever::Dense),
-            "hybrid" => Ok(Retriever::Hybrid),
-            "history" => Ok(Retriever::History),
-            other => Err(format!("unknown retriever `{other}` (expected bm25, dense, hybrid or history)")),
-        }
-    }
-}
-
-/// One ranked result: a global chunk id and its retriever's score (higher is better).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Hit {
-    pub chunk: u32,
-    pub score: f32,
-}
 
 /// How the hybrid combines its rankings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +54,7 @@ pub struct FusionParams {
     pub path_boost: f32,
     /// Extra score for chunks the query names (`Class.method`, a unique `function_name`):
     /// standard deviations or first-place votes, times the strength of the mention
-    /// ([`crate::mentions::NamedSymbols::strengths`]).
+    /// ([`crate::rank::mentions::NamedSymbols::strengths`]).
     pub symbol_boost: f32,
     /// In the BM25 and dense rankings (and so in the hybrid, which fuses them), a chunk of a
     /// test file at rank r is ranked as if at r / test_weight (1 leaves tests in place, 0 puts
@@ -202,7 +151,7 @@ fn standardised(list: &[Hit]) -> Vec<f32> {
 }
 
 /// Fuses weighted lists by `params.method`, plus each chunk's `bonus` (a chunk the query names:
-/// see [`crate::mentions`]), in standard deviations (score fusion) or first-place votes (rrf);
+/// see [`crate::rank::mentions`]), in standard deviations (score fusion) or first-place votes (rrf);
 /// a named chunk no list ranked joins the candidates. Best `k` first, ties by chunk id.
 pub fn fuse(
     lists: &[(&[Hit], f32)],
@@ -390,12 +339,5 @@ mod tests {
             [5, 6],
             "7 comes only from the silenced list"
         );
-    }
-
-    #[test]
-    fn parses_retriever_names() {
-        assert_eq!("BM25".parse::<Retriever>(), Ok(Retriever::Bm25));
-        assert_eq!("coret".parse::<Retriever>(), Ok(Retriever::Dense));
-        assert!("x".parse::<Retriever>().is_err());
     }
 }

@@ -5,12 +5,13 @@ use crate::engine::RepoIndex;
 use crate::error::{Error, Result};
 use crate::history::{HistoryParams, HistoryView};
 use crate::index::dense::VectorStore;
-use crate::mentions::{NamedFiles, NamedSymbols};
+use crate::index::{Hit, Retriever};
 use crate::model::Towers;
 use crate::progress::Progress;
+use crate::rank::fusion::{demote_tests, fuse, FusionParams, FUSION_DEPTH};
+use crate::rank::mentions::{NamedFiles, NamedSymbols};
+use crate::rank::semantic::{DenseOptions, DenseSearcher, Scope};
 use crate::rerank::{self, Reranker};
-use crate::search::{demote_tests, fuse, FusionParams, Hit, Retriever, FUSION_DEPTH};
-use crate::semantic::{DenseOptions, DenseSearcher, Scope};
 use std::sync::Arc;
 
 /// What a dense thread loads once, before its first dense index: the towers, and the
@@ -283,20 +284,20 @@ const CANDIDATE_NEIGHBOURS_OF: usize = 10;
 
 /// Query-first: how many of BM25's best a query embeds before the dense index is complete
 /// (README "Dense answers on a cold repository": the hybrid over these against the full one),
-/// on a repository of 2,500 chunks or more; a smaller one takes a fifth of its chunks
+/// on a repository of 5,000 chunks or more; a smaller one takes a tenth of its chunks
 /// ([`query_first_size`]).
 pub const QUERY_FIRST_BM25: usize = 500;
 
 /// The fewest of BM25's best a cold query embeds first, however small the repository.
 pub const QUERY_FIRST_MIN: usize = 100;
 
-/// How many of BM25's best a cold query over `chunks` chunks embeds first: a fifth of the
+/// How many of BM25's best a cold query over `chunks` chunks embeds first: a tenth of the
 /// repository between [`QUERY_FIRST_MIN`] and [`QUERY_FIRST_BM25`]. On a ~1,000-chunk checkout
-/// 500 candidates (and their neighbours) were half of it, and the first dense answer came at
-/// 14-22 s against 31 s for everything (issue 61); 200 take ~4 s on 2 cores (docs/RESULTS.md
-/// "A smaller first set").
+/// 500 candidates (and their neighbours) were half of it: fzf's first dense answer came at
+/// 23 s on 2 cores, 8 s at 100 (docs/RESULTS.md "A smaller first set"). On the dev sets' large
+/// repositories 100 candidates rank about as well as 200 and 500 (same section).
 pub fn query_first_size(chunks: usize) -> usize {
-    (chunks / 5).clamp(QUERY_FIRST_MIN, QUERY_FIRST_BM25)
+    (chunks / 10).clamp(QUERY_FIRST_MIN, QUERY_FIRST_BM25)
 }
 
 /// How many of a partial dense ranking's hits the hybrid fuses (a complete one gives
@@ -499,10 +500,10 @@ mod tests {
     use crate::engine::SyntaxCache;
 
     #[test]
-    fn a_small_repository_embeds_a_fifth_of_itself_first_a_large_one_bm25s_500() {
-        assert_eq!(query_first_size(1_000), 200, "fzf's size: the first answer within seconds");
-        assert_eq!(query_first_size(300), QUERY_FIRST_MIN);
-        assert_eq!(query_first_size(2_500), QUERY_FIRST_BM25);
+    fn a_small_repository_embeds_a_tenth_of_itself_first_a_large_one_bm25s_500() {
+        assert_eq!(query_first_size(1_000), QUERY_FIRST_MIN, "fzf's size: the first answer within seconds");
+        assert_eq!(query_first_size(3_000), 300);
+        assert_eq!(query_first_size(5_000), QUERY_FIRST_BM25);
         assert_eq!(query_first_size(40_000), QUERY_FIRST_BM25, "the dev sets' repositories: as before");
     }
 
