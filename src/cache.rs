@@ -41,6 +41,42 @@ pub fn repo_entry(root: &Path, repo_abs: &Path) -> PathBuf {
     root.join("repos").join(format!("{}-{}", if name.is_empty() { "repo" } else { &name }, &hash[..16]))
 }
 
+/// Index once, use anywhere: a vector log about to be made for an entry starts as a copy of
+/// the same log in another entry of the same directory name under the same root, e.g. a cache
+/// built on a GPU machine where the checkout lived at another path, then copied here. Vectors
+/// are keyed by the chunk's text and the tower, so a copy can only spare work: what this
+/// checkout changed is embedded again, and what it lacks is never read. Of several namesakes,
+/// the largest log. Returns the entry it copied from.
+pub fn seed_from_namesake(log: &Path) -> Result<Option<PathBuf>> {
+    let (Some(entry), Some(file)) = (log.parent(), log.file_name()) else { return Ok(None) };
+    let (Some(repos), Some(this)) = (entry.parent(), entry.file_name().and_then(|n| n.to_str())) else {
+        return Ok(None);
+    };
+    let Some(name) = entry_name(this) else { return Ok(None) };
+    let Ok(dir) = std::fs::read_dir(repos) else { return Ok(None) };
+    let source = dir
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n != this && entry_name(n) == Some(name)))
+        .filter_map(|e| {
+            let candidate = e.path().join(file);
+            Some((std::fs::metadata(&candidate).ok()?.len(), candidate))
+        })
+        .max();
+    let Some((_, source)) = source else { return Ok(None) };
+    std::fs::create_dir_all(entry).map_err(|e| Error::io(entry, e))?;
+    // Beside the target, then renamed: a reader never meets half a copy.
+    let partial = log.with_extension("seeding");
+    std::fs::copy(&source, &partial).map_err(|e| Error::io(&source, e))?;
+    std::fs::rename(&partial, log).map_err(|e| Error::io(log, e))?;
+    Ok(source.parent().map(Path::to_path_buf))
+}
+
+/// The directory name an entry (`<name>-<16 hex digits>`, [`repo_entry`]) was made for.
+fn entry_name(entry: &str) -> Option<&str> {
+    let (name, hash) = entry.rsplit_once('-')?;
+    (hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())).then_some(name)
+}
+
 /// Why a cache file was not used.
 #[derive(Debug, thiserror::Error)]
 pub enum CacheMiss {
@@ -163,6 +199,25 @@ mod tests {
         write_atomic(&dir.path().join("f"), b"hello").unwrap();
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, [std::ffi::OsString::from("f")]);
+    }
+
+    #[test]
+    fn a_new_entry_starts_from_a_namesakes_vectors_and_only_from_a_namesake() {
+        let root = tempfile::tempdir().unwrap();
+        let built = repo_entry(root.path(), Path::new("/gpu/box/proj"));
+        std::fs::create_dir_all(&built).unwrap();
+        std::fs::write(built.join("vectors-m.log"), b"vectors").unwrap();
+        let other = repo_entry(root.path(), Path::new("/gpu/box/other"));
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("vectors-m.log"), b"other vectors, longer").unwrap();
+
+        let here = repo_entry(root.path(), Path::new("/home/me/proj")).join("vectors-m.log");
+        assert_eq!(seed_from_namesake(&here).unwrap(), Some(built.clone()));
+        assert_eq!(std::fs::read(&here).unwrap(), b"vectors");
+        let unrelated = repo_entry(root.path(), Path::new("/home/me/else")).join("vectors-m.log");
+        assert_eq!(seed_from_namesake(&unrelated).unwrap(), None);
+        let other_tower = repo_entry(root.path(), Path::new("/srv/proj")).join("vectors-n.log");
+        assert_eq!(seed_from_namesake(&other_tower).unwrap(), None, "another tower's log is not a namesake");
     }
 
     #[test]

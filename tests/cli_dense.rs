@@ -70,6 +70,50 @@ fn all_three_rankings_come_back_and_vectors_are_reused() {
     assert_eq!(third["stats"]["embedded"], 1, "only the new chunk is embedded");
 }
 
+/// Copies the regular files under `from` to `to` (a checkout or a cache directory moved to
+/// another machine).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Index once, use anywhere (README): a cache built for a checkout at one path (a GPU machine,
+/// CI), copied with the checkout to another path, embeds nothing again there, and a file
+/// changed since embeds only its own chunks.
+#[test]
+fn a_copied_index_embeds_nothing_again_and_a_changed_file_only_its_chunks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("model");
+    tiny_model(&model);
+    let fixture = common::fixture_repo();
+    let (built_at, used_at) = (tmp.path().join("gpu/shop-repo"), tmp.path().join("laptop/shop-repo"));
+    copy_tree(fixture.path(), &built_at);
+    let args = ["--query", "total price with discount", "--retriever", "dense", "--json", "--wait-index"];
+    let built_cache = tmp.path().join("built-cache");
+    let first = run_json(coret(&built_cache, &model).arg(&built_at).args(args));
+    let chunks = first["stats"]["chunks"].as_u64().unwrap();
+    assert!(chunks > 5 && first["stats"]["embedded"].as_u64() == Some(chunks), "{}", first["stats"]);
+
+    copy_tree(&built_at, &used_at);
+    let copied_cache = tmp.path().join("copied-cache");
+    copy_tree(&built_cache, &copied_cache);
+    let there = run_json(coret(&copied_cache, &model).arg(&used_at).args(args));
+    assert_eq!(there["stats"]["embedded"], 0, "the copied vectors serve the checkout at its new path");
+    assert_eq!(there["results"]["dense"], first["results"]["dense"]);
+
+    common::write(&used_at, "shop/extra.py", "def shipping_cost(weight):\n    return weight * 2\n");
+    let changed = run_json(coret(&copied_cache, &model).arg(&used_at).args(args));
+    assert_eq!(changed["stats"]["embedded"], 1, "only the new file's chunk is embedded");
+}
+
 #[test]
 fn cuda_in_a_cpu_build_and_a_missing_model_are_clear_errors() {
     let repo = common::fixture_repo();

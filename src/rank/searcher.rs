@@ -61,10 +61,17 @@ impl Searcher {
     }
 
     /// The store the dense index of this repository keeps its vectors in: the cache entry's
-    /// log, or memory without a cache.
+    /// log (a new one seeded from a copied index of the same name: `cache::seed_from_namesake`),
+    /// or memory without a cache.
     pub fn vector_store(&self, towers: &Towers) -> Result<VectorStore> {
         Ok(match &self.repo.cache_entry {
-            Some(entry) => VectorStore::open(&vector_log(entry, towers), towers.chunk.dim())?.0,
+            Some(entry) => {
+                let log = vector_log(entry, towers);
+                if !log.exists() {
+                    crate::cache::seed_from_namesake(&log)?;
+                }
+                VectorStore::open(&log, towers.chunk.dim())?.0
+            }
             None => VectorStore::in_memory(towers.chunk.dim()),
         })
     }
