@@ -6,7 +6,8 @@
 //!
 //! `cargo run --example coverage -- [--mirrors DIR] [--worst N] [owner/name ...]`
 //! (no names: the dev repositories listed below). `--worst N` prints the N files with the most
-//! uncovered lines and the first of those lines, to see what the chunker misses.
+//! uncovered lines and the first of those lines, to see what the chunker misses; with `--defs`,
+//! the lines outside every definition instead.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -50,12 +51,14 @@ struct Tally {
 fn main() -> anyhow::Result<()> {
     let mut mirrors = PathBuf::from("/work/.mirror");
     let mut worst = 0usize;
+    let mut by_defs = false;
     let mut repos: Vec<String> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--mirrors" => mirrors = args.next().map(PathBuf::from).unwrap_or(mirrors),
             "--worst" => worst = args.next().and_then(|n| n.parse().ok()).unwrap_or(10),
+            "--defs" => by_defs = true,
             _ => repos.push(arg),
         }
     }
@@ -84,9 +87,8 @@ fn main() -> anyhow::Result<()> {
                 if *is_code {
                     t.code += 1;
                     t.in_defs += usize::from(in_defs[i]);
-                    if covered[i] {
-                        t.covered += 1;
-                    } else {
+                    t.covered += usize::from(covered[i]);
+                    if !(if by_defs { in_defs[i] } else { covered[i] }) {
                         missed.push(format!("{:>6}: {}", i + 1, src.lines().nth(i).unwrap_or("").trim_end()));
                     }
                 }
@@ -113,7 +115,7 @@ fn main() -> anyhow::Result<()> {
     }
     misses.sort_by_key(|m| std::cmp::Reverse(m.0));
     for (n, path, lines) in misses.iter().take(worst) {
-        println!("\n== {path}: {n} uncovered");
+        println!("\n== {path}: {n} {}", if by_defs { "outside definitions" } else { "uncovered" });
         for l in lines.iter().take(12) {
             println!("{l}");
         }

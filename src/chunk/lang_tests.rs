@@ -237,6 +237,29 @@ fn cpp_templates_namespaces_inline_and_out_of_class_methods() {
     assert_eq!(unresolved, ["b.push_back"], "a local's method is listed, not guessed");
 }
 
+/// fmt's `FMT_BEGIN_NAMESPACE` (and glibc's `__BEGIN_DECLS`) on a line of its own is a macro
+/// the grammar cannot expand: without skipping it, the enum after it is no chunk.
+#[test]
+fn cpp_definitions_after_bare_macro_lines_are_chunks() {
+    let file = fixture("color.h");
+    expect(
+        &file,
+        &[
+            ("<module>", "module", 1, 16, "#include \"format.h\""),
+            ("color", "class", 6, 9, "enum class color : uint32_t {"),
+            ("blend", "function", 11, 13, "int blend(color a, color b) {"),
+        ],
+    );
+    assert!(
+        file.chunks[1].text.contains("LAST_COLOR"),
+        "an enumerator alone on its line stays: {}",
+        file.chunks[1].text
+    );
+    // The same lines in a language whose row does not skip them: a Go file is parsed whole.
+    let go = chunk_file("x.go", "package x\n\nFMT_BEGIN_NAMESPACE\nfunc F() {}\n");
+    assert!(go.chunks.iter().any(|c| c.name == "F"));
+}
+
 #[test]
 fn a_name_several_definitions_share_is_listed_not_guessed() {
     let a = chunk_file("pkg/a/util.go", "package a\n\nfunc Helper() {}\n");

@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 // 3: files carry their ctime and inode.
 // 4: syntax keeps `self.attr = …` assignments and marks calls to chunk-local definitions.
 // 5: macro and window chunks; chunks say whether their language marks them as tests (Rust `#[test]`).
-pub(super) const MANIFEST_VERSION: u32 = 5;
+// 6: C/C++ definitions after bare macro lines (`FMT_BEGIN_NAMESPACE`) are chunks.
+pub(super) const MANIFEST_VERSION: u32 = 6;
 pub(super) const MANIFEST_FILE: &str = "manifest.bin";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

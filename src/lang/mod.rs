@@ -55,6 +55,10 @@ pub struct LangSpec {
     /// or `#include` they need (measured on the multi-language dev set, docs/RESULTS.md
     /// session 28). Off for Python, where the Python dev set has not measured it.
     pub lifts_module: bool,
+    /// Whether a line holding one upper-case identifier alone (`FMT_BEGIN_NAMESPACE`,
+    /// `__BEGIN_DECLS`) is an object-like macro the grammar cannot expand: the parser skips
+    /// it, so the definition it precedes parses as one (`chunk::macros::bare_macro_lines`).
+    pub skips_bare_macros: bool,
 }
 
 /// Every supported language, in `--lang` listing order.
@@ -71,6 +75,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         implicit_self: false,
         family: 0,
         lifts_module: false,
+        skips_bare_macros: false,
     },
     LangSpec {
         lang: Lang::Rust,
@@ -84,6 +89,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         implicit_self: false,
         family: 1,
         lifts_module: true,
+        skips_bare_macros: false,
     },
     LangSpec {
         lang: Lang::Go,
@@ -97,6 +103,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         implicit_self: false,
         family: 2,
         lifts_module: true,
+        skips_bare_macros: false,
     },
     LangSpec {
         lang: Lang::JavaScript,
@@ -110,6 +117,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         implicit_self: false,
         family: 3,
         lifts_module: true,
+        skips_bare_macros: false,
     },
     LangSpec {
         lang: Lang::TypeScript,
@@ -123,6 +131,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         implicit_self: false,
         family: 3,
         lifts_module: true,
+        skips_bare_macros: false,
     },
     LangSpec {
         lang: Lang::Java,
@@ -136,6 +145,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         implicit_self: true,
         family: 4,
         lifts_module: true,
+        skips_bare_macros: false,
     },
     LangSpec {
         lang: Lang::C,
@@ -149,6 +159,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         implicit_self: false,
         family: 5,
         lifts_module: true,
+        skips_bare_macros: true,
     },
     LangSpec {
         lang: Lang::Cpp,
@@ -162,6 +173,7 @@ pub static LANGUAGES: &[LangSpec] = &[
         implicit_self: true,
         family: 5,
         lifts_module: true,
+        skips_bare_macros: true,
     },
 ];
 

@@ -367,22 +367,35 @@ pub fn hybrid(
     hits
 }
 
-/// A file's module chunk scores at least `weight` × the best score of its file's chunks among
-/// the top [`PROPAGATE_TOP`] hits, in the languages whose row lifts modules
-/// ([`crate::lang::LangSpec::lifts_module`]). Best first, ties by chunk id.
+/// A file's module-level code scores at least `weight` × the best score of its file's chunks
+/// among the top [`PROPAGATE_TOP`] hits, in the languages whose row lifts modules
+/// ([`crate::lang::LangSpec::lifts_module`]): its best-ranked window where its leftover code is
+/// cut into windows (a fix's module-level edit is gold in a window then, never in the module
+/// chunk), else its module chunk. Best first, ties by chunk id.
 pub fn modules_follow(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
+    use crate::chunk::ChunkKind;
     let mut scores: std::collections::HashMap<u32, f32> = hits.iter().map(|h| (h.chunk, h.score)).collect();
+    // Each file's best-ranked window (`hits` is best first).
+    let mut best_window: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    for h in &hits {
+        if let Some(c) = repo.chunks.get(h.chunk as usize).filter(|c| c.kind == ChunkKind::Window) {
+            best_window.entry(c.path.as_str()).or_insert(h.chunk);
+        }
+    }
     for h in hits.iter().take(PROPAGATE_TOP) {
         let Some(chunk) = repo.chunks.get(h.chunk as usize) else { continue };
         if !crate::lang::lang_of_path(&chunk.path).is_some_and(|l| l.spec().lifts_module) {
             continue;
         }
         let Some(span) = repo.file_span(&chunk.path) else { continue };
-        let module = (span.first..span.first + span.count).find(|&id| {
-            repo.chunks.get(id as usize).is_some_and(|c| c.kind == crate::chunk::ChunkKind::Module)
-        });
-        if let Some(module) = module.filter(|&m| m != h.chunk) {
-            let score = scores.entry(module).or_insert(f32::MIN);
+        let kind_of = |id: u32| repo.chunks.get(id as usize).map(|c| c.kind);
+        let ids = span.first..span.first + span.count;
+        let target = match ids.clone().any(|id| kind_of(id) == Some(ChunkKind::Window)) {
+            true => best_window.get(chunk.path.as_str()).copied(),
+            false => ids.clone().find(|&id| kind_of(id) == Some(ChunkKind::Module)),
+        };
+        if let Some(target) = target.filter(|&t| t != h.chunk) {
+            let score = scores.entry(target).or_insert(f32::MIN);
             *score = score.max(weight * h.score);
         }
     }
@@ -504,6 +517,7 @@ pub fn history_ranking(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk::ChunkKind;
     use crate::engine::SyntaxCache;
 
     #[test]
@@ -782,5 +796,32 @@ mod tests {
         let parse = repo.chunks.iter().position(|c| c.name == "parse").unwrap() as u32;
         let out = modules_follow(&repo, vec![Hit { chunk: parse, score: 1.0 }], 0.8);
         assert_eq!(out.iter().map(|h| h.chunk).collect::<Vec<_>>(), [parse]);
+    }
+
+    /// A long file's module-level code is cut into windows, and a fix's edit there is gold in
+    /// a window: the file's best-ranked window follows its best hit, not the module chunk.
+    #[test]
+    fn where_a_file_has_windows_its_best_window_follows_its_best_hit() {
+        let consts: String = (0..120).map(|i| format!("const C{i}: u32 = {i};\n")).collect();
+        let texts = vec![("src/a.rs".to_string(), format!("use std::fmt;\n{consts}\nfn parse() {{}}\n"))];
+        let repo = RepoIndex::from_texts("r".into(), &texts, &mut crate::engine::SyntaxCache::new()).unwrap();
+        let of = |kind: ChunkKind| -> Vec<u32> {
+            (0u32..).zip(&repo.chunks).filter(|(_, c)| c.kind == kind).map(|(id, _)| id).collect()
+        };
+        let (windows, module) = (of(ChunkKind::Window), of(ChunkKind::Module)[0]);
+        assert!(windows.len() >= 3, "120 lines of constants are cut into windows");
+        let parse = repo.chunks.iter().position(|c| c.name == "parse").unwrap() as u32;
+        let hits = vec![
+            Hit { chunk: parse, score: 1.0 },
+            Hit { chunk: module, score: 0.2 },
+            Hit { chunk: windows[2], score: 0.1 },
+            Hit { chunk: windows[0], score: 0.05 },
+        ];
+        let order: Vec<u32> = modules_follow(&repo, hits, 0.8).iter().map(|h| h.chunk).collect();
+        assert_eq!(
+            order,
+            [parse, windows[2], module, windows[0]],
+            "the best window, not the module, is lifted"
+        );
     }
 }
