@@ -56,7 +56,7 @@ def main():
             continue
         for retriever, ranked in d["lists"].items():
             scores, n = rescore(ranked, d["gold"])
-            for group in ("all", size_group(n), "language:" + d["language"]):
+            for group in ("all", size_group(n), "language:" + d.get("language", "python")):
                 table[group][retriever].append(scores)
     retrievers = sorted({r for g in table.values() for r in g})
     print(f"{'group':<22} {'n':>4}  " + "  ".join(f"{r + ': PR@5 / PR@20 / MRR / R@20':<38}" for r in retrievers))
