@@ -26,13 +26,10 @@ fn deliver(
     settle(app, commands);
 }
 
-#[test]
-fn the_first_answer_shows_at_once_marked_and_the_second_replaces_it_keeping_the_users_chunk() {
-    let demo = DemoBackend::sample();
-    let mut app = new_app((120, 30));
-    let commands = app.update(Action::DenseReady(Arc::new(demo.clone())));
-    settle(&mut app, commands);
-    type_text(&mut app, QUERY);
+/// Types the query and runs the search; every column's work is done but the dense column's,
+/// whose generation is returned for the test to deliver its answers by hand.
+fn search_holding_the_dense_column(app: &mut App) -> u64 {
+    type_text(app, QUERY);
     let commands = app.update(Action::RunSearch);
     let generation = commands
         .iter()
@@ -43,7 +40,17 @@ fn the_first_answer_shows_at_once_marked_and_the_second_replaces_it_keeping_the_
         .expect("the dense column searched");
     let others: Vec<Command> =
         commands.into_iter().filter(|c| !matches!(c, Command::Search(r) if r.column == 1)).collect();
-    settle(&mut app, others);
+    settle(app, others);
+    generation
+}
+
+#[test]
+fn the_first_answer_shows_at_once_marked_and_the_second_replaces_it_keeping_the_users_chunk() {
+    let demo = DemoBackend::sample();
+    let mut app = new_app((120, 30));
+    let commands = app.update(Action::DenseReady(Arc::new(demo.clone())));
+    settle(&mut app, commands);
+    let generation = search_holding_the_dense_column(&mut app);
     let full = demo.search(QUERY, Retriever::Dense, 50).unwrap();
     let first: Vec<Hit> = full.iter().rev().copied().collect();
 
@@ -84,18 +91,7 @@ fn a_cold_column_says_which_chunks_it_waits_for_and_how_long() {
     let mut app = new_app((220, 30));
     let commands = app.update(Action::DenseReady(Arc::new(demo_partial())));
     settle(&mut app, commands);
-    type_text(&mut app, QUERY);
-    let commands = app.update(Action::RunSearch);
-    let generation = commands
-        .iter()
-        .find_map(|c| match c {
-            Command::Search(r) if r.column == 1 => Some(r.generation),
-            _ => None,
-        })
-        .expect("the dense column searched");
-    let others: Vec<Command> =
-        commands.into_iter().filter(|c| !matches!(c, Command::Search(r) if r.column == 1)).collect();
-    settle(&mut app, others);
+    let generation = search_holding_the_dense_column(&mut app);
     deliver(&mut app, 1, generation, Ok(Vec::new()), SearchStage::RefineFollows);
     let t0 = std::time::Instant::now();
     app.update(Action::FirstEmbed { done: 0, total: 180, at: t0 });
