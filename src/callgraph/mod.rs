@@ -19,7 +19,6 @@
 //! ([`CallGraph::unresolved`]), so that clients can say where the graph has holes; builtins,
 //! library calls and built-in type methods (`x.append()`, `", ".join()`) are left out of it.
 
-mod builtins;
 mod modules;
 mod other;
 mod resolve;
@@ -30,7 +29,6 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::{CallSite, FileSyntax, Receiver};
-use builtins::{is_builtin_method, is_dunder};
 pub use modules::{module_name_of, resolve_relative};
 use other::Other;
 use resolve::{Repo, Target};
@@ -69,7 +67,9 @@ impl CallGraph {
             .enumerate()
             .flat_map_iter(|(f, file)| {
                 let (repo, other) = (&repo, &other);
-                let lang = crate::lang::lang_of_path(&file.path).filter(|l| *l != crate::lang::Lang::Python);
+                let lang = crate::lang::lang_of_path(&file.path);
+                let is_builtin = lang.map_or(no_builtins as fn(&str, bool) -> bool, |l| l.spec().is_builtin);
+                let by_rules = lang.filter(|l| l.reads_by_rules());
                 (0..file.chunks.len() as u32).map(move |local| {
                     let id = repo.global_id(f, local);
                     let sites = file.calls.get(local as usize).map(Vec::as_slice).unwrap_or(&[]);
@@ -78,7 +78,7 @@ impl CallGraph {
                     let mut unresolved = Vec::new();
                     let mut unknown = Vec::new();
                     for site in sites {
-                        let target = match lang {
+                        let target = match by_rules {
                             Some(lang) => other.resolve_call(f, local, lang, site),
                             None => repo.resolve_call(f, local, site),
                         };
@@ -89,7 +89,7 @@ impl CallGraph {
                                 }
                             }
                             Target::Unknown => {
-                                if let Some(text) = worth_listing(site) {
+                                if let Some(text) = worth_listing(site, is_builtin) {
                                     if unresolved.len() < MAX_UNRESOLVED && !unresolved.contains(&text) {
                                         unresolved.push(text);
                                     }
@@ -165,12 +165,16 @@ fn unresolved_callers(files: &[FileSyntax], unknown: &[Vec<(String, u32)>]) -> V
     out
 }
 
-/// An unresolved call as written, unless it is most likely a built-in type's method
-/// (`parts.append`, `", ".join`) or a protocol method (`x.__enter__`).
-fn worth_listing(site: &CallSite) -> Option<String> {
+fn no_builtins(_: &str, _: bool) -> bool {
+    false
+}
+
+/// An unresolved call as written, unless the file's language says it is most likely its own
+/// (`LangSpec::is_builtin`: Python's `parts.append`, `x.__enter__`).
+fn worth_listing(site: &CallSite, is_builtin: fn(&str, bool) -> bool) -> Option<String> {
     let name = site.name.as_str();
     let with_receiver = !matches!(site.receiver, Receiver::None | Receiver::Local);
-    if is_dunder(name) || (with_receiver && is_builtin_method(name)) {
+    if is_builtin(name, with_receiver) {
         return None;
     }
     Some(match &site.receiver {

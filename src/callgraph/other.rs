@@ -1,4 +1,4 @@
-//! Call resolution for every language but Python, at the level each allows without types:
+//! Call resolution for every language the generic reader reads (`lang::Reader::Rules`), at the level each allows without types:
 //!
 //! - `self.m()` / `this.m()` / `Self::m()` (and a Go receiver's own name) to method `m` of the
 //!   caller's type, wherever it is defined (Rust `impl` blocks and Go methods spread over files);
@@ -18,23 +18,23 @@ use std::collections::{HashMap, HashSet};
 
 use super::resolve::Target;
 use crate::chunk::{CallSite, ChunkKind, FileSyntax, Receiver};
-use crate::lang::{lang_of_path, Lang};
+use crate::lang::{lang_of_path, Family, Lang};
 
-/// Definitions of the non-Python files, by family (languages that call one another).
+/// Definitions of the files the generic reader read, by family (languages that call one another).
 pub(crate) struct Other<'a> {
     offsets: Vec<u32>,
     files: &'a [FileSyntax],
     /// (family, name) → functions (not methods) with that last name component.
-    functions: HashMap<(u8, &'a str), Vec<u32>>,
+    functions: HashMap<(Family, &'a str), Vec<u32>>,
     /// (family, type, method) → methods.
-    methods: HashMap<(u8, &'a str, &'a str), Vec<u32>>,
+    methods: HashMap<(Family, &'a str, &'a str), Vec<u32>>,
     /// (family, method name) → whether any type defines it.
-    method_names: HashMap<(u8, &'a str), usize>,
+    method_names: HashMap<(Family, &'a str), usize>,
     /// (family, type name) → type chunks.
-    types: HashMap<(u8, &'a str), Vec<u32>>,
+    types: HashMap<(Family, &'a str), Vec<u32>>,
     /// (family, type name) of every type with methods (a Rust type made by a macro has
     /// `impl` blocks but no chunk of its own).
-    method_types: HashSet<(u8, &'a str)>,
+    method_types: HashSet<(Family, &'a str)>,
     /// Global chunk id → (file index, the type whose `self` it sees).
     owner_type: Vec<Option<&'a str>>,
     file_of: Vec<u32>,
@@ -78,7 +78,7 @@ impl<'a> Other<'a> {
             file_of: vec![0; total],
         };
         for (f, file) in files.iter().enumerate() {
-            let Some(lang) = lang_of_path(&file.path).filter(|l| *l != Lang::Python) else {
+            let Some(lang) = lang_of_path(&file.path).filter(|l| l.reads_by_rules()) else {
                 continue;
             };
             let family = lang.spec().family;
@@ -173,7 +173,7 @@ impl<'a> Other<'a> {
     }
 
     /// `f()`: the same file's, the same directory's, the repository's only `f`, or a type `f`.
-    fn free_function(&self, f: usize, family: u8, name: &str) -> Target {
+    fn free_function(&self, f: usize, family: Family, name: &str) -> Target {
         let candidates = self.functions.get(&(family, name)).map(Vec::as_slice).unwrap_or(&[]);
         let path = &self.files[f].path;
         let here: Vec<u32> =

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::builtins::{adds_no_methods, is_builtin_function, is_dunder};
+use crate::lang::python_builtins::{adds_no_methods, is_builtin_function, is_dunder};
 use super::modules::{resolve_relative, ModuleIndex};
 use crate::chunk::{CallSite, ChunkKind, FileSyntax, Import, Imported, Receiver};
 
@@ -93,8 +93,9 @@ fn is_self_path(path: &[String]) -> bool {
     }
 }
 
+/// Whether Python's reader read this file (the others resolve in `callgraph::other`).
 fn is_python(file: &FileSyntax) -> bool {
-    crate::lang::lang_of_path(&file.path) == Some(crate::lang::Lang::Python)
+    crate::lang::lang_of_path(&file.path).is_some_and(|l| !l.reads_by_rules())
 }
 
 fn last_component(name: &str) -> &str {

@@ -1,4 +1,4 @@
-//! Chunks of every language but Python, read from the language table's syntax rules
+//! Chunks of every language the generic reader reads (`lang::Reader::Rules`), from the language table's syntax rules
 //! (`lang/rules.rs`): one chunk per function, per type (class, struct, trait, interface, enum)
 //! and per method, plus a module chunk per file, as for Python.
 //!
@@ -6,7 +6,8 @@
 //!   `public class Foo extends Bar {`) followed by its source; a method defined outside its type
 //!   (Go receivers, C++ `Foo::bar`) names the type in its own signature.
 //! - A type's text is its declaration with the bodies of its methods and nested types elided
-//!   (`{ ... }`); constructors stay whole, as `__init__` does in a Python class chunk.
+//!   (`{ ... }`); constructors stay whole (`Rules::is_constructor`), as `__init__` does in a
+//!   Python class chunk.
 //! - Doc comments and attributes directly above a definition belong to it (text and span).
 //! - The module chunk holds what no chunk holds (imports, constants, macros, `impl` headers);
 //!   its span is the whole file, so only lines outside every definition fall to it.
@@ -23,7 +24,7 @@ use super::syntax::{CallSite, ClassInfo, FileSyntax, Receiver};
 use super::text::{children, chunk_at, is_blank, slice, Lines};
 use super::window::{joined, leftover_lines, windows};
 use super::{Chunk, ChunkKind, MODULE_CHUNK_NAME};
-use crate::lang::rules::{self, Role};
+use crate::lang::rules::Role;
 use crate::lang::{extension, Lang, Rules};
 
 thread_local! {
@@ -48,7 +49,7 @@ fn parse(lang: Lang, path: &str, source: &str) -> Option<Tree> {
     })
 }
 
-/// Chunks and call sites of one file of `lang` (any row but Python).
+/// Chunks and call sites of one file of `lang` (a row the generic reader reads).
 pub fn chunk_file(lang: Lang, path: &str, source: &str) -> FileSyntax {
     match parse(lang, path, source) {
         Some(tree) => Extractor::new(lang, path, source).run(tree.root_node()),
@@ -172,13 +173,7 @@ impl<'s> Extractor<'s> {
                     Role::Items { .. } | Role::Other => {}
                 }
             }
-            if let Some((name, at, before)) = self.rules.call(node, self.src) {
-                let receiver = match before {
-                    rules::Receiver::None => Receiver::None,
-                    rules::Receiver::Path(path) => Receiver::Path(path),
-                    rules::Receiver::Super => Receiver::Super,
-                    rules::Receiver::Other => Receiver::Other,
-                };
+            if let Some((name, at, receiver)) = self.rules.call(node, self.src) {
                 self.record_call(ctx.owner, name, at, receiver);
             }
             push_children(&mut stack, node, ctx);
@@ -358,7 +353,7 @@ impl<'s> Extractor<'s> {
             let mut stack = children(body);
             while let Some(member) = stack.pop() {
                 let inner = match self.rules.role(member, self.src) {
-                    Role::Function { name: m, body: Some(b), .. } if !is_constructor(&m, name) => Some(b),
+                    Role::Function { name: m, body: Some(b), .. } if !self.rules.is_constructor(&m, name) => Some(b),
                     Role::Function { .. } | Role::Macro { .. } | Role::Items { .. } => None,
                     Role::Type { body: Some(b), .. } | Role::Impl { body: b, .. } => Some(b),
                     Role::Type { .. } => None,
@@ -390,11 +385,6 @@ impl<'s> Extractor<'s> {
         out.push_str(slice(self.src, pos, end));
         drop_blank_lines(&out)
     }
-}
-
-/// A constructor stays whole in its type's summary (`Foo(…)` in Java and C++, JS `constructor`).
-fn is_constructor(method: &str, type_name: &str) -> bool {
-    method == type_name || method == "constructor" || method == "new"
 }
 
 fn drop_blank_lines(text: &str) -> String {

@@ -21,8 +21,8 @@ pub use window::WINDOW_LINES;
 /// `path` is repository-relative with `/` separators; it starts every chunk text.
 pub fn chunk_file(path: &str, source: &str) -> FileSyntax {
     match crate::lang::lang_of_path(path) {
-        Some(crate::lang::Lang::Python) => python::chunk_file(path, source),
-        Some(lang) => generic::chunk_file(lang, path, source),
+        Some(lang) if lang.reads_by_rules() => generic::chunk_file(lang, path, source),
+        Some(_) => python::chunk_file(path, source),
         None => FileSyntax::empty(path, false),
     }
 }

@@ -38,21 +38,8 @@ impl FileSyntax {
     }
 }
 
-/// What stands before the called name.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Receiver {
-    /// `foo()`.
-    None,
-    /// A dotted chain of plain names: `a.b.foo()` → `["a", "b"]`, `self.m()` → `["self"]`.
-    Path(Vec<String>),
-    /// `super().m()` or `super(C, self).m()`.
-    Super,
-    /// Anything else: `f().m()`, `x[0].m()`, `"".join()`.
-    Other,
-    /// None, and the name is a function or class defined inside the calling chunk
-    /// (`def inner(): …` then `inner()`): part of the chunk itself, never another chunk.
-    Local,
-}
+/// What stands before the called name: one type for every language (`crate::lang::Receiver`).
+pub use crate::lang::Receiver;
 
 /// One `call` node, before resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

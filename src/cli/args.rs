@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[command(
     name = "coret-tui",
     version,
-    about = "Find the functions, classes and methods an issue is about (Python, Rust, Go, JavaScript, TypeScript, Java, C, C++): CoRet dense retrieval and BM25, side by side.",
+    about = about(),
     after_help = "Without --query or --mcp, opens the interactive TUI on PATH.",
     // `--top -1` is a bad value of --top (named in the error), not an unknown flag `-1`.
     allow_negative_numbers = true
@@ -58,8 +58,8 @@ pub struct Args {
     #[arg(help_heading = "Index", long, value_name = "N", value_parser = count::<1, 4096>)]
     pub threads: Option<usize>,
 
-    /// Languages to index, a comma list (python, rust, go, js, ts, java, c, cpp) [default: all of them].
-    #[arg(help_heading = "Index", long = "lang", value_name = "LANGS", value_parser = parse_langs)]
+    /// Languages to index, a comma list of the table's ids [default: all of them].
+    #[arg(help_heading = "Index", long = "lang", value_name = "LANGS", value_parser = parse_langs, help = lang_help())]
     pub langs: Option<coret::lang::LangSet>,
 
     /// Skip source files larger than this many bytes.
@@ -520,6 +520,18 @@ fn positive(s: &str) -> Result<f32, String> {
 /// Between 0 and 1.
 fn unit(s: &str) -> Result<f32, String> {
     float(s).and_then(|x| if (0.0..=1.0).contains(&x) { Ok(x) } else { Err(format!("{x} is not in 0..=1")) })
+}
+
+/// The one-line description, its languages read from the table.
+fn about() -> String {
+    format!(
+        "Find the functions, classes and methods an issue is about ({}): CoRet dense retrieval and BM25, side by side.",
+        coret::lang::names()
+    )
+}
+
+fn lang_help() -> String {
+    format!("Languages to index, a comma list ({}) [default: all of them]", coret::lang::ids())
 }
 
 /// `--lang rust,go`: the languages named, or a clear error listing the supported ones.

@@ -1,14 +1,21 @@
 //! The table of languages (docs/GUIDE.md "Languages"): one row per language, read by the walk,
 //! the chunker, the call graph, the preview's highlighting, eval, the miner and `--lang`.
-//! Adding a language is adding a row here and its syntax rules in `rules.rs`.
+//! A row (`rows/<language>.rs`) holds everything a language needs: its extensions, grammar,
+//! syntax rules (`rules::Syntax`), test rules, built-ins, family and which reader reads it.
+//! Adding a language is adding a variant to [`Lang`], its row file, its grammar crate and a
+//! fixture; nothing outside `src/lang/` names a language.
 
 pub(crate) mod rules;
+mod rows;
 mod set;
 
 use serde::{Deserialize, Serialize};
 
-pub use rules::Rules;
+pub use rules::{Receiver, Rules};
 pub use set::{LangSet, UnknownLanguage};
+
+/// Python's built-ins, for Python's own resolver.
+pub(crate) use rows::python_builtins;
 
 /// A supported language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -22,6 +29,39 @@ pub enum Lang {
     Java,
     C,
     Cpp,
+    CSharp,
+    Ruby,
+    Php,
+    Kotlin,
+    Swift,
+    Scala,
+}
+
+/// Languages whose definitions calls of one another may reach: TypeScript calls JavaScript,
+/// C++ calls C, Kotlin and Scala call Java.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    Python,
+    Rust,
+    Go,
+    Web,
+    Jvm,
+    Native,
+    Dotnet,
+    Ruby,
+    Php,
+    Swift,
+}
+
+/// Which chunker and call resolver read a language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    /// Python's own extractor (`chunk/python.rs`: decorators, class attributes, imports) and
+    /// module-aware resolver (`callgraph/resolve.rs`).
+    Python,
+    /// The generic extractor (`chunk/generic.rs`) reading the row's [`rules::Syntax`], and the
+    /// name-level resolver (`callgraph/other.rs`).
+    Rules,
 }
 
 /// One row of the table.
@@ -36,20 +76,29 @@ pub struct LangSpec {
     /// Extensions this row does not own but that selecting it with `--lang` keeps: C keeps
     /// `.h`, which C++ owns (its grammar parses both dialects' headers).
     pub shares: &'static [&'static str],
-    /// The extension syntect knows this language by (TypeScript has no syntax in syntect's
-    /// defaults; JavaScript's colours it well).
+    /// The extension syntect knows this language by (`js` for TypeScript; `txt`, plain, where
+    /// syntect's defaults have no syntax).
     pub highlight_as: &'static str,
+    /// The tree-sitter grammar for a file with this extension (TypeScript's `.tsx` has its own).
+    pub grammar: fn(&str) -> tree_sitter::Language,
+    /// Which chunker and resolver read it.
+    pub reader: Reader,
+    /// What its syntax tree means, for the generic reader.
+    pub syntax: rules::Syntax,
     /// The ecosystem's test files, beyond the `tests/` and `test/` directories every row shares.
     pub is_test: fn(&str) -> bool,
     /// Whether an attribute or annotation above an item (its text, whitespace removed) marks
     /// the item as test code in a source file (Rust `#[test]`, `#[cfg(test)]`); what it marks,
     /// methods inside included, is demoted, hidden by `T` and left to BM25 like a test file.
     pub test_attribute: fn(&str) -> bool,
+    /// Whether an unresolved call of this name (with a receiver or not) is most likely the
+    /// language's own (Python's `parts.append`, `x.__enter__`): not listed as a hole.
+    pub is_builtin: fn(&str, bool) -> bool,
     /// Whether a bare call `f()` inside a class body may be a method of that class
-    /// (`this` implied: Java, C++), tried before free functions.
+    /// (`this` implied: Java, C++, C#, Kotlin, Swift, Scala), tried before free functions.
     pub implicit_self: bool,
-    /// Languages whose definitions calls of this one may reach (TypeScript calls JavaScript).
-    pub family: u8,
+    /// Languages whose definitions calls of this one may reach.
+    pub family: Family,
     /// Whether the hybrid lifts a file's module chunk after the file's best hit
     /// (`FusionParams::module_weight`): fixes in these languages often add the import, `use`
     /// or `#include` they need (measured on the multi-language dev set, docs/RESULTS.md
@@ -63,119 +112,31 @@ pub struct LangSpec {
 
 /// Every supported language, in `--lang` listing order.
 pub static LANGUAGES: &[LangSpec] = &[
-    LangSpec {
-        lang: Lang::Python,
-        name: "Python",
-        ids: &["python", "py"],
-        extensions: &["py"],
-        shares: &[],
-        highlight_as: "py",
-        is_test: python_test,
-        test_attribute: no_test_attribute,
-        implicit_self: false,
-        family: 0,
-        lifts_module: false,
-        skips_bare_macros: false,
-    },
-    LangSpec {
-        lang: Lang::Rust,
-        name: "Rust",
-        ids: &["rust", "rs"],
-        extensions: &["rs"],
-        shares: &[],
-        highlight_as: "rs",
-        is_test: rust_test,
-        test_attribute: rust_test_attribute,
-        implicit_self: false,
-        family: 1,
-        lifts_module: true,
-        skips_bare_macros: false,
-    },
-    LangSpec {
-        lang: Lang::Go,
-        name: "Go",
-        ids: &["go", "golang"],
-        extensions: &["go"],
-        shares: &[],
-        highlight_as: "go",
-        is_test: go_test,
-        test_attribute: no_test_attribute,
-        implicit_self: false,
-        family: 2,
-        lifts_module: true,
-        skips_bare_macros: false,
-    },
-    LangSpec {
-        lang: Lang::JavaScript,
-        name: "JavaScript",
-        ids: &["javascript", "js"],
-        extensions: &["js", "mjs", "cjs", "jsx"],
-        shares: &[],
-        highlight_as: "js",
-        is_test: js_test,
-        test_attribute: no_test_attribute,
-        implicit_self: false,
-        family: 3,
-        lifts_module: true,
-        skips_bare_macros: false,
-    },
-    LangSpec {
-        lang: Lang::TypeScript,
-        name: "TypeScript",
-        ids: &["typescript", "ts"],
-        extensions: &["ts", "tsx", "mts", "cts"],
-        shares: &[],
-        highlight_as: "js",
-        is_test: js_test,
-        test_attribute: no_test_attribute,
-        implicit_self: false,
-        family: 3,
-        lifts_module: true,
-        skips_bare_macros: false,
-    },
-    LangSpec {
-        lang: Lang::Java,
-        name: "Java",
-        ids: &["java"],
-        extensions: &["java"],
-        shares: &[],
-        highlight_as: "java",
-        is_test: java_test,
-        test_attribute: no_test_attribute,
-        implicit_self: true,
-        family: 4,
-        lifts_module: true,
-        skips_bare_macros: false,
-    },
-    LangSpec {
-        lang: Lang::C,
-        name: "C",
-        ids: &["c"],
-        extensions: &["c"],
-        shares: &["h"],
-        highlight_as: "c",
-        is_test: c_test,
-        test_attribute: no_test_attribute,
-        implicit_self: false,
-        family: 5,
-        lifts_module: true,
-        skips_bare_macros: true,
-    },
-    LangSpec {
-        lang: Lang::Cpp,
-        name: "C++",
-        ids: &["cpp", "c++", "cxx"],
-        extensions: &["cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx", "h++", "ipp", "tpp", "inl", "h"],
-        shares: &[],
-        highlight_as: "cpp",
-        is_test: c_test,
-        test_attribute: no_test_attribute,
-        implicit_self: true,
-        family: 5,
-        lifts_module: true,
-        skips_bare_macros: true,
-    },
+    rows::python::ROW,
+    rows::rust::ROW,
+    rows::go::ROW,
+    rows::js::JAVASCRIPT,
+    rows::js::TYPESCRIPT,
+    rows::java::ROW,
+    rows::c::C,
+    rows::c::CPP,
+    rows::csharp::ROW,
+    rows::ruby::ROW,
+    rows::php::ROW,
+    rows::kotlin::ROW,
+    rows::swift::ROW,
+    rows::scala::ROW,
 ];
+
+/// The languages for people, in table order: `Python, Rust, …, C++, C#`.
+pub fn names() -> String {
+    LANGUAGES.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The canonical `--lang` ids, in table order: `python, rust, …`.
+pub fn ids() -> String {
+    LANGUAGES.iter().map(|s| s.ids[0]).collect::<Vec<_>>().join(", ")
+}
 
 impl Lang {
     /// This language's row.
@@ -200,17 +161,12 @@ impl Lang {
 
     /// The tree-sitter grammar for a file of this language with extension `ext`.
     pub fn grammar(self, ext: &str) -> tree_sitter::Language {
-        match self {
-            Lang::Python => tree_sitter_python::LANGUAGE.into(),
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Lang::Go => tree_sitter_go::LANGUAGE.into(),
-            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-            Lang::TypeScript if ext == "tsx" => tree_sitter_typescript::LANGUAGE_TSX.into(),
-            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Lang::Java => tree_sitter_java::LANGUAGE.into(),
-            Lang::C => tree_sitter_c::LANGUAGE.into(),
-            Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
-        }
+        (self.spec().grammar)(ext)
+    }
+
+    /// Whether the generic reader reads it (every row but Python).
+    pub fn reads_by_rules(self) -> bool {
+        self.spec().reader == Reader::Rules
     }
 }
 
@@ -243,75 +199,6 @@ pub fn is_source_path(path: &str) -> bool {
 pub fn is_test_path(path: &str) -> bool {
     let in_test_dir = path.split('/').rev().skip(1).any(|dir| dir == "tests" || dir == "test");
     in_test_dir || lang_of_path(path).is_some_and(|l| (l.spec().is_test)(path))
-}
-
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-fn has_dir(path: &str, names: &[&str]) -> bool {
-    path.split('/').rev().skip(1).any(|dir| names.contains(&dir))
-}
-
-/// `testing/`, `test_*.py`, `*_test.py`, `conftest.py`.
-fn python_test(path: &str) -> bool {
-    let file = file_name(path);
-    has_dir(path, &["testing"])
-        || file.starts_with("test_")
-        || file.ends_with("_test.py")
-        || file == "conftest.py"
-}
-
-/// `benches/` is no test but is never the code an issue is about either; `tests.rs` holds a
-/// crate's `mod tests;`. (`#[cfg(test)]` modules inside a file are left out by the chunker.)
-fn rust_test(path: &str) -> bool {
-    let file = file_name(path);
-    has_dir(path, &["benches"])
-        || file == "tests.rs"
-        || file.ends_with("_test.rs")
-        || file.ends_with("_tests.rs")
-}
-
-/// `#[test]`, `#[cfg(test)]`, `#[bench]` and the test attributes of test crates
-/// (`#[tokio::test]`, `#[tokio::test(flavor = …)]`, `#[rstest]`, `#[test_case(…)]`);
-/// not `#[cfg(not(test))]` nor `#[cfg(any(test, …))]`, which build outside tests too.
-fn rust_test_attribute(attr: &str) -> bool {
-    let Some(inner) = attr.strip_prefix("#[").and_then(|a| a.strip_suffix(']')) else {
-        return false;
-    };
-    let path = inner.split('(').next().unwrap_or(inner);
-    let last = path.rsplit("::").next().unwrap_or(path);
-    inner == "cfg(test)" || matches!(last, "test" | "bench" | "rstest" | "test_case" | "quickcheck")
-}
-
-/// Languages whose in-file tests the path rule already covers (Go's `_test.go`, Java's
-/// `src/test/`, JS `*.test.*`), or that have none the syntax shows.
-fn no_test_attribute(_: &str) -> bool {
-    false
-}
-
-/// `_test.go` files and `testdata/`.
-fn go_test(path: &str) -> bool {
-    file_name(path).ends_with("_test.go") || has_dir(path, &["testdata"])
-}
-
-/// `*.test.*`, `*.spec.*`, `__tests__/`, `__mocks__/`.
-fn js_test(path: &str) -> bool {
-    let file = file_name(path);
-    file.contains(".test.") || file.contains(".spec.") || has_dir(path, &["__tests__", "__mocks__"])
-}
-
-/// Maven's and Gradle's `src/test/` (already a `test/` directory) and `*Test.java` files.
-fn java_test(path: &str) -> bool {
-    let file = file_name(path);
-    file.ends_with("Test.java") || file.ends_with("Tests.java")
-}
-
-/// `testing/`, `*_test.c(c)`, `*_unittest.cc`.
-fn c_test(path: &str) -> bool {
-    let file = file_name(path);
-    let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
-    has_dir(path, &["testing"]) || stem.ends_with("_test") || stem.ends_with("_unittest")
 }
 
 #[cfg(test)]

@@ -1,23 +1,29 @@
-//! What each language's syntax tree means to the chunker and the call graph: which nodes are
-//! functions, types, members of a type defined elsewhere (`impl`), scopes to look into, and
-//! calls. Python has its own extractor (`chunk/python.rs`); every other row is read here by the
-//! one generic extractor (`chunk/generic.rs`).
+//! What a language's syntax tree means to the chunker and the call graph. Each row of the table
+//! fills in a [`Syntax`]: a role function (which nodes are functions, types, members of a type
+//! defined elsewhere, scopes to look into) and, as data, how its calls, member accesses, names
+//! and receivers are spelled. The generic extractor (`chunk/generic.rs`) reads every row whose
+//! reader is [`Reader::Rules`](super::Reader); Python's reader has its own extractor.
 
+use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 use super::Lang;
 
-/// What stands before a called name (the chunker makes its `Receiver` of it).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What stands before a called name, in every language.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Receiver {
-    /// `f()`.
+    /// `foo()`.
     None,
-    /// A chain of plain names: `a.b.f()` → `["a", "b"]`; `self`, `this` and `Self` → `["self"]`.
+    /// A dotted chain of plain names: `a.b.foo()` → `["a", "b"]`; `self`, `this`, `Self` and
+    /// `$this` → `["self"]`.
     Path(Vec<String>),
-    /// `super.m()`.
+    /// `super().m()`, `super.m()`, `base.M()`.
     Super,
-    /// Anything else: `f().m()`, `x[0].m()`.
+    /// Anything else: `f().m()`, `x[0].m()`, `"".join()`.
     Other,
+    /// None, and the name is a function or class defined inside the calling chunk
+    /// (`def inner(): …` then `inner()`): part of the chunk itself, never another chunk.
+    Local,
 }
 
 /// What a node is to the chunker.
@@ -29,19 +35,20 @@ pub enum Role<'t> {
         outer: Node<'t>,
         body: Option<Node<'t>>,
         /// The type a method defined outside its type's body belongs to: a Go receiver's type,
-        /// C++ `Foo::bar`.
+        /// C++ `Foo::bar`, Kotlin `fun Foo.bar()`.
         owner: Option<String>,
         /// The name the function calls its receiver by (Go: `s` in `func (s *Server) …`).
         self_name: Option<String>,
     },
-    /// A class, struct, trait, interface or enum: a chunk; functions in `body` are its methods.
+    /// A class, struct, trait, interface, module or enum: a chunk; functions in `body` are its
+    /// methods.
     Type { name: String, outer: Node<'t>, body: Option<Node<'t>> },
     /// A macro definition (`macro_rules!`, C `#define F(x)`): a chunk of its own kind.
     Macro { name: String, outer: Node<'t> },
     /// An item macro's token tree (`cfg_rt! { pub fn spawn… }`): its insides are parsed again
     /// as items of the language, and their definitions are chunks like any other.
     Items { tokens: Node<'t> },
-    /// Methods of a type defined elsewhere (Rust `impl`): no chunk of its own.
+    /// Methods of a type defined elsewhere (Rust `impl`, Swift `extension`): no chunk of its own.
     Impl { type_name: String, outer: Node<'t>, body: Node<'t> },
     /// Test code inside a source file (Rust `#[cfg(test)] mod tests`): no chunks, not in the
     /// module chunk either.
@@ -50,33 +57,86 @@ pub enum Role<'t> {
     Other,
 }
 
+/// How a call is spelled in one node kind.
+pub enum CallForm {
+    /// The callee expression is the first of `fields` present; its last name is the called
+    /// name, the rest its receiver: `a.b.f()`, `Foo::new()`, `new Foo()`.
+    Callee { kind: &'static str, fields: &'static [&'static str] },
+    /// The callee expression is the node's first named child (Kotlin's and Swift's calls).
+    FirstChild { kind: &'static str },
+    /// The called name is in field `name`, the receiver in field `object` (Java's
+    /// `method_invocation`, Ruby's `call`, PHP's `member_call_expression`).
+    Method { kind: &'static str, name: &'static str, object: &'static str },
+}
+
+impl CallForm {
+    fn kind(&self) -> &'static str {
+        match self {
+            CallForm::Callee { kind, .. } | CallForm::FirstChild { kind } | CallForm::Method { kind, .. } => {
+                kind
+            }
+        }
+    }
+}
+
+/// How a member access or a path is spelled: `a.b`, `a::b`, `a->b`, `A::B`.
+pub struct Member {
+    pub kind: &'static str,
+    /// The object: the first of these fields present; none listed: the first named child.
+    pub object: &'static [&'static str],
+    /// The member's name: this field; empty: the last named child.
+    pub name: &'static str,
+}
+
+/// A node around a name that adds nothing to it (generics, Swift's navigation suffix): the
+/// name is in `field`, or the first named child when it is empty.
+pub struct Wrapper {
+    pub kind: &'static str,
+    pub field: &'static str,
+}
+
+/// A language's syntax as the generic extractor reads it: one per row of the table.
+pub struct Syntax {
+    /// What a node is: a function, a type, an `impl`, a scope to look into.
+    pub role: for<'t> fn(&Rules, Node<'t>, &str) -> Role<'t>,
+    pub calls: &'static [CallForm],
+    pub members: &'static [Member],
+    pub wrappers: &'static [Wrapper],
+    /// Identifier-like node kinds.
+    pub names: &'static [&'static str],
+    /// Node kinds that are the receiver itself (`self`, `this`); names written `Self` or `$this`
+    /// are too.
+    pub selves: &'static [&'static str],
+    /// Node kinds that are the parent type's receiver (`super`, `base`).
+    pub supers: &'static [&'static str],
+    /// Node kinds a path may start with besides names (Rust's `crate::`, `super::`).
+    pub path_roots: &'static [&'static str],
+    pub comments: &'static [&'static str],
+    /// Comments and attributes directly above a definition that belong to it.
+    pub leading: &'static [&'static str],
+    /// Attribute node kinds the row's `test_attribute` rule reads (`#[test]`).
+    pub attributes: &'static [&'static str],
+    /// Method names that construct their type: they stay whole in its summary, as `__init__`
+    /// does in a Python class chunk.
+    pub constructors: &'static [&'static str],
+    /// Whether a method named as its type is a constructor (Java, C++, C#).
+    pub constructor_is_type_name: bool,
+}
+
 /// The syntax rules of one language, for the generic extractor.
 pub struct Rules {
     pub lang: Lang,
+    syntax: &'static Syntax,
 }
-
-/// Node kinds that are comments or attributes attached to the definition below them.
-const LEADING: &[&str] = &["comment", "line_comment", "block_comment", "attribute_item", "decorator"];
-
-/// Identifier-like node kinds.
-const NAMES: &[&str] = &[
-    "identifier",
-    "field_identifier",
-    "property_identifier",
-    "private_property_identifier",
-    "type_identifier",
-    "namespace_identifier",
-    "shorthand_property_identifier",
-];
 
 impl Rules {
     pub fn of(lang: Lang) -> Rules {
-        Rules { lang }
+        Rules { lang, syntax: &lang.spec().syntax }
     }
 
     /// Whether a node directly before a definition belongs to it (doc comments, `#[…]`).
     pub fn is_leading(&self, node: Node) -> bool {
-        LEADING.contains(&node.kind())
+        self.syntax.leading.contains(&node.kind())
     }
 
     /// Whether `node` is test code by its language's `test_attribute` rule: an attribute above
@@ -85,7 +145,7 @@ impl Rules {
         let marks = self.lang.spec().test_attribute;
         let mut at = Some(node);
         while let Some(n) = at {
-            if attributes_above(n, src).any(|a| marks(&a)) {
+            if self.attributes_above(n, src).any(|a| marks(&a)) {
                 return true;
             }
             at = n.parent();
@@ -94,330 +154,191 @@ impl Rules {
     }
 
     pub fn is_comment(&self, node: Node) -> bool {
-        matches!(node.kind(), "comment" | "line_comment" | "block_comment")
+        self.syntax.comments.contains(&node.kind())
     }
 
     pub fn role<'t>(&self, node: Node<'t>, src: &str) -> Role<'t> {
-        match self.lang {
-            Lang::Python => Role::Other,
-            Lang::Rust => rust_role(node, src),
-            Lang::Go => go_role(node, src),
-            Lang::JavaScript | Lang::TypeScript => js_role(node, src),
-            Lang::Java => java_role(node, src),
-            Lang::C | Lang::Cpp => c_role(node, src),
-        }
+        (self.syntax.role)(self, node, src)
+    }
+
+    /// Whether method `method` of type `type_name` constructs it.
+    pub fn is_constructor(&self, method: &str, type_name: &str) -> bool {
+        (self.syntax.constructor_is_type_name && method == type_name) || self.syntax.constructors.contains(&method)
     }
 
     /// A call at `node`: the called name, the node holding it (for its position), and what
     /// stands before it. `new Foo()` and `Foo::new()` are calls of `Foo` and `new`.
     pub fn call<'t>(&self, node: Node<'t>, src: &str) -> Option<(String, Node<'t>, Receiver)> {
-        let callee = match (self.lang, node.kind()) {
-            (Lang::Java, "method_invocation") => {
-                let name = node.child_by_field_name("name")?;
-                let receiver = match node.child_by_field_name("object") {
+        let kind = node.kind();
+        let form = self.syntax.calls.iter().find(|f| f.kind() == kind)?;
+        let callee = match form {
+            CallForm::Method { name, object, .. } => {
+                let name = node.child_by_field_name(name)?;
+                let receiver = match node.child_by_field_name(object) {
                     None => Receiver::None,
-                    Some(object) => receiver_of(object, src),
+                    Some(object) => self.receiver_of(object, src),
                 };
                 return Some((text(name, src).to_string(), name, receiver));
             }
-            (Lang::Java, "object_creation_expression") => node.child_by_field_name("type")?,
-            (_, "new_expression") => {
-                node.child_by_field_name("constructor").or_else(|| node.child_by_field_name("type"))?
-            }
-            (Lang::Python, _) => return None,
-            (_, "call_expression") => node.child_by_field_name("function")?,
+            CallForm::Callee { fields, .. } => fields.iter().find_map(|f| node.child_by_field_name(f))?,
+            CallForm::FirstChild { .. } => node.named_child(0)?,
+        };
+        let (name, receiver) = self.split_callee(callee, src)?;
+        Some((text(name, src).to_string(), name, receiver))
+    }
+
+    fn is_name(&self, node: Node) -> bool {
+        self.syntax.names.contains(&node.kind())
+    }
+
+    /// The name inside a wrapper node (`parse::<T>`, `.suffix`), when `node` is one.
+    fn unwrap<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let w = self.syntax.wrappers.iter().find(|w| w.kind == node.kind())?;
+        if w.field.is_empty() {
+            node.named_child(0)
+        } else {
+            node.child_by_field_name(w.field)
+        }
+    }
+
+    /// `(object, name)` of a member access or path, in this language's spellings.
+    fn member_parts<'t>(&self, node: Node<'t>) -> Option<(Option<Node<'t>>, Node<'t>)> {
+        let m = self.syntax.members.iter().find(|m| m.kind == node.kind())?;
+        let object = if m.object.is_empty() {
+            node.named_child(0).filter(|_| node.named_child_count() > 1)
+        } else {
+            m.object.iter().find_map(|f| node.child_by_field_name(f))
+        };
+        let name = if m.name.is_empty() {
+            node.named_child(node.named_child_count().checked_sub(1)?)?
+        } else {
+            node.child_by_field_name(m.name)?
+        };
+        Some((object, name))
+    }
+
+    /// The called name's node and its receiver, through member accesses, paths and wrappers.
+    fn split_callee<'t>(&self, node: Node<'t>, src: &str) -> Option<(Node<'t>, Receiver)> {
+        if self.is_name(node) {
+            return Some((node, Receiver::None));
+        }
+        if let Some(inner) = self.unwrap(node) {
+            return self.split_callee(inner, src);
+        }
+        let (object, name) = self.member_parts(node)?;
+        let (name, inner) = match self.split_callee(name, src) {
+            Some((n, Receiver::None)) => (n, None),
+            // `a::b::c` in C++ nests to the right: `a` then `b::c`.
+            Some((n, Receiver::Path(p))) => (n, Some(p)),
             _ => return None,
         };
-        let (name, receiver) = split_callee(callee, src)?;
-        Some((text(name, src).to_string(), name, receiver))
+        let receiver = match (object.map(|o| self.receiver_of(o, src)), inner) {
+            (None, None) => Receiver::None,
+            (None, Some(p)) => Receiver::Path(p),
+            (Some(Receiver::Path(mut p)), Some(rest)) => {
+                p.extend(rest);
+                Receiver::Path(p)
+            }
+            (Some(r), None) => r,
+            (Some(_), Some(_)) => Receiver::Other,
+        };
+        Some((name, receiver))
+    }
+
+    /// What stands before a called name: the receiver itself as `["self"]`, a chain of plain
+    /// names as its parts, `super` as `Super`, anything else as `Other`.
+    pub fn receiver_of(&self, node: Node, src: &str) -> Receiver {
+        match self.path_of(node, src) {
+            Some(parts) => Receiver::Path(parts),
+            None if self.syntax.supers.contains(&node.kind()) => Receiver::Super,
+            None => Receiver::Other,
+        }
+    }
+
+    /// A chain of plain names (`a.b.c`, `ns::Foo::bar`) as its parts.
+    pub fn path_of(&self, node: Node, src: &str) -> Option<Vec<String>> {
+        let kind = node.kind();
+        if self.syntax.selves.contains(&kind) {
+            return Some(vec!["self".into()]);
+        }
+        if self.syntax.path_roots.contains(&kind)
+            && node.parent().is_some_and(|p| self.syntax.members.iter().any(|m| m.kind == p.kind()))
+        {
+            return Some(vec![text(node, src).to_string()]);
+        }
+        if self.is_name(node) {
+            let t = text(node, src);
+            return Some(vec![if matches!(t, "Self" | "$this") { "self".into() } else { t.to_string() }]);
+        }
+        if let Some(inner) = self.unwrap(node) {
+            return self.path_of(inner, src);
+        }
+        let (object, name) = self.member_parts(node)?;
+        let mut parts = match object {
+            Some(o) => self.path_of(o, src)?,
+            None => Vec::new(),
+        };
+        parts.extend(self.path_of(name, src)?);
+        Some(parts)
+    }
+
+    /// The attributes right above `node` (comments between them skipped), whitespace removed,
+    /// nearest first.
+    pub fn attributes_above<'t>(&self, node: Node<'t>, src: &'t str) -> impl Iterator<Item = String> + 't {
+        let syntax = self.syntax;
+        let mut prev = node.prev_named_sibling();
+        std::iter::from_fn(move || loop {
+            let p = prev?;
+            prev = p.prev_named_sibling();
+            if syntax.attributes.contains(&p.kind()) {
+                return Some(text(p, src).chars().filter(|c| !c.is_whitespace()).collect());
+            }
+            if !syntax.comments.contains(&p.kind()) {
+                prev = None;
+                return None;
+            }
+        })
     }
 }
 
-fn text<'s>(node: Node, src: &'s str) -> &'s str {
+pub(crate) fn text<'s>(node: Node, src: &'s str) -> &'s str {
     src.get(node.start_byte()..node.end_byte()).unwrap_or("")
 }
 
-fn field_text(node: Node, field: &str, src: &str) -> Option<String> {
+pub(crate) fn field_text(node: Node, field: &str, src: &str) -> Option<String> {
     let t = text(node.child_by_field_name(field)?, src).trim();
     (!t.is_empty()).then(|| t.to_string())
+}
+
+/// The first named child of one of these kinds.
+pub(crate) fn child_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
+    (0..node.named_child_count()).filter_map(|i| node.named_child(i)).find(|c| kinds.contains(&c.kind()))
 }
 
 /// `Foo<T>`, `&mut foo::Foo`, `*Foo` → `Foo`: the last plain name of a type expression.
 pub fn type_name(node: Node, src: &str) -> Option<String> {
     let t = text(node, src);
     let base = t.split('<').next().unwrap_or(t);
-    let last = base.rsplit([':', '.', '&', '*', ' ', '(', '[']).find(|p| !p.is_empty())?;
-    let last = last.trim();
+    let last = base.rsplit([':', '.', '&', '*', ' ', '(', '[', '\\']).find(|p| !p.is_empty())?;
+    let last = last.trim().trim_end_matches(['?', '!']);
     (last.chars().next()?.is_alphabetic() || last.starts_with('_')).then(|| last.to_string())
 }
 
-/// The called name's node and its receiver, through member accesses, paths and generics.
-fn split_callee<'t>(node: Node<'t>, src: &str) -> Option<(Node<'t>, Receiver)> {
-    if NAMES.contains(&node.kind()) {
-        return Some((node, Receiver::None));
-    }
-    match node.kind() {
-        // `parse::<T>()`, `make<T>()`: the function under the generics.
-        "generic_function" => split_callee(node.child_by_field_name("function")?, src),
-        "template_function" | "generic_type" => split_callee(node.child_by_field_name("name")?, src),
-        "parenthesized_expression" => None,
-        _ => {
-            let (object, name) = member_parts(node)?;
-            let (name, inner) = match split_callee(name, src) {
-                Some((n, Receiver::None)) => (n, None),
-                // `a::b::c` in C++ nests to the right: `a` then `b::c`.
-                Some((n, Receiver::Path(p))) => (n, Some(p)),
-                _ => return None,
-            };
-            let receiver = match (object.map(|o| receiver_of(o, src)), inner) {
-                (None, None) => Receiver::None,
-                (None, Some(p)) => Receiver::Path(p),
-                (Some(Receiver::Path(mut p)), Some(rest)) => {
-                    p.extend(rest);
-                    Receiver::Path(p)
-                }
-                (Some(r), None) => r,
-                (Some(_), Some(_)) => Receiver::Other,
-            };
-            Some((name, receiver))
-        }
-    }
-}
-
-/// `(object, name)` of a member access or path, in any of the grammars' spellings.
-fn member_parts(node: Node) -> Option<(Option<Node>, Node)> {
-    let (object_field, name_field) = match node.kind() {
-        "field_expression" => {
-            (if node.child_by_field_name("value").is_some() { "value" } else { "argument" }, "field")
-        }
-        "selector_expression" => ("operand", "field"),
-        "member_expression" => ("object", "property"),
-        "scoped_identifier" | "scoped_type_identifier" => ("path", "name"),
-        "qualified_identifier" => ("scope", "name"),
-        _ => return None,
-    };
-    Some((node.child_by_field_name(object_field), node.child_by_field_name(name_field)?))
-}
-
-/// What stands before a called name: `self`/`this`/`Self` as `["self"]`, a chain of plain
-/// names as its parts, anything else as `Other`.
-pub fn receiver_of(node: Node, src: &str) -> Receiver {
-    match path_of(node, src) {
-        Some(parts) => Receiver::Path(parts),
-        None if node.kind() == "super" => Receiver::Super,
-        None => Receiver::Other,
-    }
-}
-
-fn path_of(node: Node, src: &str) -> Option<Vec<String>> {
-    match node.kind() {
-        "self" | "this" => return Some(vec!["self".into()]),
-        "crate" | "super" if node.parent().is_some_and(|p| p.kind() == "scoped_identifier") => {
-            return Some(vec![text(node, src).to_string()])
-        }
-        k if NAMES.contains(&k) => {
-            let t = text(node, src);
-            return Some(vec![if t == "Self" { "self".into() } else { t.to_string() }]);
-        }
-        "generic_type" | "template_type" => return path_of(node.child_by_field_name("name")?, src),
-        _ => {}
-    }
-    let (object, name) = member_parts(node)?;
-    let mut parts = match object {
-        Some(o) => path_of(o, src)?,
-        None => Vec::new(),
-    };
-    parts.extend(path_of(name, src)?);
-    Some(parts)
-}
-
-fn function<'t>(name: String, outer: Node<'t>, def: Node<'t>) -> Role<'t> {
+/// A function chunk named `name` from `outer`, its body in `def`'s `body` field.
+pub(crate) fn function<'t>(name: String, outer: Node<'t>, def: Node<'t>) -> Role<'t> {
     Role::Function { name, outer, body: def.child_by_field_name("body"), owner: None, self_name: None }
 }
 
-fn rust_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {
-    match node.kind() {
-        "function_item" => match field_text(node, "name", src) {
-            Some(name) => function(name, node, node),
-            None => Role::Other,
-        },
-        "macro_definition" => match field_text(node, "name", src) {
-            Some(name) => Role::Macro { name, outer: node },
-            None => Role::Other,
-        },
-        // `cfg_rt! { … }` among items (not a macro call inside an expression).
-        "macro_invocation" if is_item_level(node) => {
-            let tokens = (0..node.named_child_count())
-                .filter_map(|i| node.named_child(i))
-                .find(|c| c.kind() == "token_tree");
-            match tokens {
-                Some(tokens) => Role::Items { tokens },
-                None => Role::Other,
-            }
-        }
-        "struct_item" | "enum_item" | "union_item" => match field_text(node, "name", src) {
-            Some(name) => Role::Type { name, outer: node, body: None },
-            None => Role::Other,
-        },
-        "trait_item" => match field_text(node, "name", src) {
-            Some(name) => Role::Type { name, outer: node, body: node.child_by_field_name("body") },
-            None => Role::Other,
-        },
-        "impl_item" => {
-            let ty = node.child_by_field_name("type").and_then(|t| type_name(t, src));
-            match (ty, node.child_by_field_name("body")) {
-                (Some(type_name), Some(body)) => Role::Impl { type_name, outer: node, body },
-                _ => Role::Other,
-            }
-        }
-        "mod_item" if is_cfg_test(node, src) => Role::Skip,
-        _ => Role::Other,
-    }
-}
-
-/// Whether a node stands among items: in a file, a `mod` or an `impl` (through the statement
-/// the grammar may wrap it in).
-fn is_item_level(node: Node) -> bool {
-    let parent = match node.parent() {
-        Some(p) if p.kind() == "expression_statement" => p.parent(),
-        p => p,
-    };
-    parent.is_some_and(|p| matches!(p.kind(), "source_file" | "declaration_list"))
-}
-
-/// `#[cfg(test)]` among the attributes right above `node`.
-fn is_cfg_test(node: Node, src: &str) -> bool {
-    attributes_above(node, src).any(|a| a.contains("cfg(test)"))
-}
-
-/// The attributes right above `node` (comments between them skipped), whitespace removed,
-/// nearest first.
-fn attributes_above<'t>(node: Node<'t>, src: &'t str) -> impl Iterator<Item = String> + 't {
-    let mut prev = node.prev_named_sibling();
-    std::iter::from_fn(move || loop {
-        let p = prev?;
-        prev = p.prev_named_sibling();
-        match p.kind() {
-            "attribute_item" => return Some(text(p, src).chars().filter(|c| !c.is_whitespace()).collect()),
-            "line_comment" | "block_comment" => {}
-            _ => {
-                prev = None;
-                return None;
-            }
-        }
-    })
-}
-
-fn go_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {
-    match node.kind() {
-        "function_declaration" => match field_text(node, "name", src) {
-            Some(name) => function(name, node, node),
-            None => Role::Other,
-        },
-        "method_declaration" => {
-            let Some(name) = field_text(node, "name", src) else {
-                return Role::Other;
-            };
-            // `func (s *Server) Serve()`: the receiver's type and the name it goes by.
-            let param = node.child_by_field_name("receiver").and_then(|r| r.named_child(0));
-            let owner = param.and_then(|p| p.child_by_field_name("type")).and_then(|t| type_name(t, src));
-            let self_name = param.and_then(|p| field_text(p, "name", src));
-            Role::Function { name, outer: node, body: node.child_by_field_name("body"), owner, self_name }
-        }
-        "type_spec" => match field_text(node, "name", src) {
-            // A lone `type X struct {…}` starts at its `type` keyword.
-            Some(name) => {
-                let outer = match node.parent() {
-                    Some(p) if p.kind() == "type_declaration" && p.named_child_count() == 1 => p,
-                    _ => node,
-                };
-                Role::Type { name, outer, body: None }
-            }
-            None => Role::Other,
-        },
-        _ => Role::Other,
-    }
-}
-
-fn js_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {
-    match node.kind() {
-        "function_declaration" | "generator_function_declaration" | "method_definition" => {
-            match field_text(node, "name", src) {
-                Some(name) => function(name, node, node),
-                None => Role::Other,
-            }
-        }
-        "class_declaration" | "abstract_class_declaration" | "class" => match field_text(node, "name", src) {
-            Some(name) => Role::Type { name, outer: node, body: node.child_by_field_name("body") },
-            None => Role::Other,
-        },
-        "interface_declaration" | "enum_declaration" => match field_text(node, "name", src) {
-            Some(name) => Role::Type { name, outer: node, body: None },
-            None => Role::Other,
-        },
-        // `export function f() {}`, `export default class A {}`: the export starts the chunk.
-        "export_statement" => match node.child_by_field_name("declaration") {
-            Some(decl) => with_outer(js_role(decl, src), node),
-            None => Role::Other,
-        },
-        // `const f = () => {}`, `let f = function () {}`.
-        "lexical_declaration" | "variable_declaration" if node.named_child_count() == 1 => {
-            let Some(decl) = node.named_child(0).filter(|d| d.kind() == "variable_declarator") else {
-                return Role::Other;
-            };
-            let (Some(name), Some(value)) =
-                (field_text(decl, "name", src), decl.child_by_field_name("value"))
-            else {
-                return Role::Other;
-            };
-            js_value(name, node, value)
-        }
-        // `res.send = function send(body) {}`, `Foo.prototype.bar = () => {}`.
-        "expression_statement" => {
-            let Some(assign) = node.named_child(0).filter(|a| a.kind() == "assignment_expression") else {
-                return Role::Other;
-            };
-            let (Some(left), Some(value)) =
-                (assign.child_by_field_name("left"), assign.child_by_field_name("right"))
-            else {
-                return Role::Other;
-            };
-            let name: String = text(left, src).chars().filter(|c| !c.is_whitespace()).collect();
-            let name = name.replace(".prototype.", ".");
-            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || "_$.".contains(c)) {
-                return Role::Other;
-            }
-            js_value(name, node, value)
-        }
-        // A class field holding a function: `onClick = () => {}`.
-        "public_field_definition" | "field_definition" => {
-            let name = field_text(node, "name", src).or_else(|| field_text(node, "property", src));
-            match (name, node.child_by_field_name("value")) {
-                (Some(name), Some(value)) => js_value(name, node, value),
-                _ => Role::Other,
-            }
-        }
-        _ => Role::Other,
-    }
-}
-
-/// A named value that is a function or class: a chunk starting at `outer`.
-fn js_value<'t>(name: String, outer: Node<'t>, value: Node<'t>) -> Role<'t> {
-    match value.kind() {
-        "arrow_function" | "function_expression" | "function" | "generator_function" => Role::Function {
-            name,
-            outer,
-            body: value.child_by_field_name("body").filter(|b| b.kind() == "statement_block"),
-            owner: None,
-            self_name: None,
-        },
-        "class" => Role::Type { name, outer, body: value.child_by_field_name("body") },
-        _ => Role::Other,
+/// A function or type named by field `name` of `node`; `Other` when it has no name.
+pub(crate) fn named<'t>(node: Node<'t>, src: &str, make: impl FnOnce(String) -> Role<'t>) -> Role<'t> {
+    match field_text(node, "name", src) {
+        Some(name) => make(name),
+        None => Role::Other,
     }
 }
 
 /// The same role, its span starting at `outer`.
-fn with_outer<'t>(role: Role<'t>, outer: Node<'t>) -> Role<'t> {
+pub(crate) fn with_outer<'t>(role: Role<'t>, outer: Node<'t>) -> Role<'t> {
     match role {
         Role::Function { name, body, owner, self_name, .. } => {
             Role::Function { name, outer, body, owner, self_name }
@@ -427,117 +348,4 @@ fn with_outer<'t>(role: Role<'t>, outer: Node<'t>) -> Role<'t> {
         Role::Macro { name, .. } => Role::Macro { name, outer },
         other => other,
     }
-}
-
-fn java_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {
-    match node.kind() {
-        "method_declaration" | "constructor_declaration" | "compact_constructor_declaration" => {
-            match (field_text(node, "name", src), node.child_by_field_name("body")) {
-                (Some(name), Some(_)) => function(name, node, node),
-                _ => Role::Other,
-            }
-        }
-        "class_declaration"
-        | "interface_declaration"
-        | "enum_declaration"
-        | "record_declaration"
-        | "annotation_type_declaration" => match field_text(node, "name", src) {
-            Some(name) => Role::Type { name, outer: node, body: node.child_by_field_name("body") },
-            None => Role::Other,
-        },
-        _ => Role::Other,
-    }
-}
-
-fn c_role<'t>(node: Node<'t>, src: &str) -> Role<'t> {
-    match node.kind() {
-        "function_definition" => {
-            let Some(declarator) = node.child_by_field_name("declarator").and_then(function_declarator)
-            else {
-                return Role::Other;
-            };
-            let Some(name_node) = declarator.child_by_field_name("declarator") else {
-                return Role::Other;
-            };
-            // `void Foo::bar()`, `ns::Foo::bar`: a method of `Foo` defined outside its class.
-            let (name, owner) = match path_of(name_node, src) {
-                Some(parts) if parts.len() >= 2 => {
-                    (parts[parts.len() - 1].clone(), Some(parts[parts.len() - 2].clone()))
-                }
-                _ => (text(name_node, src).trim().to_string(), None),
-            };
-            if name.is_empty() {
-                return Role::Other;
-            }
-            Role::Function {
-                name,
-                outer: node,
-                body: node.child_by_field_name("body"),
-                owner,
-                self_name: None,
-            }
-        }
-        "preproc_function_def" => match field_text(node, "name", src) {
-            Some(name) => Role::Macro { name, outer: node },
-            None => Role::Other,
-        },
-        "class_specifier" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
-            match (node.child_by_field_name("name"), node.child_by_field_name("body")) {
-                (Some(name), Some(body)) => match type_name(name, src) {
-                    Some(name) => Role::Type { name, outer: outer_declaration(node), body: Some(body) },
-                    None => Role::Other,
-                },
-                _ => Role::Other,
-            }
-        }
-        // `typedef struct { … } Name;`: the typedef names the struct.
-        "type_definition" => {
-            let spec = node.child_by_field_name("type").filter(|t| {
-                t.child_by_field_name("body").is_some() && t.child_by_field_name("name").is_none()
-            });
-            let name = node.child_by_field_name("declarator").and_then(|d| type_name(d, src));
-            match (spec, name) {
-                (Some(spec), Some(name)) => {
-                    Role::Type { name, outer: node, body: spec.child_by_field_name("body") }
-                }
-                _ => Role::Other,
-            }
-        }
-        // `template <typename T> …`: the template line starts the chunk.
-        "template_declaration" => {
-            let inner = (0..node.named_child_count())
-                .filter_map(|i| node.named_child(i))
-                .find(|c| !matches!(c.kind(), "template_parameter_list" | "requires_clause"));
-            match inner {
-                Some(inner) => with_outer(c_role(inner, src), node),
-                None => Role::Other,
-            }
-        }
-        _ => Role::Other,
-    }
-}
-
-/// A named struct or class declared with a typedef or a variable (`typedef struct S {…} S;`)
-/// starts at that declaration.
-fn outer_declaration(spec: Node) -> Node {
-    match spec.parent() {
-        Some(p) if matches!(p.kind(), "type_definition" | "declaration") => p,
-        _ => spec,
-    }
-}
-
-/// The `function_declarator` inside pointer and reference declarators (`char *f(void)`).
-fn function_declarator(node: Node) -> Option<Node> {
-    let mut node = node;
-    for _ in 0..8 {
-        if node.kind() == "function_declarator" {
-            return Some(node);
-        }
-        node = node.child_by_field_name("declarator").or_else(|| {
-            (0..node.named_child_count())
-                .filter_map(|i| node.named_child(i))
-                .find(|c| c.kind().ends_with("declarator"))
-        })?;
-    }
-    None
 }

@@ -13,10 +13,18 @@ fn every_extension_has_one_language_and_headers_parse_as_cpp() {
         ("lib/zstd.c", Lang::C),
         ("include/fmt/format.h", Lang::Cpp),
         ("src/x.hpp", Lang::Cpp),
+        ("src/Server/Program.cs", Lang::CSharp),
+        ("lib/rails/app.rb", Lang::Ruby),
+        ("Rakefile.rake", Lang::Ruby),
+        ("src/Http/Kernel.php", Lang::Php),
+        ("app/src/main/kotlin/Main.kt", Lang::Kotlin),
+        ("build.gradle.kts", Lang::Kotlin),
+        ("Sources/App/View.swift", Lang::Swift),
+        ("core/src/main/scala/Foo.scala", Lang::Scala),
     ] {
         assert_eq!(lang_of_path(path), Some(lang), "{path}");
     }
-    for path in ["README.md", "Makefile", ".py", "a/b.rb", "x.pyc"] {
+    for path in ["README.md", "Makefile", ".py", "a/b.lua", "x.pyc"] {
         assert_eq!(lang_of_path(path), None, "{path}");
     }
 }

@@ -11,7 +11,12 @@ use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
 use std::sync::Arc;
 
-const INSTRUCTIONS: &str = "Code localisation over one repository (coret-tui: Python, Rust, Go, JavaScript, TypeScript, Java, C, C++). \
+/// What the server tells an agent first; its languages are read from the table.
+fn instructions() -> String {
+    format!("Code localisation over one repository (coret-tui: {}). {INSTRUCTIONS}", crate::lang::names())
+}
+
+const INSTRUCTIONS: &str = "\
 Call `locate` with the full text of an issue to get the functions, classes and methods to edit, \
 ranked, with their code; `neighbours` with a hit's path and name for its callers and callees; \
 `read` for more lines of a file (at most 400 a call). Paths are relative to the repository \
@@ -86,7 +91,7 @@ impl ServerHandler for CoretServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("coret-tui", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions())
     }
 }
 

@@ -72,16 +72,16 @@ pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
 
 pub use crate::lang::{is_source_path, is_test_path};
 
-/// Extensions of code in languages the table has no row for: counted when a walk meets them,
-/// so a user sees what an index leaves out.
+/// Extensions of code that may have no row in the language table: counted when a walk meets
+/// them, so a user sees what an index leaves out. One the table owns is never counted here.
 const OTHER_CODE: &[&str] = &[
-    "rb", "php", "kt", "kts", "swift", "cs", "scala", "m", "mm", "lua", "pl", "pm", "r", "jl", "dart", "ex",
-    "exs", "erl", "hs", "ml", "clj", "groovy", "vue", "svelte", "zig", "nim", "fs", "vb",
+    "m", "mm", "lua", "pl", "pm", "r", "jl", "dart", "ex", "exs", "erl", "hs", "ml", "clj", "groovy", "vue",
+    "svelte", "zig", "nim", "fs", "vb",
 ];
 
-/// Code in a language without a row in the table (`.rb`, `.kt`, `.swift`, …).
+/// Code in a language without a row in the table (`.lua`, `.dart`, …).
 pub fn is_other_code_path(path: &str) -> bool {
-    OTHER_CODE.contains(&crate::lang::extension(path).as_str())
+    !is_source_path(path) && OTHER_CODE.contains(&crate::lang::extension(path).as_str())
 }
 
 /// Turns raw bytes into source text, or says why not. A NUL byte in the first 8 KiB marks a

@@ -1,0 +1,63 @@
+//! Scala 2 and 3: functions, classes, traits, objects and enums (braces or indentation);
+//! `this` implied. Grammar: `tree-sitter-scala`, the tree-sitter organisation's own.
+
+use tree_sitter::Node;
+
+use super::super::rules::{function, named, CallForm, Member, Role, Rules, Syntax, Wrapper};
+use super::super::{Family, Lang, LangSpec, Reader};
+use super::{file_name, no_builtins, no_test_attribute};
+
+pub(in crate::lang) const ROW: LangSpec = LangSpec {
+    lang: Lang::Scala,
+    name: "Scala",
+    ids: &["scala"],
+    extensions: &["scala", "sc"],
+    shares: &[],
+    highlight_as: "scala",
+    grammar: |_| tree_sitter_scala::LANGUAGE.into(),
+    reader: Reader::Rules,
+    syntax: Syntax {
+        role,
+        calls: &[
+            CallForm::Callee { kind: "call_expression", fields: &["function"] },
+            CallForm::FirstChild { kind: "instance_expression" },
+        ],
+        members: &[Member { kind: "field_expression", object: &["value"], name: "field" }],
+        wrappers: &[
+            Wrapper { kind: "generic_function", field: "function" },
+            Wrapper { kind: "generic_type", field: "type" },
+        ],
+        names: &["identifier", "type_identifier"],
+        selves: &["this"],
+        supers: &["super"],
+        path_roots: &[],
+        comments: &["comment", "block_comment"],
+        leading: &["comment", "block_comment"],
+        attributes: &[],
+        constructors: &["this"],
+        constructor_is_type_name: false,
+    },
+    is_test: scala_test,
+    test_attribute: no_test_attribute,
+    is_builtin: no_builtins,
+    implicit_self: true,
+    family: Family::Jvm,
+    lifts_module: true,
+    skips_bare_macros: false,
+};
+
+/// `src/test/` (a `test/` directory already) and ScalaTest's, MUnit's and specs2's names.
+fn scala_test(path: &str) -> bool {
+    let file = file_name(path);
+    ["Test.scala", "Tests.scala", "Spec.scala", "Suite.scala"].iter().any(|s| file.ends_with(s))
+}
+
+fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
+    match node.kind() {
+        "function_definition" => named(node, src, |name| function(name, node, node)),
+        "class_definition" | "trait_definition" | "object_definition" | "enum_definition" => {
+            named(node, src, |name| Role::Type { name, outer: node, body: node.child_by_field_name("body") })
+        }
+        _ => Role::Other,
+    }
+}
