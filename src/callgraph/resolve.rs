@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
-use crate::lang::python_builtins::{adds_no_methods, is_builtin_function, is_dunder};
 use super::modules::{resolve_relative, ModuleIndex};
 use crate::chunk::{CallSite, ChunkKind, FileSyntax, Import, Imported, Receiver};
+use crate::lang::python_builtins::{adds_no_methods, is_builtin_function, is_dunder};
 
 /// How far re-exports (`from .core import X` in an `__init__.py`) are followed.
 const MAX_DEPTH: u32 = 8;

@@ -353,7 +353,9 @@ impl<'s> Extractor<'s> {
             let mut stack = children(body);
             while let Some(member) = stack.pop() {
                 let inner = match self.rules.role(member, self.src) {
-                    Role::Function { name: m, body: Some(b), .. } if !self.rules.is_constructor(&m, name) => Some(b),
+                    Role::Function { name: m, body: Some(b), .. } if !self.rules.is_constructor(&m, name) => {
+                        Some(b)
+                    }
                     Role::Function { .. } | Role::Macro { .. } | Role::Items { .. } => None,
                     Role::Type { body: Some(b), .. } | Role::Impl { body: b, .. } => Some(b),
                     Role::Type { .. } => None,

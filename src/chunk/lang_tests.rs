@@ -26,7 +26,7 @@ fn shape(file: &FileSyntax) -> Vec<(String, &'static str, usize, usize, String)>
         .collect()
 }
 
-fn expect(file: &FileSyntax, want: &[(&str, &str, usize, usize, &str)]) {
+pub(crate) fn expect(file: &FileSyntax, want: &[(&str, &str, usize, usize, &str)]) {
     let got = shape(file);
     let want: Vec<(String, &str, usize, usize, String)> =
         want.iter().map(|(n, k, a, b, t)| (n.to_string(), *k, *a, *b, t.to_string())).collect();
@@ -34,7 +34,7 @@ fn expect(file: &FileSyntax, want: &[(&str, &str, usize, usize, &str)]) {
 }
 
 /// The callees and unresolved calls of chunk `name` in a graph over `files`.
-fn calls(files: &[FileSyntax], name: &str) -> (Vec<String>, Vec<String>) {
+pub(crate) fn calls(files: &[FileSyntax], name: &str) -> (Vec<String>, Vec<String>) {
     let graph = CallGraph::build(files);
     let all: Vec<&str> = files.iter().flat_map(|f| f.chunks.iter().map(|c| c.name.as_str())).collect();
     let id = all.iter().position(|n| *n == name).unwrap_or_else(|| panic!("no chunk {name} in {all:?}"));

@@ -99,6 +99,6 @@ impl Chunk {
 }
 
 #[cfg(test)]
-mod lang_tests;
+pub(crate) mod lang_tests;
 #[cfg(test)]
 mod tests;

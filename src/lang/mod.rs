@@ -5,8 +5,8 @@
 //! Adding a language is adding a variant to [`Lang`], its row file, its grammar crate and a
 //! fixture; nothing outside `src/lang/` names a language.
 
-pub(crate) mod rules;
 mod rows;
+pub(crate) mod rules;
 mod set;
 
 use serde::{Deserialize, Serialize};
@@ -201,5 +201,7 @@ pub fn is_test_path(path: &str) -> bool {
     in_test_dir || lang_of_path(path).is_some_and(|l| (l.spec().is_test)(path))
 }
 
+#[cfg(test)]
+mod fixture_tests;
 #[cfg(test)]
 mod tests;

@@ -104,9 +104,11 @@ pub struct Syntax {
     pub wrappers: &'static [Wrapper],
     /// Identifier-like node kinds.
     pub names: &'static [&'static str],
-    /// Node kinds that are the receiver itself (`self`, `this`); names written `Self` or `$this`
-    /// are too.
+    /// Node kinds that are the receiver itself (`self`, `this`).
     pub selves: &'static [&'static str],
+    /// Names that are the receiver itself where the grammar parses them as names (Rust's
+    /// `Self`, PHP's `$this`, Scala's `this`).
+    pub self_words: &'static [&'static str],
     /// Node kinds that are the parent type's receiver (`super`, `base`).
     pub supers: &'static [&'static str],
     /// Node kinds a path may start with besides names (Rust's `crate::`, `super::`).
@@ -163,7 +165,8 @@ impl Rules {
 
     /// Whether method `method` of type `type_name` constructs it.
     pub fn is_constructor(&self, method: &str, type_name: &str) -> bool {
-        (self.syntax.constructor_is_type_name && method == type_name) || self.syntax.constructors.contains(&method)
+        (self.syntax.constructor_is_type_name && method == type_name)
+            || self.syntax.constructors.contains(&method)
     }
 
     /// A call at `node`: the called name, the node holding it (for its position), and what
@@ -268,7 +271,11 @@ impl Rules {
         }
         if self.is_name(node) {
             let t = text(node, src);
-            return Some(vec![if matches!(t, "Self" | "$this") { "self".into() } else { t.to_string() }]);
+            return Some(vec![if self.syntax.self_words.contains(&t) {
+                "self".into()
+            } else {
+                t.to_string()
+            }]);
         }
         if let Some(inner) = self.unwrap(node) {
             return self.path_of(inner, src);

@@ -18,13 +18,12 @@ fn every_extension_has_one_language_and_headers_parse_as_cpp() {
         ("Rakefile.rake", Lang::Ruby),
         ("src/Http/Kernel.php", Lang::Php),
         ("app/src/main/kotlin/Main.kt", Lang::Kotlin),
-        ("build.gradle.kts", Lang::Kotlin),
         ("Sources/App/View.swift", Lang::Swift),
         ("core/src/main/scala/Foo.scala", Lang::Scala),
     ] {
         assert_eq!(lang_of_path(path), Some(lang), "{path}");
     }
-    for path in ["README.md", "Makefile", ".py", "a/b.lua", "x.pyc"] {
+    for path in ["README.md", "Makefile", ".py", "a/b.lua", "x.pyc", "build.gradle.kts", "foo.gemspec"] {
         assert_eq!(lang_of_path(path), None, "{path}");
     }
 }
@@ -48,6 +47,18 @@ fn each_ecosystem_marks_its_own_test_files() {
         "tests/fuzzer.c",
         "test/format-test.cc",
         "lib/codec_unittest.cc",
+        "src/Build.UnitTests/ProjectTests.cs",
+        "src/Akka.Cluster.Tests.MultiNode/Node.cs",
+        "spec/models/cart_spec.rb",
+        "test/test_cart.rb",
+        "tests/Http/KernelTest.php",
+        "formats/json/commonTest/src/Json.kt",
+        "okhttp/src/jvmTest/kotlin/Call.kt",
+        "Tests/NIOTests/ChannelTests.swift",
+        "IntegrationTests/tests_01_http/Main.swift",
+        "Fixtures/Miscellaneous/Foo/Sources/Foo.swift",
+        "main/src/sbt-test/actions/compile/A.scala",
+        "core/src/test/scala/LedgerSpec.scala",
     ] {
         assert!(is_test_path(path), "{path}");
     }
@@ -61,6 +72,12 @@ fn each_ecosystem_marks_its_own_test_files() {
         "src/main/java/com/x/Testing.java",
         "lib/compress/zstd_compress.c",
         "include/fmt/format.h",
+        "src/Build/Evaluation/Expander.cs",
+        "lib/rubygems/installer.rb",
+        "src/Command/TestCommand.php",
+        "okhttp/src/jvmMain/kotlin/Call.kt",
+        "Sources/NIOCore/Channel.swift",
+        "src/library/scala/collection/Seq.scala",
     ] {
         assert!(!is_test_path(path), "{path}");
     }

@@ -6,7 +6,10 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, text, type_name, with_outer, Role, Rules, Syntax};
 use super::super::{Family, Lang, LangSpec, Reader};
-use super::{has_dir, stem, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELVES, SUPERS, WRAPPERS};
+use super::{
+    has_dir, stem, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
+    WRAPPERS,
+};
 
 pub(in crate::lang) const C: LangSpec = LangSpec {
     lang: Lang::C,
@@ -25,6 +28,7 @@ pub(in crate::lang) const C: LangSpec = LangSpec {
         wrappers: WRAPPERS,
         names: NAMES,
         selves: SELVES,
+        self_words: SELF_WORDS,
         supers: SUPERS,
         path_roots: &[],
         comments: COMMENTS,
@@ -63,7 +67,8 @@ fn c_test(path: &str) -> bool {
 fn role<'t>(rules: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
     match node.kind() {
         "function_definition" => {
-            let Some(declarator) = node.child_by_field_name("declarator").and_then(function_declarator) else {
+            let Some(declarator) = node.child_by_field_name("declarator").and_then(function_declarator)
+            else {
                 return Role::Other;
             };
             let Some(name_node) = declarator.child_by_field_name("declarator") else {
@@ -79,7 +84,13 @@ fn role<'t>(rules: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
             if name.is_empty() {
                 return Role::Other;
             }
-            Role::Function { name, outer: node, body: node.child_by_field_name("body"), owner, self_name: None }
+            Role::Function {
+                name,
+                outer: node,
+                body: node.child_by_field_name("body"),
+                owner,
+                self_name: None,
+            }
         }
         "preproc_function_def" => match field_text(node, "name", src) {
             Some(name) => Role::Macro { name, outer: node },
@@ -96,12 +107,14 @@ fn role<'t>(rules: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
         }
         // `typedef struct { … } Name;`: the typedef names the struct.
         "type_definition" => {
-            let spec = node
-                .child_by_field_name("type")
-                .filter(|t| t.child_by_field_name("body").is_some() && t.child_by_field_name("name").is_none());
+            let spec = node.child_by_field_name("type").filter(|t| {
+                t.child_by_field_name("body").is_some() && t.child_by_field_name("name").is_none()
+            });
             let name = node.child_by_field_name("declarator").and_then(|d| type_name(d, src));
             match (spec, name) {
-                (Some(spec), Some(name)) => Role::Type { name, outer: node, body: spec.child_by_field_name("body") },
+                (Some(spec), Some(name)) => {
+                    Role::Type { name, outer: node, body: spec.child_by_field_name("body") }
+                }
                 _ => Role::Other,
             }
         }
@@ -136,7 +149,9 @@ fn function_declarator(node: Node) -> Option<Node> {
             return Some(node);
         }
         node = node.child_by_field_name("declarator").or_else(|| {
-            (0..node.named_child_count()).filter_map(|i| node.named_child(i)).find(|c| c.kind().ends_with("declarator"))
+            (0..node.named_child_count())
+                .filter_map(|i| node.named_child(i))
+                .find(|c| c.kind().ends_with("declarator"))
         })?;
     }
     None

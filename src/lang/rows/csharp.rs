@@ -30,6 +30,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         wrappers: &[Wrapper { kind: "generic_name", field: "" }],
         names: &["identifier"],
         selves: &["this"],
+        self_words: &[],
         supers: &["base"],
         path_roots: &[],
         comments: &["comment"],
@@ -47,22 +48,28 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     skips_bare_macros: false,
 };
 
-/// `*Tests.cs`, `*Test.cs`, and test projects (`Foo.Tests/`, `Foo.UnitTests/`).
+/// `*Tests.cs`, `*Test.cs`, and test projects (`Foo.Tests/`, `Akka.Cluster.Tests.MultiNode/`,
+/// `UnitTests.Shared/`).
 fn csharp_test(path: &str) -> bool {
     let file = file_name(path);
     file.ends_with("Tests.cs")
         || file.ends_with("Test.cs")
-        || path.split('/').rev().skip(1).any(|d| d.ends_with(".Tests") || d.ends_with(".UnitTests") || d.ends_with(".Test"))
+        || path
+            .split('/')
+            .rev()
+            .skip(1)
+            .any(|d| d.split('.').any(|part| matches!(part, "Tests" | "Test" | "UnitTests")))
 }
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
     match node.kind() {
-        "method_declaration" | "constructor_declaration" | "destructor_declaration" | "operator_declaration" => {
-            match node.child_by_field_name("body") {
-                Some(_) => named(node, src, |name| function(name, node, node)),
-                None => Role::Other,
-            }
-        }
+        "method_declaration"
+        | "constructor_declaration"
+        | "destructor_declaration"
+        | "operator_declaration" => match node.child_by_field_name("body") {
+            Some(_) => named(node, src, |name| function(name, node, node)),
+            None => Role::Other,
+        },
         // `public int Count { get { … } set { … } }`: its accessors are code an issue may be about.
         "property_declaration" => match node.child_by_field_name("accessors") {
             Some(accessors) if has_bodies(accessors) => named(node, src, |name| Role::Function {
@@ -74,7 +81,11 @@ fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
             }),
             _ => Role::Other,
         },
-        "class_declaration" | "struct_declaration" | "interface_declaration" | "record_declaration" | "enum_declaration" => {
+        "class_declaration"
+        | "struct_declaration"
+        | "interface_declaration"
+        | "record_declaration"
+        | "enum_declaration" => {
             named(node, src, |name| Role::Type { name, outer: node, body: node.child_by_field_name("body") })
         }
         _ => Role::Other,

@@ -4,7 +4,10 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, type_name, Role, Rules, Syntax};
 use super::super::{Family, Lang, LangSpec, Reader};
-use super::{file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELVES, SUPERS, WRAPPERS};
+use super::{
+    file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
+    WRAPPERS,
+};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Go,
@@ -22,6 +25,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         wrappers: WRAPPERS,
         names: NAMES,
         selves: SELVES,
+        self_words: SELF_WORDS,
         supers: SUPERS,
         path_roots: &[],
         comments: COMMENTS,

@@ -4,7 +4,9 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, CallForm, Role, Rules, Syntax};
 use super::super::{Family, Lang, LangSpec, Reader};
-use super::{file_name, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELVES, SUPERS, WRAPPERS};
+use super::{
+    file_name, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS, WRAPPERS,
+};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Java,
@@ -25,6 +27,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         wrappers: WRAPPERS,
         names: NAMES,
         selves: SELVES,
+        self_words: SELF_WORDS,
         supers: SUPERS,
         path_roots: &[],
         comments: COMMENTS,

@@ -5,7 +5,10 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, text, with_outer, Role, Rules, Syntax};
 use super::super::{Family, Lang, LangSpec, Reader};
-use super::{file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELVES, SUPERS, WRAPPERS};
+use super::{
+    file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
+    WRAPPERS,
+};
 
 const SYNTAX: Syntax = Syntax {
     role,
@@ -14,6 +17,7 @@ const SYNTAX: Syntax = Syntax {
     wrappers: WRAPPERS,
     names: NAMES,
     selves: SELVES,
+    self_words: SELF_WORDS,
     supers: SUPERS,
     path_roots: &[],
     comments: COMMENTS,
@@ -83,7 +87,8 @@ fn role<'t>(rules: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
             let Some(decl) = node.named_child(0).filter(|d| d.kind() == "variable_declarator") else {
                 return Role::Other;
             };
-            let (Some(name), Some(value)) = (field_text(decl, "name", src), decl.child_by_field_name("value"))
+            let (Some(name), Some(value)) =
+                (field_text(decl, "name", src), decl.child_by_field_name("value"))
             else {
                 return Role::Other;
             };
@@ -94,7 +99,8 @@ fn role<'t>(rules: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
             let Some(assign) = node.named_child(0).filter(|a| a.kind() == "assignment_expression") else {
                 return Role::Other;
             };
-            let (Some(left), Some(value)) = (assign.child_by_field_name("left"), assign.child_by_field_name("right"))
+            let (Some(left), Some(value)) =
+                (assign.child_by_field_name("left"), assign.child_by_field_name("right"))
             else {
                 return Role::Other;
             };

@@ -5,7 +5,9 @@
 
 use tree_sitter::Node;
 
-use super::super::rules::{child_of_kind, field_text, text, type_name, CallForm, Member, Role, Rules, Syntax};
+use super::super::rules::{
+    child_of_kind, field_text, text, type_name, CallForm, Member, Role, Rules, Syntax,
+};
 use super::super::{Family, Lang, LangSpec, Reader};
 use super::{file_name, no_builtins, no_test_attribute};
 
@@ -13,7 +15,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Kotlin,
     name: "Kotlin",
     ids: &["kotlin", "kt"],
-    extensions: &["kt", "kts"],
+    // Not `.kts`: mostly Gradle build scripts, never the code an issue is about.
+    extensions: &["kt"],
     shares: &[],
     // syntect's defaults have no Kotlin; Scala's keywords (`val`, `var`, `object`) are its nearest.
     highlight_as: "scala",
@@ -26,6 +29,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         wrappers: &[],
         names: &["identifier"],
         selves: &["this_expression"],
+        self_words: &[],
         supers: &["super_expression"],
         path_roots: &[],
         comments: &["line_comment", "block_comment"],
@@ -43,10 +47,13 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     skips_bare_macros: false,
 };
 
-/// `src/test/` (a `test/` directory already) and `*Test.kt`, `*Tests.kt`.
+/// `src/test/` (a `test/` directory already), multiplatform source sets (`commonTest/`,
+/// `jvmTest/`, `androidTest/`), `testFixtures/`, and `*Test.kt`, `*Tests.kt`.
 fn kotlin_test(path: &str) -> bool {
     let file = file_name(path);
-    file.ends_with("Test.kt") || file.ends_with("Tests.kt")
+    file.ends_with("Test.kt")
+        || file.ends_with("Tests.kt")
+        || path.split('/').rev().skip(1).any(|d| d.ends_with("Test") || d == "testFixtures")
 }
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
@@ -71,7 +78,11 @@ fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
             self_name: None,
         },
         "class_declaration" | "object_declaration" => match field_text(node, "name", src) {
-            Some(name) => Role::Type { name, outer: node, body: child_of_kind(node, &["class_body", "enum_class_body"]) },
+            Some(name) => Role::Type {
+                name,
+                outer: node,
+                body: child_of_kind(node, &["class_body", "enum_class_body"]),
+            },
             None => Role::Other,
         },
         _ => Role::Other,
@@ -87,5 +98,8 @@ fn extended_type(node: Node, src: &str) -> Option<String> {
         .take_while(|c| c.start_byte() < name.start_byte())
         .find(|c| matches!(c.kind(), "user_type" | "nullable_type" | "type"))?;
     let between = src.get(receiver.end_byte()..name.start_byte())?;
-    (between.trim() == ".").then(|| type_name(receiver, src)).flatten().filter(|_| !text(receiver, src).is_empty())
+    (between.trim() == ".")
+        .then(|| type_name(receiver, src))
+        .flatten()
+        .filter(|_| !text(receiver, src).is_empty())
 }

@@ -55,10 +55,13 @@ pub(super) const CALLS: &[CallForm] = &[
 ];
 
 pub(super) const SELVES: &[&str] = &["self", "this"];
+/// Rust's `Self::m()`.
+pub(super) const SELF_WORDS: &[&str] = &["Self"];
 pub(super) const SUPERS: &[&str] = &["super"];
 pub(super) const COMMENTS: &[&str] = &["comment", "line_comment", "block_comment"];
 /// Doc comments, Rust attributes and decorators above a definition.
-pub(super) const LEADING: &[&str] = &["comment", "line_comment", "block_comment", "attribute_item", "decorator"];
+pub(super) const LEADING: &[&str] =
+    &["comment", "line_comment", "block_comment", "attribute_item", "decorator"];
 /// JS `constructor`, Rust's conventional `new`.
 pub(super) const CONSTRUCTORS: &[&str] = &["constructor", "new"];
 

@@ -34,6 +34,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         // `$this` reads as the receiver itself; `self::` as a name the resolver knows.
         names: &["name", "variable_name", "relative_scope"],
         selves: &[],
+        self_words: &["$this"],
         supers: &[],
         path_roots: &[],
         comments: &["comment"],
@@ -58,7 +59,10 @@ fn php_test(path: &str) -> bool {
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
     match node.kind() {
-        "function_definition" | "method_declaration" => named(node, src, |name| function(name, node, node)),
+        // An interface's or abstract class's method without a body is part of its type's chunk.
+        "function_definition" | "method_declaration" if node.child_by_field_name("body").is_some() => {
+            named(node, src, |name| function(name, node, node))
+        }
         "class_declaration" | "interface_declaration" | "trait_declaration" | "enum_declaration" => {
             named(node, src, |name| Role::Type { name, outer: node, body: node.child_by_field_name("body") })
         }

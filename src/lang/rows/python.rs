@@ -22,6 +22,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         wrappers: &[],
         names: &[],
         selves: &[],
+        self_words: &[],
         supers: &[],
         path_roots: &[],
         comments: &[],
@@ -42,7 +43,10 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
 /// `testing/`, `test_*.py`, `*_test.py`, `conftest.py`.
 fn python_test(path: &str) -> bool {
     let file = file_name(path);
-    has_dir(path, &["testing"]) || file.starts_with("test_") || file.ends_with("_test.py") || file == "conftest.py"
+    has_dir(path, &["testing"])
+        || file.starts_with("test_")
+        || file.ends_with("_test.py")
+        || file == "conftest.py"
 }
 
 /// A built-in type's method on an unknown receiver (`parts.append`, `", ".join`) or a protocol

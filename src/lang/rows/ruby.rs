@@ -12,7 +12,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Ruby,
     name: "Ruby",
     ids: &["ruby", "rb"],
-    extensions: &["rb", "rake", "gemspec"],
+    // Not `.gemspec`: a package manifest, never the code an issue is about.
+    extensions: &["rb", "rake"],
     shares: &[],
     highlight_as: "rb",
     grammar: |_| tree_sitter_ruby::LANGUAGE.into(),
@@ -24,6 +25,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         wrappers: &[],
         names: &["identifier", "constant"],
         selves: &["self"],
+        self_words: &[],
         supers: &["super"],
         path_roots: &[],
         comments: &["comment"],
@@ -44,7 +46,10 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
 /// RSpec's `spec/` and `*_spec.rb`, minitest's `*_test.rb` and `test_*.rb`.
 fn ruby_test(path: &str) -> bool {
     let file = file_name(path);
-    has_dir(path, &["spec"]) || file.ends_with("_spec.rb") || file.ends_with("_test.rb") || file.starts_with("test_")
+    has_dir(path, &["spec"])
+        || file.ends_with("_spec.rb")
+        || file.ends_with("_test.rb")
+        || file.starts_with("test_")
 }
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {

@@ -4,7 +4,10 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, named, type_name, Role, Rules, Syntax};
 use super::super::{Family, Lang, LangSpec, Reader};
-use super::{file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELVES, SUPERS, WRAPPERS};
+use super::{
+    file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
+    WRAPPERS,
+};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Rust,
@@ -22,6 +25,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         wrappers: WRAPPERS,
         names: NAMES,
         selves: SELVES,
+        self_words: SELF_WORDS,
         supers: SUPERS,
         path_roots: &["crate", "super"],
         comments: COMMENTS,
@@ -43,7 +47,10 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
 /// crate's `mod tests;`. (`#[cfg(test)]` modules inside a file are left out by the chunker.)
 fn rust_test(path: &str) -> bool {
     let file = file_name(path);
-    has_dir(path, &["benches"]) || file == "tests.rs" || file.ends_with("_test.rs") || file.ends_with("_tests.rs")
+    has_dir(path, &["benches"])
+        || file == "tests.rs"
+        || file.ends_with("_test.rs")
+        || file.ends_with("_tests.rs")
 }
 
 /// `#[test]`, `#[cfg(test)]`, `#[bench]` and the test attributes of test crates
@@ -72,8 +79,12 @@ fn role<'t>(rules: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
                 None => Role::Other,
             }
         }
-        "struct_item" | "enum_item" | "union_item" => named(node, src, |name| Role::Type { name, outer: node, body: None }),
-        "trait_item" => named(node, src, |name| Role::Type { name, outer: node, body: node.child_by_field_name("body") }),
+        "struct_item" | "enum_item" | "union_item" => {
+            named(node, src, |name| Role::Type { name, outer: node, body: None })
+        }
+        "trait_item" => {
+            named(node, src, |name| Role::Type { name, outer: node, body: node.child_by_field_name("body") })
+        }
         "impl_item" => {
             let ty = node.child_by_field_name("type").and_then(|t| type_name(t, src));
             match (ty, node.child_by_field_name("body")) {

@@ -5,13 +5,14 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, named, CallForm, Member, Role, Rules, Syntax, Wrapper};
 use super::super::{Family, Lang, LangSpec, Reader};
-use super::{file_name, no_builtins, no_test_attribute};
+use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Scala,
     name: "Scala",
     ids: &["scala"],
-    extensions: &["scala", "sc"],
+    // Not `.sc`: Mill build files and worksheets.
+    extensions: &["scala"],
     shares: &[],
     highlight_as: "scala",
     grammar: |_| tree_sitter_scala::LANGUAGE.into(),
@@ -29,6 +30,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         ],
         names: &["identifier", "type_identifier"],
         selves: &["this"],
+        self_words: &["this"],
         supers: &["super"],
         path_roots: &[],
         comments: &["comment", "block_comment"],
@@ -46,10 +48,12 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     skips_bare_macros: false,
 };
 
-/// `src/test/` (a `test/` directory already) and ScalaTest's, MUnit's and specs2's names.
+/// `src/test/` (a `test/` directory already), sbt's scripted tests (`src/sbt-test/`), and
+/// ScalaTest's, MUnit's and specs2's names.
 fn scala_test(path: &str) -> bool {
     let file = file_name(path);
-    ["Test.scala", "Tests.scala", "Spec.scala", "Suite.scala"].iter().any(|s| file.ends_with(s))
+    has_dir(path, &["sbt-test"])
+        || ["Test.scala", "Tests.scala", "Spec.scala", "Suite.scala"].iter().any(|s| file.ends_with(s))
 }
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {

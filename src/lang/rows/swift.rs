@@ -25,6 +25,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         wrappers: &[Wrapper { kind: "navigation_suffix", field: "suffix" }],
         names: &["simple_identifier", "type_identifier"],
         selves: &["self_expression"],
+        self_words: &[],
         supers: &["super_expression"],
         path_roots: &[],
         comments: &["comment", "multiline_comment"],
@@ -42,10 +43,14 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     skips_bare_macros: false,
 };
 
-/// SwiftPM's `Tests/` and `*Tests.swift`, `*Test.swift`.
+/// SwiftPM's `Tests/` (and `IntegrationTests/`, any folder ending in `Tests`), test packages
+/// under `Fixtures/`, and `*Tests.swift`, `*Test.swift`.
 fn swift_test(path: &str) -> bool {
     let file = file_name(path);
-    has_dir(path, &["Tests"]) || file.ends_with("Tests.swift") || file.ends_with("Test.swift")
+    has_dir(path, &["Fixtures"])
+        || path.split('/').rev().skip(1).any(|d| d.ends_with("Tests"))
+        || file.ends_with("Tests.swift")
+        || file.ends_with("Test.swift")
 }
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
@@ -58,7 +63,8 @@ fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
         "class_declaration" => {
             let name = node.child_by_field_name("name").and_then(|n| type_name(n, src));
             let body = node.child_by_field_name("body");
-            let extension = node.child_by_field_name("declaration_kind").is_some_and(|k| k.kind() == "extension");
+            let extension =
+                node.child_by_field_name("declaration_kind").is_some_and(|k| k.kind() == "extension");
             match (name, body) {
                 (Some(type_name), Some(body)) if extension => Role::Impl { type_name, outer: node, body },
                 (Some(name), body) => Role::Type { name, outer: node, body },

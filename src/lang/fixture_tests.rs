@@ -1,0 +1,200 @@
+//! The six rows added through the table alone (C#, Ruby, PHP, Kotlin, Swift, Scala), each on a
+//! fixture in `src/lang/fixtures/`: the chunks it must yield (names, kinds, line spans, the
+//! first line of code), and the call edges it must and must not have.
+
+use crate::chunk::lang_tests::{calls, expect};
+use crate::chunk::{chunk_file, FileSyntax};
+
+fn fixture(name: &str) -> FileSyntax {
+    let path = format!("src/lang/fixtures/{name}");
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let file = chunk_file(&path, &text);
+    assert!(!file.has_syntax_errors, "{path} parses cleanly");
+    file
+}
+
+#[test]
+fn csharp_classes_constructors_properties_and_this_calls() {
+    let file = fixture("Inventory.cs");
+    expect(
+        &file,
+        &[
+            ("<module>", "module", 1, 60, "using System;"),
+            ("Inventory", "class", 6, 44, "/// <summary>Items on the shelves, by SKU.</summary>"),
+            ("Inventory.Inventory", "method", 11, 14, "public class Inventory {"),
+            ("Inventory.Total", "method", 18, 21, "public class Inventory {"),
+            ("Inventory.Put", "method", 23, 27, "public class Inventory {"),
+            ("Inventory.Add", "method", 29, 34, "public class Inventory {"),
+            ("Inventory.Sum", "method", 36, 41, "public class Inventory {"),
+            ("Inventory.Normalise", "method", 43, 43, "public class Inventory {"),
+            ("Audit", "class", 46, 52, "public static class Audit"),
+            ("Audit.Record", "method", 48, 51, "public static class Audit {"),
+            ("IShelf", "class", 54, 57, "public interface IShelf"),
+            ("Unit", "class", 59, 59, "public enum Unit { Piece, Box }"),
+        ],
+    );
+    let class = &file.chunks[1].text;
+    assert!(class.contains("Capacity = capacity;"), "the constructor stays whole: {class}");
+    assert!(class.contains("public void Add(string sku, int n)\n        { ... }"), "bodies elided: {class}");
+    assert!(!class.contains("Audit.Record(clean)"), "bodies elided: {class}");
+    assert!(file.chunks[4].text.contains("[Obsolete(\"use Add\")]"), "attributes belong to their method");
+    let files = [file];
+    assert_eq!(calls(&files, "Inventory.Put").0, ["Inventory.Add"], "this.Add is the class's own");
+    assert_eq!(
+        calls(&files, "Inventory.Total").0,
+        ["Inventory.Sum"],
+        "a bare call inside a class: this implied"
+    );
+    let (callees, unresolved) = calls(&files, "Inventory.Add");
+    assert_eq!(callees, ["Inventory.Normalise", "Audit.Record"]);
+    assert!(unresolved.is_empty(), "library calls (counts.GetValueOrDefault) are no holes: {unresolved:?}");
+}
+
+#[test]
+fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
+    let file = fixture("cart.rb");
+    expect(
+        &file,
+        &[
+            ("<module>", "module", 1, 45, "require \"json\""),
+            ("Shop", "class", 3, 41, "module Shop"),
+            ("Shop.Cart", "class", 5, 34, "class Cart < Base"),
+            ("Shop.Cart.initialize", "method", 6, 9, "class Cart < Base"),
+            ("Shop.Cart.add", "method", 11, 15, "class Cart < Base"),
+            ("Shop.Cart.total", "method", 17, 19, "class Cart < Base"),
+            ("Shop.Cart.empty", "method", 21, 23, "class Cart < Base"),
+            ("Shop.Cart.validate", "method", 27, 29, "class Cart < Base"),
+            ("Shop.Cart.touch", "method", 31, 33, "class Cart < Base"),
+            ("Shop.Pricing", "class", 36, 40, "module Pricing"),
+            ("Shop.Pricing.price_of", "method", 37, 39, "module Pricing"),
+            ("checkout", "function", 43, 45, "def checkout(cart)"),
+        ],
+    );
+    assert!(file.chunks[2].text.contains("@items = []"), "initialize stays whole in its class");
+    let files = [file];
+    assert_eq!(calls(&files, "Shop.Cart.add").0, ["Shop.Cart.validate", "Shop.Cart.touch"]);
+    assert_eq!(
+        calls(&files, "Shop.Cart.total").0,
+        ["Shop.Pricing.price_of"],
+        "Pricing.price_of by its module"
+    );
+    let (callees, unresolved) = calls(&files, "checkout");
+    assert!(callees.is_empty(), "cart's class is not known: no edge");
+    assert_eq!(unresolved, ["cart.total"], "but the call is listed, not lost");
+    assert!(calls(&files, "Shop.Cart.touch").1.is_empty(), "Time.now is the library's");
+}
+
+#[test]
+fn php_classes_this_self_and_functions_in_a_namespace() {
+    let file = fixture("Kernel.php");
+    expect(
+        &file,
+        &[
+            ("<module>", "module", 1, 46, "<?php"),
+            ("Kernel", "class", 7, 36, "/**"),
+            ("Kernel.__construct", "method", 14, 17, "class Kernel extends BaseKernel {"),
+            ("Kernel.handle", "method", 19, 25, "class Kernel extends BaseKernel {"),
+            ("Kernel.prepare", "method", 27, 30, "class Kernel extends BaseKernel {"),
+            ("Kernel.dispatch", "method", 32, 35, "class Kernel extends BaseKernel {"),
+            ("Terminable", "class", 38, 41, "interface Terminable"),
+            ("format_response", "function", 43, 46, "function format_response($response)"),
+        ],
+    );
+    assert!(file.chunks[6].text.contains("public function terminate($request, $response);"));
+    let files = [file];
+    let (callees, unresolved) = calls(&files, "Kernel.handle");
+    assert_eq!(
+        callees,
+        ["Kernel.prepare", "Kernel.dispatch", "format_response"],
+        "$this->, self:: and a function"
+    );
+    assert!(unresolved.is_empty(), "Logger::info is outside the repository: {unresolved:?}");
+    assert!(calls(&files, "Kernel.prepare").0.is_empty(), "$request->withHeader is no edge");
+}
+
+#[test]
+fn kotlin_companions_secondary_constructors_and_extension_functions() {
+    let file = fixture("Repository.kt");
+    expect(
+        &file,
+        &[
+            ("<module>", "module", 1, 36, "package shop.data"),
+            ("Repository", "class", 5, 28, "/** Keeps orders in memory. */"),
+            ("Repository.constructor", "method", 9, 9, "class Repository(private val capacity: Int) {"),
+            ("Repository.add", "method", 11, 15, "class Repository(private val capacity: Int) {"),
+            ("Repository.check", "method", 17, 19, "class Repository(private val capacity: Int) {"),
+            ("Repository.trim", "method", 21, 23, "class Repository(private val capacity: Int) {"),
+            ("Repository.empty", "method", 26, 26, "class Repository(private val capacity: Int) {"),
+            ("Order", "class", 30, 30, "data class Order(val id: Int)"),
+            ("Repository.addAll", "method", 32, 34, "fun Repository.addAll(list: List<Order>) {"),
+            ("largest", "function", 36, 36, "fun largest(a: Int, b: Int): Int = max(a, b)"),
+        ],
+    );
+    let files = [file];
+    assert_eq!(calls(&files, "Repository.add").0, ["Repository.check", "Repository.trim"]);
+    assert_eq!(calls(&files, "Repository.empty").0, ["Repository"], "Repository() constructs the class");
+    assert_eq!(
+        calls(&files, "Repository.addAll").0,
+        ["Repository.add"],
+        "an extension sees its type's methods"
+    );
+    assert!(calls(&files, "largest").0.is_empty(), "kotlin.math.max is the library's");
+}
+
+#[test]
+fn swift_classes_extensions_protocols_and_self_calls() {
+    let file = fixture("Session.swift");
+    expect(
+        &file,
+        &[
+            ("<module>", "module", 1, 47, "import Foundation"),
+            ("Session", "class", 3, 26, "/// A signed-in user's session."),
+            ("Session.init", "method", 8, 11, "final class Session {"),
+            ("Session.refresh", "method", 13, 17, "final class Session {"),
+            ("Session.notify", "method", 19, 21, "final class Session {"),
+            ("Session.defaultExpiry", "method", 23, 25, "final class Session {"),
+            ("Session.invalidate", "method", 31, 34, "extension Session {"),
+            ("Store", "class", 37, 39, "protocol Store {"),
+            ("Token", "class", 41, 43, "struct Token {"),
+            ("log", "function", 45, 47, "func log(_ message: String) {"),
+        ],
+    );
+    assert!(file.chunks[0].text.contains("var isExpired"), "an extension's properties stay in module code");
+    let files = [file];
+    assert_eq!(calls(&files, "Session.refresh").0, ["Session.defaultExpiry", "log", "Session.notify"]);
+    assert_eq!(calls(&files, "Session.invalidate").0, ["Session.refresh"], "self implied in an extension");
+    let (callees, unresolved) = calls(&files, "Session.notify");
+    assert!(callees.is_empty() && unresolved.is_empty(), "NotificationCenter is Foundation's");
+}
+
+#[test]
+fn scala_classes_companion_objects_traits_and_this_calls() {
+    let file = fixture("Ledger.scala");
+    expect(
+        &file,
+        &[
+            ("<module>", "module", 1, 35, "package shop.ledger"),
+            ("Ledger", "class", 5, 21, "/** Entries of one account. */"),
+            ("Ledger.this", "method", 9, 9, "class Ledger(owner: String) {"),
+            ("Ledger.post", "method", 11, 16, "class Ledger(owner: String) {"),
+            ("Ledger.audit", "method", 18, 18, "class Ledger(owner: String) {"),
+            ("Ledger.balance", "method", 20, 20, "class Ledger(owner: String) {"),
+            ("Ledger", "class", 23, 26, "object Ledger {"),
+            ("Ledger.check", "method", 24, 24, "object Ledger {"),
+            ("Ledger.open", "method", 25, 25, "object Ledger {"),
+            ("Entry", "class", 28, 28, "case class Entry(amount: BigDecimal)"),
+            ("Account", "class", 30, 33, "trait Account {"),
+            ("Account.describe", "method", 32, 32, "trait Account {"),
+            ("summary", "function", 35, 35, "def summary(l: Ledger): String = l.balance.toString"),
+        ],
+    );
+    let files = [file];
+    let (callees, unresolved) = calls(&files, "Ledger.post");
+    assert_eq!(callees, ["Entry", "Ledger.audit", "Ledger.check"], "Entry(…), this.audit, Ledger.check");
+    assert!(unresolved.is_empty(), "{unresolved:?}");
+    assert_eq!(
+        calls(&files, "Ledger.open").1,
+        ["Ledger"],
+        "class and object share the name: listed, not guessed"
+    );
+}
