@@ -99,6 +99,4 @@ impl Chunk {
 }
 
 #[cfg(test)]
-pub(crate) mod lang_tests;
-#[cfg(test)]
 mod tests;

@@ -55,10 +55,8 @@ impl LangSet {
             if name.eq_ignore_ascii_case("all") {
                 return Ok(LangSet::all());
             }
-            let lang = Lang::from_id(name).ok_or_else(|| UnknownLanguage {
-                name: name.to_string(),
-                supported: LANGUAGES.iter().map(|s| s.ids[0]).collect::<Vec<_>>().join(", "),
-            })?;
+            let lang = Lang::from_id(name)
+                .ok_or_else(|| UnknownLanguage { name: name.to_string(), supported: super::ids() })?;
             set = set.with(lang);
         }
         if set.bits == 0 {

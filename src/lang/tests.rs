@@ -117,3 +117,119 @@ fn every_grammar_loads_with_the_tree_sitter_in_use() {
         }
     }
 }
+
+/// Every language the crate names outside `src/lang/`: `Lang::Variant` paths in code, and
+/// languages' names inside string literals, as `(file, name)`; comments are free to name them.
+fn named_outside_the_table() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut found = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        if rel.starts_with("src/lang/") {
+            continue;
+        }
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let code = line.split("//").next().unwrap_or("");
+            for spec in LANGUAGES {
+                let variant = format!("Lang::{:?}", spec.lang);
+                let in_code = code
+                    .match_indices(&variant)
+                    .any(|(i, _)| !is_word(code[i + variant.len()..].chars().next()));
+                // Odd pieces between quotes are string literals.
+                let in_string = spec.name.len() > 1
+                    && code.split('"').skip(1).step_by(2).any(|s| {
+                        s.match_indices(spec.name).any(|(i, _)| {
+                            !is_word(s[..i].chars().next_back())
+                                && !is_word(s[i + spec.name.len()..].chars().next())
+                        })
+                    });
+                for (hit, name) in [(in_code, variant.as_str()), (in_string, spec.name)] {
+                    let entry = (rel.clone(), name.to_string());
+                    if hit && !found.contains(&entry) {
+                        found.push(entry);
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Nothing outside `src/lang/` chooses by language: a rule that names one there escaped the
+/// table. The mentions below are test messages; a new one fails until it moves into a row.
+#[test]
+fn no_language_is_named_outside_the_table() {
+    let known = [
+        ("src/callgraph/tests.rs", "Python"),
+        ("src/cli/mod.rs", "Python"),
+        ("src/rank/mentions.rs", "C#"),
+        ("src/tui/snapshot_tests.rs", "Python"),
+    ];
+    let known: Vec<(String, String)> = known.iter().map(|(f, n)| (f.to_string(), n.to_string())).collect();
+    assert_eq!(
+        named_outside_the_table(),
+        known,
+        "a language named outside src/lang/: move the rule into its row"
+    );
+}
+
+/// The help line, `--lang`'s help and the MCP instructions list every row.
+#[test]
+fn every_list_of_languages_is_the_table() {
+    for spec in LANGUAGES {
+        assert!(names().contains(spec.name), "{}", spec.name);
+        assert!(ids().split(", ").any(|id| id == spec.ids[0]), "{}", spec.ids[0]);
+    }
+    assert_eq!(names().split(", ").count(), 14);
+    let err = LangSet::parse("cobol").unwrap_err().to_string();
+    assert!(err.contains(&ids()), "{err}");
+}
+
+/// A hundred mutated fixtures per row (the scaled run is `scripts/fuzz-rows.sh`): no panic,
+/// no chunk or call outside its file.
+#[test]
+fn every_row_survives_mutated_fixtures() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (lang, seeds) in super::fuzz::fixture_seeds(root) {
+        assert!(!seeds.is_empty(), "{lang:?} has a fixture");
+        let texts: Vec<String> = seeds.iter().map(|(_, t)| t.clone()).collect();
+        let report = super::fuzz::run(&seeds[0].0, &texts, 100, 7);
+        assert_eq!(report.inputs, 100);
+        assert_eq!(report.failures, 0, "{lang:?}: {:?}", report.kept.first());
+    }
+}
+
+/// The guide's table of languages has one row per row of the table, in its order, and the
+/// README names every language.
+#[test]
+fn the_documented_tables_are_the_table() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let guide = std::fs::read_to_string(root.join("docs/GUIDE.md")).unwrap();
+    let section = guide.split("\n## Languages\n").nth(1).unwrap().split("\n## ").next().unwrap();
+    let documented: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| language") && !l.starts_with("| ---"))
+        .map(|l| l.split('|').nth(1).unwrap().trim())
+        .collect();
+    let table: Vec<&str> = LANGUAGES.iter().map(|s| s.name).collect();
+    assert_eq!(documented, table, "docs/GUIDE.md \"Languages\"");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let languages = readme.split("\n## Languages\n").nth(1).unwrap().split("\n\n").next().unwrap();
+    for name in table {
+        assert!(languages.contains(name), "README \"Languages\" names {name}");
+    }
+}

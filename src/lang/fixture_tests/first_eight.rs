@@ -1,45 +1,11 @@
-//! Every language row on a small fixture (`tests/fixtures/lang/`): the chunks it must yield
-//! (names, kinds, line spans, the first line of the rendered text after the path), and the call
-//! edges it must and must not have.
+//! The first eight rows on their fixtures (`tests/fixtures/lang/`, which eval's gold tests share).
 
-use super::{chunk_file, ChunkKind, FileSyntax};
+use super::{calls, chunked, expect, shape};
 use crate::callgraph::CallGraph;
-
-const F: &str = "tests/fixtures/lang/";
+use crate::chunk::{chunk_file, ChunkKind, FileSyntax};
 
 fn fixture(name: &str) -> FileSyntax {
-    let path = format!("{F}{name}");
-    let text = std::fs::read_to_string(env!("CARGO_MANIFEST_DIR").to_string() + "/" + &path).unwrap();
-    chunk_file(&path, &text)
-}
-
-/// `(name, kind, start line, end line, first line of code)` of each chunk, in order.
-fn shape(file: &FileSyntax) -> Vec<(String, &'static str, usize, usize, String)> {
-    file.chunks
-        .iter()
-        .map(|c| {
-            let mut lines = c.text.lines();
-            assert_eq!(lines.next(), Some(file.path.as_str()), "{}: the path comes first", c.name);
-            let first = lines.next().unwrap_or("").trim().to_string();
-            (c.name.clone(), c.kind.as_str(), c.start_line, c.end_line, first)
-        })
-        .collect()
-}
-
-pub(crate) fn expect(file: &FileSyntax, want: &[(&str, &str, usize, usize, &str)]) {
-    let got = shape(file);
-    let want: Vec<(String, &str, usize, usize, String)> =
-        want.iter().map(|(n, k, a, b, t)| (n.to_string(), *k, *a, *b, t.to_string())).collect();
-    assert_eq!(got, want, "{}", file.path);
-}
-
-/// The callees and unresolved calls of chunk `name` in a graph over `files`.
-pub(crate) fn calls(files: &[FileSyntax], name: &str) -> (Vec<String>, Vec<String>) {
-    let graph = CallGraph::build(files);
-    let all: Vec<&str> = files.iter().flat_map(|f| f.chunks.iter().map(|c| c.name.as_str())).collect();
-    let id = all.iter().position(|n| *n == name).unwrap_or_else(|| panic!("no chunk {name} in {all:?}"));
-    let callees = graph.callees[id].iter().map(|&c| all[c as usize].to_string()).collect();
-    (callees, graph.unresolved[id].clone())
+    chunked(&format!("tests/fixtures/lang/{name}"))
 }
 
 #[test]

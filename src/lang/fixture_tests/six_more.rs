@@ -1,15 +1,12 @@
 //! The six rows added through the table alone (C#, Ruby, PHP, Kotlin, Swift, Scala), each on a
-//! fixture in `src/lang/fixtures/`: the chunks it must yield (names, kinds, line spans, the
-//! first line of code), and the call edges it must and must not have.
+//! fixture in `src/lang/fixtures/`.
 
-use crate::chunk::lang_tests::{calls, expect};
-use crate::chunk::{chunk_file, FileSyntax};
+use super::{calls, chunked, expect};
+use crate::chunk::FileSyntax;
 
 fn fixture(name: &str) -> FileSyntax {
-    let path = format!("src/lang/fixtures/{name}");
-    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let file = chunk_file(&path, &text);
-    assert!(!file.has_syntax_errors, "{path} parses cleanly");
+    let file = chunked(&format!("src/lang/fixtures/{name}"));
+    assert!(!file.has_syntax_errors, "{} parses cleanly", file.path);
     file
 }
 

@@ -1,0 +1,45 @@
+//! Every language row on a small fixture: the chunks it must yield (names, kinds, line spans,
+//! the first line of the rendered text after the path), and the call edges it must and must not
+//! have. A new row adds its fixture under `src/lang/fixtures/` and its test to `six_more.rs`'s
+//! kind.
+
+use crate::callgraph::CallGraph;
+use crate::chunk::{chunk_file, FileSyntax};
+
+mod first_eight;
+mod six_more;
+
+/// The file at `path` (relative to the crate) chunked as the index would.
+fn chunked(path: &str) -> FileSyntax {
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    chunk_file(path, &text)
+}
+
+/// `(name, kind, start line, end line, first line of code)` of each chunk, in order.
+fn shape(file: &FileSyntax) -> Vec<(String, &'static str, usize, usize, String)> {
+    file.chunks
+        .iter()
+        .map(|c| {
+            let mut lines = c.text.lines();
+            assert_eq!(lines.next(), Some(file.path.as_str()), "{}: the path comes first", c.name);
+            let first = lines.next().unwrap_or("").trim().to_string();
+            (c.name.clone(), c.kind.as_str(), c.start_line, c.end_line, first)
+        })
+        .collect()
+}
+
+fn expect(file: &FileSyntax, want: &[(&str, &str, usize, usize, &str)]) {
+    let got = shape(file);
+    let want: Vec<(String, &str, usize, usize, String)> =
+        want.iter().map(|(n, k, a, b, t)| (n.to_string(), *k, *a, *b, t.to_string())).collect();
+    assert_eq!(got, want, "{}", file.path);
+}
+
+/// The callees and unresolved calls of chunk `name` in a graph over `files`.
+fn calls(files: &[FileSyntax], name: &str) -> (Vec<String>, Vec<String>) {
+    let graph = CallGraph::build(files);
+    let all: Vec<&str> = files.iter().flat_map(|f| f.chunks.iter().map(|c| c.name.as_str())).collect();
+    let id = all.iter().position(|n| *n == name).unwrap_or_else(|| panic!("no chunk {name} in {all:?}"));
+    let callees = graph.callees[id].iter().map(|&c| all[c as usize].to_string()).collect();
+    (callees, graph.unresolved[id].clone())
+}
