@@ -286,19 +286,20 @@ fn a_mixed_repository_indexes_every_language_and_lang_restricts_it() {
         "export function cartTotal(items: number[]) {\n  return 0;\n}\n",
     );
     common::write(repo.path(), "legacy/cart.rb", "def cart_total; end\n");
+    common::write(repo.path(), "legacy/cart.lua", "function cart_total() end\n");
     let cache = tempfile::tempdir().unwrap();
 
     let v = query_json(repo.path(), cache.path(), "cart total");
     let paths: Vec<&str> =
         v["results"]["bm25"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
-    for path in ["py/cart.py", "src/cart.rs", "web/cart.ts"] {
+    for path in ["py/cart.py", "src/cart.rs", "web/cart.ts", "legacy/cart.rb"] {
         assert!(paths.contains(&path), "{path} in {paths:?}");
     }
     let method =
         v["results"]["bm25"].as_array().unwrap().iter().find(|h| h["path"] == "src/cart.rs").unwrap();
     assert!(["Cart.cart_total", "Cart"].contains(&method["name"].as_str().unwrap()), "{method}");
-    assert_eq!(v["stats"]["files"], 3);
-    assert_eq!(v["stats"]["skipped"]["other_language"], 1, "the Ruby file is counted, not indexed");
+    assert_eq!(v["stats"]["files"], 4);
+    assert_eq!(v["stats"]["skipped"]["other_language"], 1, "the Lua file (no row) is counted, not indexed");
 
     let out = coret(cache.path())
         .arg(repo.path())

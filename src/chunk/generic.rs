@@ -80,6 +80,7 @@ struct Ctx {
 
 struct Extractor<'s> {
     rules: Rules,
+    lang: Lang,
     path: &'s str,
     src: &'s str,
     lines: Lines,
@@ -96,7 +97,8 @@ struct Extractor<'s> {
 impl<'s> Extractor<'s> {
     fn new(lang: Lang, path: &'s str, src: &'s str) -> Self {
         Extractor {
-            rules: Rules::of(lang),
+            rules: lang.spec().rules(),
+            lang,
             path,
             src,
             lines: Lines::new(src),
@@ -159,8 +161,7 @@ impl<'s> Extractor<'s> {
                         continue;
                     }
                     Role::Items { tokens } if depth < MAX_MACRO_DEPTH => {
-                        if let Some(tree) = macros::parse_items(self.rules.lang, self.path, self.src, tokens)
-                        {
+                        if let Some(tree) = macros::parse_items(self.lang, self.path, self.src, tokens) {
                             self.walk(tree.root_node(), ctx, depth + 1);
                         }
                         continue;

@@ -10,107 +10,14 @@ pub mod fuzz;
 mod rows;
 pub(crate) mod rules;
 mod set;
-
-use serde::{Deserialize, Serialize};
+mod spec;
 
 pub use rules::{Receiver, Rules};
 pub use set::{LangSet, UnknownLanguage};
+pub use spec::{Family, Lang, LangSpec, Reader};
 
 /// Python's built-ins, for Python's own resolver.
 pub(crate) use rows::python_builtins;
-
-/// A supported language.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Lang {
-    Python,
-    Rust,
-    Go,
-    JavaScript,
-    TypeScript,
-    Java,
-    C,
-    Cpp,
-    CSharp,
-    Ruby,
-    Php,
-    Kotlin,
-    Swift,
-    Scala,
-}
-
-/// Languages whose definitions calls of one another may reach: TypeScript calls JavaScript,
-/// C++ calls C, Kotlin and Scala call Java.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    Python,
-    Rust,
-    Go,
-    Web,
-    Jvm,
-    Native,
-    Dotnet,
-    Ruby,
-    Php,
-    Swift,
-}
-
-/// Which chunker and call resolver read a language.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reader {
-    /// Python's own extractor (`chunk/python.rs`: decorators, class attributes, imports) and
-    /// module-aware resolver (`callgraph/resolve.rs`).
-    Python,
-    /// The generic extractor (`chunk/generic.rs`) reading the row's [`rules::Syntax`], and the
-    /// name-level resolver (`callgraph/other.rs`).
-    Rules,
-}
-
-/// One row of the table.
-pub struct LangSpec {
-    pub lang: Lang,
-    /// For people: `C++`.
-    pub name: &'static str,
-    /// What `--lang` accepts, the first one canonical (`cpp`).
-    pub ids: &'static [&'static str],
-    /// File extensions without the dot, lowercase; the first row that lists one owns it.
-    pub extensions: &'static [&'static str],
-    /// Extensions this row does not own but that selecting it with `--lang` keeps: C keeps
-    /// `.h`, which C++ owns (its grammar parses both dialects' headers).
-    pub shares: &'static [&'static str],
-    /// The extension syntect knows this language by (`js` for TypeScript; `txt`, plain, where
-    /// syntect's defaults have no syntax).
-    pub highlight_as: &'static str,
-    /// The tree-sitter grammar for a file with this extension (TypeScript's `.tsx` has its own).
-    pub grammar: fn(&str) -> tree_sitter::Language,
-    /// Which chunker and resolver read it.
-    pub reader: Reader,
-    /// What its syntax tree means, for the generic reader.
-    pub syntax: rules::Syntax,
-    /// The ecosystem's test files, beyond the `tests/` and `test/` directories every row shares.
-    pub is_test: fn(&str) -> bool,
-    /// Whether an attribute or annotation above an item (its text, whitespace removed) marks
-    /// the item as test code in a source file (Rust `#[test]`, `#[cfg(test)]`); what it marks,
-    /// methods inside included, is demoted, hidden by `T` and left to BM25 like a test file.
-    pub test_attribute: fn(&str) -> bool,
-    /// Whether an unresolved call of this name (with a receiver or not) is most likely the
-    /// language's own (Python's `parts.append`, `x.__enter__`): not listed as a hole.
-    pub is_builtin: fn(&str, bool) -> bool,
-    /// Whether a bare call `f()` inside a class body may be a method of that class
-    /// (`this` implied: Java, C++, C#, Kotlin, Swift, Scala), tried before free functions.
-    pub implicit_self: bool,
-    /// Languages whose definitions calls of this one may reach.
-    pub family: Family,
-    /// Whether the hybrid lifts a file's module chunk after the file's best hit
-    /// (`FusionParams::module_weight`): fixes in these languages often add the import, `use`
-    /// or `#include` they need (measured on the multi-language dev set, docs/RESULTS.md
-    /// session 28). Off for Python, where the Python dev set has not measured it.
-    pub lifts_module: bool,
-    /// Whether a line holding one upper-case identifier alone (`FMT_BEGIN_NAMESPACE`,
-    /// `__BEGIN_DECLS`) is an object-like macro the grammar cannot expand: the parser skips
-    /// it, so the definition it precedes parses as one (`chunk::macros::bare_macro_lines`).
-    pub skips_bare_macros: bool,
-}
 
 /// Every supported language, in `--lang` listing order.
 pub static LANGUAGES: &[LangSpec] = &[

@@ -7,8 +7,6 @@
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
-use super::Lang;
-
 /// What stands before a called name, in every language.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Receiver {
@@ -125,15 +123,16 @@ pub struct Syntax {
     pub constructor_is_type_name: bool,
 }
 
-/// The syntax rules of one language, for the generic extractor.
+/// The syntax rules of one language, for the generic extractor (`LangSpec::rules`).
 pub struct Rules {
-    pub lang: Lang,
     syntax: &'static Syntax,
+    /// The row's `test_attribute` rule.
+    marks_test: fn(&str) -> bool,
 }
 
 impl Rules {
-    pub fn of(lang: Lang) -> Rules {
-        Rules { lang, syntax: &lang.spec().syntax }
+    pub fn new(syntax: &'static Syntax, marks_test: fn(&str) -> bool) -> Rules {
+        Rules { syntax, marks_test }
     }
 
     /// Whether a node directly before a definition belongs to it (doc comments, `#[…]`).
@@ -144,7 +143,7 @@ impl Rules {
     /// Whether `node` is test code by its language's `test_attribute` rule: an attribute above
     /// it or above an item it is inside (a method of a `#[cfg(test)] impl`).
     pub fn is_test_item(&self, node: Node, src: &str) -> bool {
-        let marks = self.lang.spec().test_attribute;
+        let marks = self.marks_test;
         let mut at = Some(node);
         while let Some(n) = at {
             if self.attributes_above(n, src).any(|a| marks(&a)) {

@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use super::super::rules::{field_text, text, type_name, with_outer, Role, Rules, Syntax};
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{
     has_dir, stem, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
     WRAPPERS,

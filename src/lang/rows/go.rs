@@ -3,7 +3,7 @@
 use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, type_name, Role, Rules, Syntax};
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{
     file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
     WRAPPERS,

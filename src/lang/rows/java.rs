@@ -3,7 +3,7 @@
 use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, CallForm, Role, Rules, Syntax};
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{
     file_name, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS, WRAPPERS,
 };

@@ -4,7 +4,7 @@
 use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, text, with_outer, Role, Rules, Syntax};
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{
     file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
     WRAPPERS,
@@ -66,7 +66,11 @@ fn js_test(path: &str) -> bool {
     file.contains(".test.") || file.contains(".spec.") || has_dir(path, &["__tests__", "__mocks__"])
 }
 
-fn role<'t>(rules: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
+fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
+    declaration(node, src)
+}
+
+fn declaration<'t>(node: Node<'t>, src: &str) -> Role<'t> {
     match node.kind() {
         "function_declaration" | "generator_function_declaration" | "method_definition" => {
             named(node, src, |name| function(name, node, node))
@@ -79,7 +83,7 @@ fn role<'t>(rules: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
         }
         // `export function f() {}`, `export default class A {}`: the export starts the chunk.
         "export_statement" => match node.child_by_field_name("declaration") {
-            Some(decl) => with_outer(role(rules, decl, src), node),
+            Some(decl) => with_outer(declaration(decl, src), node),
             None => Role::Other,
         },
         // `const f = () => {}`, `let f = function () {}`.

@@ -8,7 +8,7 @@ use tree_sitter::Node;
 use super::super::rules::{
     child_of_kind, field_text, text, type_name, CallForm, Member, Role, Rules, Syntax,
 };
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{file_name, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {

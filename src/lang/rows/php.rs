@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use super::super::rules::{function, named, CallForm, Member, Role, Rules, Syntax};
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{file_name, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {

@@ -2,7 +2,7 @@
 //! (`callgraph/resolve.rs`) read it; the generic rules below are empty.
 
 use super::super::rules::{Role, Syntax};
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::python_builtins::{is_builtin_method, is_dunder};
 use super::{file_name, has_dir, no_test_attribute};
 

@@ -4,7 +4,7 @@
 use tree_sitter::Node;
 
 use super::super::rules::{function, named, CallForm, Member, Role, Rules, Syntax, Wrapper};
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {

@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, type_name, CallForm, Member, Role, Rules, Syntax, Wrapper};
-use super::super::{Family, Lang, LangSpec, Reader};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
