@@ -73,6 +73,27 @@ impl Lang {
         (self.spec().grammar)(ext)
     }
 
+    /// Whether its grammar loads with the tree-sitter in use (a grammar crate built for
+    /// another ABI does not): checked once per language; its files are skipped and counted
+    /// when not (`stats.skipped.no_grammar`).
+    pub fn grammar_loads(self) -> bool {
+        static LOADS: std::sync::OnceLock<Vec<(Lang, bool)>> = std::sync::OnceLock::new();
+        let loads = LOADS.get_or_init(|| {
+            LANGUAGES
+                .iter()
+                .map(|s| {
+                    let ok = s
+                        .extensions
+                        .iter()
+                        .chain(s.shares)
+                        .all(|ext| tree_sitter::Parser::new().set_language(&(s.grammar)(ext)).is_ok());
+                    (s.lang, ok)
+                })
+                .collect()
+        });
+        loads.iter().any(|&(l, ok)| l == self && ok)
+    }
+
     /// Whether the generic reader reads it (every row but Python).
     pub fn reads_by_rules(self) -> bool {
         self.spec().reader == Reader::Rules

@@ -115,6 +115,7 @@ fn every_grammar_loads_with_the_tree_sitter_in_use() {
                 .unwrap_or_else(|e| panic!("{} .{ext}: {e}", spec.name));
             assert!(parser.parse("x", None).is_some(), "{} .{ext}", spec.name);
         }
+        assert!(spec.lang.grammar_loads(), "{}: its files would be skipped as no_grammar", spec.name);
     }
 }
 

@@ -15,6 +15,8 @@ pub enum SkipReason {
     NotRegular,
     /// Code in a language the index does not take (unsupported, or left out by `--lang`).
     OtherLanguage,
+    /// A file of a row whose grammar does not load with the tree-sitter in use.
+    NoGrammar,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -27,6 +29,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::OutsideRoot => "outside the repository",
             SkipReason::NotRegular => "not a regular file",
             SkipReason::OtherLanguage => "another language",
+            SkipReason::NoGrammar => "its grammar does not load",
         })
     }
 }
@@ -45,6 +48,9 @@ pub struct SkipCounts {
     /// Code files of languages the index does not take: counted, never an error.
     #[serde(default)]
     pub other_language: usize,
+    /// Files of a row whose grammar does not load (`Lang::grammar_loads`): counted, never fatal.
+    #[serde(default)]
+    pub no_grammar: usize,
 }
 
 impl SkipCounts {
@@ -57,6 +63,7 @@ impl SkipCounts {
             SkipReason::OutsideRoot => self.outside_root += 1,
             SkipReason::NotRegular => self.not_regular += 1,
             SkipReason::OtherLanguage => self.other_language += 1,
+            SkipReason::NoGrammar => self.no_grammar += 1,
         }
     }
 

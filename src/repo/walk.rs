@@ -73,6 +73,13 @@ pub fn walk_sources(root: &Path, max_file_size: u64, langs: LangSet) -> WalkResu
             }
             continue;
         }
+        if let Some(lang) = crate::lang::lang_of_path(&rel).filter(|l| !l.grammar_loads()) {
+            result.skipped.add(SkipReason::NoGrammar);
+            result
+                .notes
+                .push(format!("{rel}: the {} grammar does not load with this tree-sitter", lang.name()));
+            continue;
+        }
         let meta = match entry.metadata() {
             Ok(m) => m,
             Err(err) => {
