@@ -6,10 +6,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, text, type_name, with_outer, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
-use super::{
-    has_dir, stem, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
-    WRAPPERS,
-};
+use super::{has_dir, stem, C_FAMILY};
 
 pub(in crate::lang) const C: LangSpec = LangSpec {
     lang: Lang::C,
@@ -21,22 +18,7 @@ pub(in crate::lang) const C: LangSpec = LangSpec {
     highlight_as: "c",
     grammar: |_| tree_sitter_c::LANGUAGE.into(),
     reader: Reader::Rules,
-    syntax: Syntax {
-        role,
-        calls: CALLS,
-        members: MEMBERS,
-        wrappers: WRAPPERS,
-        names: NAMES,
-        selves: SELVES,
-        self_words: SELF_WORDS,
-        supers: SUPERS,
-        path_roots: &[],
-        comments: COMMENTS,
-        leading: LEADING,
-        attributes: &[],
-        constructors: CONSTRUCTORS,
-        constructor_is_type_name: true,
-    },
+    syntax: Syntax { role, ..C_FAMILY },
     is_test: c_test,
     test_attribute: super::no_test_attribute,
     is_builtin: super::no_builtins,

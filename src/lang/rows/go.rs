@@ -4,10 +4,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, type_name, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
-use super::{
-    file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
-    WRAPPERS,
-};
+use super::{file_name, has_dir, C_FAMILY};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Go,
@@ -18,22 +15,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     highlight_as: "go",
     grammar: |_| tree_sitter_go::LANGUAGE.into(),
     reader: Reader::Rules,
-    syntax: Syntax {
-        role,
-        calls: CALLS,
-        members: MEMBERS,
-        wrappers: WRAPPERS,
-        names: NAMES,
-        selves: SELVES,
-        self_words: SELF_WORDS,
-        supers: SUPERS,
-        path_roots: &[],
-        comments: COMMENTS,
-        leading: LEADING,
-        attributes: &[],
-        constructors: CONSTRUCTORS,
-        constructor_is_type_name: true,
-    },
+    syntax: Syntax { role, ..C_FAMILY },
     is_test: go_test,
     test_attribute: super::no_test_attribute,
     is_builtin: super::no_builtins,

@@ -4,9 +4,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, CallForm, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
-use super::{
-    file_name, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS, WRAPPERS,
-};
+use super::{file_name, C_FAMILY};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Java,
@@ -23,18 +21,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
             CallForm::Method { kind: "method_invocation", name: "name", object: "object" },
             CallForm::Callee { kind: "object_creation_expression", fields: &["type"] },
         ],
-        members: MEMBERS,
-        wrappers: WRAPPERS,
-        names: NAMES,
-        selves: SELVES,
-        self_words: SELF_WORDS,
-        supers: SUPERS,
-        path_roots: &[],
-        comments: COMMENTS,
-        leading: LEADING,
-        attributes: &[],
-        constructors: CONSTRUCTORS,
-        constructor_is_type_name: true,
+        ..C_FAMILY
     },
     is_test: java_test,
     test_attribute: super::no_test_attribute,

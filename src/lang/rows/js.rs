@@ -5,27 +5,9 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, text, with_outer, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
-use super::{
-    file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
-    WRAPPERS,
-};
+use super::{file_name, has_dir, C_FAMILY};
 
-const SYNTAX: Syntax = Syntax {
-    role,
-    calls: CALLS,
-    members: MEMBERS,
-    wrappers: WRAPPERS,
-    names: NAMES,
-    selves: SELVES,
-    self_words: SELF_WORDS,
-    supers: SUPERS,
-    path_roots: &[],
-    comments: COMMENTS,
-    leading: LEADING,
-    attributes: &[],
-    constructors: CONSTRUCTORS,
-    constructor_is_type_name: true,
-};
+const SYNTAX: Syntax = Syntax { role, ..C_FAMILY };
 
 pub(in crate::lang) const JAVASCRIPT: LangSpec = LangSpec {
     lang: Lang::JavaScript,

@@ -3,7 +3,7 @@
 //! The spellings the first eight grammars share are here, so that their rows read the same
 //! node kinds the one generic extractor always read.
 
-use super::rules::{CallForm, Member, Wrapper};
+use super::rules::{CallForm, Member, Role, Syntax, Wrapper};
 
 pub(super) mod c;
 pub(super) mod csharp;
@@ -64,6 +64,25 @@ pub(super) const LEADING: &[&str] =
     &["comment", "line_comment", "block_comment", "attribute_item", "decorator"];
 /// JS `constructor`, Rust's conventional `new`.
 pub(super) const CONSTRUCTORS: &[&str] = &["constructor", "new"];
+
+/// The syntax the first eight grammars share (C-family spellings): each of their rows gives
+/// its role function and what differs.
+pub(super) const C_FAMILY: Syntax = Syntax {
+    role: |_, _, _| Role::Other,
+    calls: CALLS,
+    members: MEMBERS,
+    wrappers: WRAPPERS,
+    names: NAMES,
+    selves: SELVES,
+    self_words: SELF_WORDS,
+    supers: SUPERS,
+    path_roots: &[],
+    comments: COMMENTS,
+    leading: LEADING,
+    attributes: &[],
+    constructors: CONSTRUCTORS,
+    constructor_is_type_name: true,
+};
 
 /// Languages whose in-file tests the path rule already covers, or that have none the syntax
 /// shows.

@@ -4,10 +4,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, named, type_name, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
-use super::{
-    file_name, has_dir, CALLS, COMMENTS, CONSTRUCTORS, LEADING, MEMBERS, NAMES, SELF_WORDS, SELVES, SUPERS,
-    WRAPPERS,
-};
+use super::{file_name, has_dir, C_FAMILY};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Rust,
@@ -18,22 +15,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     highlight_as: "rs",
     grammar: |_| tree_sitter_rust::LANGUAGE.into(),
     reader: Reader::Rules,
-    syntax: Syntax {
-        role,
-        calls: CALLS,
-        members: MEMBERS,
-        wrappers: WRAPPERS,
-        names: NAMES,
-        selves: SELVES,
-        self_words: SELF_WORDS,
-        supers: SUPERS,
-        path_roots: &["crate", "super"],
-        comments: COMMENTS,
-        leading: LEADING,
-        attributes: &["attribute_item"],
-        constructors: CONSTRUCTORS,
-        constructor_is_type_name: true,
-    },
+    syntax: Syntax { role, path_roots: &["crate", "super"], attributes: &["attribute_item"], ..C_FAMILY },
     is_test: rust_test,
     test_attribute: rust_test_attribute,
     is_builtin: super::no_builtins,
