@@ -7,11 +7,20 @@
 use std::path::Path;
 use std::time::Instant;
 
-use coret::lang::fuzz::{fixture_seeds, run, Report};
+use coret::lang::fuzz::{fixture_seeds, run, run_traced, Report};
 use rayon::prelude::*;
 
 /// Inputs per rayon task: big enough that seeding is noise, small enough to spread over cores.
 const BLOCK: u64 = 5_000;
+
+/// Two runs' counts together, the first failures kept.
+fn merge(mut a: Report, b: Report) -> Report {
+    a.inputs += b.inputs;
+    a.failures += b.failures;
+    let room = coret::lang::fuzz::MAX_KEPT.saturating_sub(a.kept.len());
+    a.kept.extend(b.kept.into_iter().take(room));
+    a
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -31,15 +40,21 @@ fn main() {
         let texts: Vec<String> = seeds.iter().map(|(_, t)| t.clone()).collect();
         let started = Instant::now();
         let blocks = inputs.div_ceil(BLOCK);
-        let total = (0..blocks)
-            .into_par_iter()
-            .map(|b| run(path, &texts, BLOCK.min(inputs - b * BLOCK), b))
-            .reduce(Report::default, |mut a, b| {
-                a.inputs += b.inputs;
-                a.failures += b.failures;
-                a.kept.extend(b.kept.into_iter().take(5usize.saturating_sub(a.kept.len())));
-                a
-            });
+        // FUZZ_TRACE=FILE: one thread, each input written to FILE before it is checked, so that
+        // an abort inside a grammar's C code (which no unwinding catches) leaves its input there.
+        let trace = std::env::var_os("FUZZ_TRACE");
+        let block = |b: u64| {
+            let n = BLOCK.min(inputs - b * BLOCK);
+            match &trace {
+                Some(file) => run_traced(path, &texts, n, b, Path::new(file)),
+                None => run(path, &texts, n, b),
+            }
+        };
+        let total = if trace.is_some() {
+            (0..blocks).map(block).fold(Report::default(), merge)
+        } else {
+            (0..blocks).into_par_iter().map(block).reduce(Report::default, merge)
+        };
         let secs = started.elapsed().as_secs_f64();
         println!("| {} | {} | {} | {} | {secs:.0} |", lang.name(), seeds.len(), total.inputs, total.failures);
         if total.failures > 0 {

@@ -41,7 +41,8 @@ fn parse(lang: Lang, path: &str, source: &str) -> Option<Tree> {
         if parser.set_included_ranges(skipped.as_deref().unwrap_or(&[])).is_err() {
             parser.set_included_ranges(&[]).ok()?;
         }
-        let tree = parser.parse(source, None);
+        let masked = (lang.spec().mask)(source);
+        let tree = parser.parse(masked.as_deref().unwrap_or(source), None);
         if tree.is_none() {
             parser.reset();
         }

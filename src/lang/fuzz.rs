@@ -159,11 +159,23 @@ pub fn check(path: &str, text: &str) -> Result<(), String> {
 
 /// `inputs` mutations of `seeds` (texts of files named like `path`), from random seed `seed`.
 pub fn run(path: &str, seeds: &[String], inputs: u64, seed: u64) -> Report {
+    run_with(path, seeds, inputs, seed, |_| {})
+}
+
+/// As [`run`], each input written to `trace` before it is checked.
+pub fn run_traced(path: &str, seeds: &[String], inputs: u64, seed: u64, trace: &std::path::Path) -> Report {
+    run_with(path, seeds, inputs, seed, |text| {
+        let _ = std::fs::write(trace, text);
+    })
+}
+
+fn run_with(path: &str, seeds: &[String], inputs: u64, seed: u64, before: impl Fn(&str)) -> Report {
     let seeds: Vec<Vec<char>> = seeds.iter().map(|s| s.chars().collect()).collect();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut report = Report::default();
     for _ in 0..inputs {
         let text = mutate(&mut rng, &seeds);
+        before(&text);
         let outcome = catch_unwind(AssertUnwindSafe(|| check(path, &text)));
         let problem = match outcome {
             Ok(Ok(())) => None,

@@ -97,6 +97,9 @@ pub struct LangSpec {
     /// `__BEGIN_DECLS`) is an object-like macro the grammar cannot expand: the parser skips
     /// it, so the definition it precedes parses as one (`chunk::macros::bare_macro_lines`).
     pub skips_bare_macros: bool,
+    /// A copy of a source with what the grammar cannot read safely blanked byte for byte
+    /// (`None`: parse it as it is); spans, lines and texts still come from the original.
+    pub mask: fn(&str) -> Option<String>,
 }
 
 impl LangSpec {

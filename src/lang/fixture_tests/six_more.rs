@@ -195,3 +195,19 @@ fn scala_classes_companion_objects_traits_and_this_calls() {
         "class and object share the name: listed, not guessed"
     );
 }
+
+/// tree-sitter-ruby 0.23.1 aborts the process on a heredoc identifier of 256 bytes or more
+/// (tree-sitter-ruby#269): the row blanks such an opener, so the file is indexed, not fatal.
+#[test]
+fn ruby_long_heredoc_openers_neither_abort_nor_hide_the_definitions_after_them() {
+    let word = "W".repeat(300);
+    let source = format!(
+        "def before\n  x = <<~{word}\n    text\n  {word}\nend\n\ndef unclosed\n  @items <<' [item]\nend\n\ndef after(a)\n  a << 'ok'\nend\n"
+    );
+    let file = crate::chunk::chunk_file("lib/odd.rb", &source);
+    let names: Vec<&str> = file.chunks.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.contains(&"before"), "{names:?}");
+    assert!(file.chunks.iter().all(|c| source.get(c.start_byte..c.end_byte).is_some()));
+    let after = file.chunks.iter().find(|c| c.name == "after");
+    assert!(after.is_none_or(|c| c.text.contains("a << 'ok'")), "spans come from the original text");
+}

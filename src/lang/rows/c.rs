@@ -26,6 +26,7 @@ pub(in crate::lang) const C: LangSpec = LangSpec {
     family: Family::Native,
     lifts_module: true,
     skips_bare_macros: true,
+    mask: super::no_mask,
 };
 
 pub(in crate::lang) const CPP: LangSpec = LangSpec {

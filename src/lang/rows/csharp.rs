@@ -46,6 +46,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Dotnet,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// `*Tests.cs`, `*Test.cs`, and test projects (`Foo.Tests/`, `Akka.Cluster.Tests.MultiNode/`,

@@ -23,6 +23,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Go,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// `_test.go` files and `testdata/`.

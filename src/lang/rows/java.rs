@@ -30,6 +30,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Jvm,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// Maven's and Gradle's `src/test/` (already a `test/` directory) and `*Test.java` files.

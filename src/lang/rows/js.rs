@@ -26,6 +26,7 @@ pub(in crate::lang) const JAVASCRIPT: LangSpec = LangSpec {
     family: Family::Web,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 pub(in crate::lang) const TYPESCRIPT: LangSpec = LangSpec {

@@ -45,6 +45,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Jvm,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// `src/test/` (a `test/` directory already), multiplatform source sets (`commonTest/`,

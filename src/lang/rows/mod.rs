@@ -90,6 +90,11 @@ pub(super) fn no_test_attribute(_: &str) -> bool {
     false
 }
 
+/// Grammars that read every source safely.
+pub(super) fn no_mask(_: &str) -> Option<String> {
+    None
+}
+
 /// Languages with no built-ins the call graph needs to tell from the repository's names.
 pub(super) fn no_builtins(_: &str, _: bool) -> bool {
     false

@@ -50,6 +50,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Php,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// PHPUnit's `*Test.php`.

@@ -38,6 +38,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Python,
     lifts_module: false,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// `testing/`, `test_*.py`, `*_test.py`, `conftest.py`.

@@ -23,6 +23,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Rust,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// `benches/` is no test but is never the code an issue is about either; `tests.rs` holds a

@@ -46,6 +46,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Jvm,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// `src/test/` (a `test/` directory already), sbt's scripted tests (`src/sbt-test/`), and

@@ -41,6 +41,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Swift,
     lifts_module: true,
     skips_bare_macros: false,
+    mask: super::no_mask,
 };
 
 /// SwiftPM's `Tests/` (and `IntegrationTests/`, any folder ending in `Tests`), test packages
