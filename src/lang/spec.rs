@@ -91,7 +91,8 @@ pub struct LangSpec {
     /// Whether the hybrid lifts a file's module chunk after the file's best hit
     /// (`FusionParams::module_weight`): fixes in these languages often add the import, `use`
     /// or `#include` they need (measured on the multi-language dev set, docs/RESULTS.md
-    /// session 28). Off for Python, where the Python dev set has not measured it.
+    /// session 28). Off for Python, where the Python dev set has not measured it, and for the
+    /// six rows added in session 33, whose dev files' hybrid MRR it lowered.
     pub lifts_module: bool,
     /// Whether a line holding one upper-case identifier alone (`FMT_BEGIN_NAMESPACE`,
     /// `__BEGIN_DECLS`) is an object-like macro the grammar cannot expand: the parser skips
