@@ -42,12 +42,30 @@ fn parse(lang: Lang, path: &str, source: &str) -> Option<Tree> {
             parser.set_included_ranges(&[]).ok()?;
         }
         let masked = (lang.spec().mask)(source);
-        let tree = parser.parse(masked.as_deref().unwrap_or(source), None);
+        let tree = parse_in_time(&mut parser, masked.as_deref().unwrap_or(source));
         if tree.is_none() {
             parser.reset();
         }
         tree
     })
+}
+
+/// How long one file may take to parse: a grammar can fall into error recovery that takes
+/// minutes on a broken file (tree-sitter-kotlin-ng on a mutated fixture, found by
+/// `scripts/fuzz-rows.sh`); past this the file yields no definitions instead of a hang.
+/// Real files parse in milliseconds; the budget grows with size for generated giants.
+fn parse_budget(len: usize) -> std::time::Duration {
+    std::time::Duration::from_millis(2_000 + len as u64 / 50)
+}
+
+/// `text` parsed, or `None` when the parse outlives [`parse_budget`].
+fn parse_in_time(parser: &mut Parser, text: &str) -> Option<Tree> {
+    let started = std::time::Instant::now();
+    let budget = parse_budget(text.len());
+    let bytes = text.as_bytes();
+    let mut past_budget = |_: &tree_sitter::ParseState| started.elapsed() > budget;
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut past_budget);
+    parser.parse_with_options(&mut |at, _| &bytes[at.min(bytes.len())..], None, Some(options))
 }
 
 /// Chunks and call sites of one file of `lang` (a row the generic reader reads).

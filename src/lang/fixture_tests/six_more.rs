@@ -211,3 +211,16 @@ fn ruby_long_heredoc_openers_neither_abort_nor_hide_the_definitions_after_them()
     let after = file.chunks.iter().find(|c| c.name == "after");
     assert!(after.is_none_or(|c| c.text.contains("a << 'ok'")), "spans come from the original text");
 }
+
+/// A broken Kotlin file (a mutated fixture, found by `scripts/fuzz-rows.sh`) on which the
+/// grammar's error recovery runs for minutes: the parse gives up at its budget and the file
+/// comes back without definitions, marked as not parsed, instead of hanging the index.
+#[test]
+fn a_parse_that_outlives_its_budget_ends_without_definitions() {
+    let file = chunked("src/lang/fixtures/slow/recovery.kt");
+    assert!(file.has_syntax_errors);
+    assert!(file
+        .chunks
+        .iter()
+        .all(|c| c.kind == crate::chunk::ChunkKind::Module || c.kind == crate::chunk::ChunkKind::Window));
+}
