@@ -36,11 +36,8 @@ fn parse(lang: Lang, path: &str, source: &str) -> Option<Tree> {
     PARSER.with(|cell| {
         let mut parser = cell.borrow_mut();
         parser.set_language(&lang.grammar(&extension(path))).ok()?;
-        let skipped = lang.spec().skips_bare_macros.then(|| macros::without_bare_macros(source)).flatten();
-        // Empty: the whole file (the thread's parser keeps its ranges from file to file).
-        if parser.set_included_ranges(skipped.as_deref().unwrap_or(&[])).is_err() {
-            parser.set_included_ranges(&[]).ok()?;
-        }
+        // The whole file (a thread's parser may keep ranges from elsewhere).
+        parser.set_included_ranges(&[]).ok()?;
         let masked = (lang.spec().mask)(source);
         let tree = parse_in_time(&mut parser, masked.as_deref().unwrap_or(source));
         if tree.is_none() {

@@ -5,8 +5,8 @@
 //!   the new tree's nodes carry the original file's byte and line positions and the chunker
 //!   walks them as it walks the file. Whatever does not parse as items is left to the module
 //!   chunk (tree-sitter recovers what it can; nothing panics).
-//! - C and C++ definitions after a bare macro line (`FMT_BEGIN_NAMESPACE`, `__BEGIN_DECLS`):
-//!   the parser reads the file without those lines, again in the file's own positions.
+//!
+//! (C and C++ bare macro lines, `FMT_BEGIN_NAMESPACE`, are blanked by their rows' `mask`.)
 
 use std::cell::RefCell;
 
@@ -46,54 +46,4 @@ pub(crate) fn parse_items(lang: Lang, path: &str, src: &str, tokens: Node) -> Op
         }
         tree
     })
-}
-
-/// The byte ranges of `src` to parse when bare macro lines are skipped: everything but the
-/// lines holding one upper-case identifier of four or more characters alone, after a line
-/// that ends a statement, a block or a directive (so an enumerator or an operand on a line of
-/// its own stays). `None` when there is no such line (parse the whole file).
-pub(crate) fn without_bare_macros(src: &str) -> Option<Vec<Range>> {
-    let mut ranges = Vec::new();
-    let (mut from_byte, mut from_point) = (0, tree_sitter::Point::new(0, 0));
-    let mut after_boundary = true;
-    let mut offset = 0;
-    for (row, line) in src.split_inclusive('\n').enumerate() {
-        let code = line.trim();
-        if after_boundary && is_bare_macro(code) {
-            if offset > from_byte {
-                let end_point = tree_sitter::Point::new(row, 0);
-                ranges.push(Range {
-                    start_byte: from_byte,
-                    end_byte: offset,
-                    start_point: from_point,
-                    end_point,
-                });
-            }
-            from_byte = offset + line.len();
-            from_point = tree_sitter::Point::new(row + 1, 0);
-        } else if !code.is_empty() {
-            after_boundary = code.starts_with('#')
-                || code.starts_with("//")
-                || [";", "{", "}", "*/"].iter().any(|end| code.ends_with(end));
-        }
-        offset += line.len();
-    }
-    if ranges.is_empty() && from_byte == 0 {
-        return None;
-    }
-    if offset > from_byte {
-        let rows = src.bytes().filter(|&b| b == b'\n').count();
-        let last = src.rsplit('\n').next().map_or(0, str::len);
-        let end_point = tree_sitter::Point::new(rows, last);
-        ranges.push(Range { start_byte: from_byte, end_byte: offset, start_point: from_point, end_point });
-    }
-    Some(ranges)
-}
-
-/// `FMT_BEGIN_NAMESPACE`: an upper-case identifier, four characters or more, alone.
-fn is_bare_macro(code: &str) -> bool {
-    code.len() >= 4
-        && code.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
-        && code.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-        && code.bytes().any(|b| b.is_ascii_uppercase())
 }

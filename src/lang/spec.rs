@@ -94,12 +94,10 @@ pub struct LangSpec {
     /// session 28). Off for Python, where the Python dev set has not measured it, and for the
     /// six rows added in session 33, whose dev files' hybrid MRR it lowered.
     pub lifts_module: bool,
-    /// Whether a line holding one upper-case identifier alone (`FMT_BEGIN_NAMESPACE`,
-    /// `__BEGIN_DECLS`) is an object-like macro the grammar cannot expand: the parser skips
-    /// it, so the definition it precedes parses as one (`chunk::macros::bare_macro_lines`).
-    pub skips_bare_macros: bool,
-    /// A copy of a source with what the grammar cannot read safely blanked byte for byte
-    /// (`None`: parse it as it is); spans, lines and texts still come from the original.
+    /// A copy of a source with what the grammar cannot read blanked byte for byte (`None`:
+    /// parse it as it is); spans, lines and texts still come from the original. C and C++
+    /// blank bare macro lines (`FMT_BEGIN_NAMESPACE`), Ruby heredoc openers its scanner
+    /// aborts on.
     pub mask: fn(&str) -> Option<String>,
 }
 

@@ -25,8 +25,7 @@ pub(in crate::lang) const C: LangSpec = LangSpec {
     implicit_self: false,
     family: Family::Native,
     lifts_module: true,
-    skips_bare_macros: true,
-    mask: super::no_mask,
+    mask: blank_bare_macros,
 };
 
 pub(in crate::lang) const CPP: LangSpec = LangSpec {
@@ -40,6 +39,39 @@ pub(in crate::lang) const CPP: LangSpec = LangSpec {
     implicit_self: true,
     ..C
 };
+
+/// The source with its bare macro lines blanked: the lines holding one upper-case identifier
+/// of four or more characters alone (`FMT_BEGIN_NAMESPACE`, `__BEGIN_DECLS`), after a line
+/// that ends a statement, a block or a directive (so an enumerator or an operand on a line of
+/// its own stays). The grammar cannot expand such an object-like macro; blanked, the
+/// definition after it parses as one, in the file's own positions. `None` when there is none.
+fn blank_bare_macros(src: &str) -> Option<String> {
+    let mut masked: Option<Vec<u8>> = None;
+    let mut after_boundary = true;
+    let mut offset = 0;
+    for line in src.split_inclusive('\n') {
+        let code = line.trim();
+        if after_boundary && is_bare_macro(code) {
+            let start = offset + (line.len() - line.trim_start().len());
+            let bytes = masked.get_or_insert_with(|| src.as_bytes().to_vec());
+            bytes[start..start + code.len()].fill(b' ');
+        } else if !code.is_empty() {
+            after_boundary = code.starts_with('#')
+                || code.starts_with("//")
+                || [";", "{", "}", "*/"].iter().any(|end| code.ends_with(end));
+        }
+        offset += line.len();
+    }
+    masked.map(|m| String::from_utf8(m).expect("blanking ASCII keeps UTF-8"))
+}
+
+/// `FMT_BEGIN_NAMESPACE`: an upper-case identifier, four characters or more, alone.
+fn is_bare_macro(code: &str) -> bool {
+    code.len() >= 4
+        && code.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        && code.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && code.bytes().any(|b| b.is_ascii_uppercase())
+}
 
 /// `testing/`, `*_test.c(c)`, `*_unittest.cc`.
 fn c_test(path: &str) -> bool {

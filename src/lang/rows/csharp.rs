@@ -46,7 +46,6 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     family: Family::Dotnet,
     // Off: the module lift lowered hybrid MRR on the new rows' dev files (docs/RESULTS.md, session 33).
     lifts_module: false,
-    skips_bare_macros: false,
     mask: super::no_mask,
 };
 

@@ -22,7 +22,6 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: false,
     family: Family::Go,
     lifts_module: true,
-    skips_bare_macros: false,
     mask: super::no_mask,
 };
 

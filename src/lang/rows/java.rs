@@ -29,7 +29,6 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: true,
     family: Family::Jvm,
     lifts_module: true,
-    skips_bare_macros: false,
     mask: super::no_mask,
 };
 

@@ -25,7 +25,6 @@ pub(in crate::lang) const JAVASCRIPT: LangSpec = LangSpec {
     implicit_self: false,
     family: Family::Web,
     lifts_module: true,
-    skips_bare_macros: false,
     mask: super::no_mask,
 };
 

@@ -37,7 +37,6 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: false,
     family: Family::Python,
     lifts_module: false,
-    skips_bare_macros: false,
     mask: super::no_mask,
 };
 
