@@ -68,8 +68,10 @@ fn parse_in_time(parser: &mut Parser, text: &str) -> Option<Tree> {
 /// Chunks and call sites of one file of `lang` (a row the generic reader reads).
 pub fn chunk_file(lang: Lang, path: &str, source: &str) -> FileSyntax {
     match parse(lang, path, source) {
-        Some(tree) => Extractor::new(lang, path, source).run(tree.root_node()),
-        None => FileSyntax::empty(path, true),
+        Some(tree) => Extractor::new(lang, path, source).run(Some(tree.root_node())),
+        // No tree (the parse outlived its budget): the file is module code, in windows, so
+        // every line is still embedded and searchable.
+        None => Extractor::new(lang, path, source).run(None),
     }
 }
 
@@ -127,13 +129,15 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn run(mut self, root: Node) -> FileSyntax {
+    fn run(mut self, root: Option<Node>) -> FileSyntax {
         // The module chunk comes first and owns the calls outside every definition; its text
         // is known only once every definition has been cut out.
         let module =
             self.push_chunk(ChunkKind::Module, MODULE_CHUNK_NAME.into(), (0, self.src.len()), String::new());
-        self.walk(root, Ctx { owner: module, scope: Scope::Defs { ty: None } }, 0);
-        self.finish(root)
+        if let Some(root) = root {
+            self.walk(root, Ctx { owner: module, scope: Scope::Defs { ty: None } }, 0);
+        }
+        self.finish(root.is_none_or(|r| r.has_error()))
     }
 
     /// Every definition and call under `root` (pre-order, source order); `depth` counts the
@@ -197,7 +201,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn finish(mut self, root: Node) -> FileSyntax {
+    fn finish(mut self, has_syntax_errors: bool) -> FileSyntax {
         let leftover = leftover_lines(self.src, &self.cuts);
         let window_chunks = windows(self.path, self.src, &self.lines, &leftover);
         let mut calls: Vec<Vec<CallSite>> = std::mem::take(&mut self.calls)
@@ -228,7 +232,7 @@ impl<'s> Extractor<'s> {
             imports: Vec::new(),
             classes,
             attributes: Vec::new(),
-            has_syntax_errors: root.has_error(),
+            has_syntax_errors,
         }
     }
 
