@@ -116,18 +116,38 @@ multi_shards() {
   return 0
 }
 
-# "FAMILY EXAMPLES" for the multi plan's shards (every family, 0 when it has none).
-multi_family_counts() {
-  local repo lang f
-  declare -A have=() inplan=()
-  for f in $(multi_shards); do inplan[$f]=1; done
+# The multi plan's doc-comment shards (#60 item 2: a definition's first doc sentence, its names
+# masked, as the query): in multi_order, a family's until it holds MULTI_PLAN_DOCS examples.
+MULTI_PLAN_DOCS=${MULTI_PLAN_DOCS:-400}
+docs_shards() {
+  local repo lang f fam
+  declare -A have=()
   while read -r repo lang; do
-    f=shards/multi/${repo/\//+}.shard
+    fam=$(family "$lang")
+    [ "${have[$fam]:-0}" -ge "$MULTI_PLAN_DOCS" ] && continue
+    f=shards/docs/${repo/\//+}
+    [ -f "$STORE/$f.shard" ] && [ -f "$STORE/$f.count" ] || continue
+    echo "$f.shard"
+    have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/$f.count")))
+  done < <(multi_order)
+  return 0
+}
+
+# "FAMILY EXAMPLES" for the shards LISTER names (multi_shards, docs_shards) under shards/DIR
+# (every family, 0 when it has none).
+family_counts() {
+  local lister=$1 dir=$2 repo lang f
+  declare -A have=() inplan=()
+  for f in $($lister); do inplan[$f]=1; done
+  while read -r repo lang; do
+    f=shards/$dir/${repo/\//+}.shard
     [ -n "${inplan[$f]:-}" ] || continue
     have[$(family "$lang")]=$((${have[$(family "$lang")]:-0} + $(cat "$STORE/${f%.shard}.count")))
   done < <(multi_order)
   for f in $MULTI_FAMILIES; do echo "$f ${have[$f]:-0}"; done
 }
+multi_family_counts() { family_counts multi_shards multi; }
+docs_family_counts() { family_counts docs_shards docs; }
 
 PLANS="trainprs 5k 15k all multi"
 
@@ -150,6 +170,7 @@ plan_items() {
       [ ! -f "$STORE/shards/train$n.shard" ] || echo "shards/train$n.shard"
     done
     multi_shards
+    docs_shards
     return 0
   fi
   echo shards/train1.shard shards/train2.shard shards/train3.shard shards/train4.shard | tr ' ' '\n'
@@ -165,7 +186,7 @@ plan_items() {
 # Examples the plan's mined shards hold.
 plan_mined_examples() {
   local n=0 f
-  for f in $(plan_items "$1" | grep -E '^shards/(mined|multi)/'); do n=$((n + $(cat "$STORE/${f%.shard}.count"))); done
+  for f in $(plan_items "$1" | grep -E '^shards/(mined|multi|docs)/'); do n=$((n + $(cat "$STORE/${f%.shard}.count"))); done
   echo "$n"
 }
 
@@ -248,6 +269,10 @@ status() {
     "$(count_files shards/multi '*.count') shards ($(sum_counts multi) examples; in the plan:" \
     "$(multi_family_counts | awk '{ printf "%s%s %d", sep, $1, $2; sep = ", " }'));" \
     "$(grep -c '^shards/multi/' <<< "${STALE:-}") shards stale"
+  echo "  docs: $(count_files mined-docs '*.jsonl.gz') repositories mined," \
+    "$(count_files shards/docs '*.count') shards ($(sum_counts docs) pairs; in the multi plan:" \
+    "$(docs_family_counts | awk '{ printf "%s%s %d", sep, $1, $2; sep = ", " }'));" \
+    "$(grep -c '^shards/docs/' <<< "${STALE:-}") shards stale"
   echo "plans (one upload: $(mb "$UPLOAD_BYTES") with the tree's $(mb "$(tree_bytes)")):"
   for plan in $PLANS; do
     uploads=$(plan_uploads "$plan")

@@ -16,6 +16,11 @@
 #             languages, until each family (rust go js java c: JS with TS, C with C++) holds
 #             MULTI_FAMILY examples (1,000)
 #   multiall  … every repository of the list
+#   minedocs  doc-comment pairs (#60 item 2) of every repository of repos-multi.tsv, at HEAD,
+#             into STORE/mined-docs (--mine-docs --max-pairs DOCS_PAIRS, 400)
+#   docs      a doc-pair shard per repository (STORE/shards/docs), round robin like multi, until
+#             each family holds DOCS_FAMILY pairs (1,000)
+#   docsall   … every repository of the list
 #
 #   scripts/gpu/prepare.sh [STEP...]    # no step: all of them, skipping what is up to date
 #   scripts/gpu/prepare.sh --status     # what is ready, its size, uploads per plan
@@ -44,6 +49,9 @@ MINE_ARGS=${MINE_ARGS:---max-commits 2000}
 MULTI_MINE_ARGS=${MULTI_MINE_ARGS:---max-commits 800}
 MULTI_PER_REPO=${MULTI_PER_REPO:-100}
 MULTI_FAMILY=${MULTI_FAMILY:-1000}
+DOCS_PAIRS=${DOCS_PAIRS:-400}
+DOCS_PER_REPO=${DOCS_PER_REPO:-200}
+DOCS_FAMILY=${DOCS_FAMILY:-1000}
 # The binary that prepares (CORET_TUI: a given one, not rebuilt) and the one that goes up
 # (GPU_BIN: a given one instead of the CUDA build; the rehearsal's).
 BIN=${CORET_TUI:-$ROOT/target/release/coret-tui}
@@ -164,6 +172,11 @@ multi_flags() { # NAME (owner+repo) LANGUAGE
   case $2 in javascript | typescript | c | cpp) per=$((per / 2)) ;; esac
   echo "--train $STORE/mined-multi/$1.jsonl.gz --per-repo $per --dense-negatives $DENSE_NEGATIVES"
 }
+# A doc-pair shard: a doc sentence is one line (24–300 characters once masked), not an issue, so
+# the fixes' --min-query-chars 100 (COMMON_FLAGS) gives way to 20 (see shard()).
+docs_flags() { # NAME (owner+repo)
+  echo "--train $STORE/mined-docs/$1.jsonl.gz --per-repo $DOCS_PER_REPO --dense-negatives $DENSE_NEGATIVES --min-query-chars 20"
+}
 multi_lang() { # NAME (owner+repo): its language in repos-multi.tsv
   awk -F'\t' -v r="${1/+//}" '$1 == r { print $2; exit }' "$MULTI_TSV"
 }
@@ -174,12 +187,13 @@ multi_lang() { # NAME (owner+repo): its language in repos-multi.tsv
 stale_shards() {
   local f name flags
   SHARD_CODE=$(shard_code) TOKENIZER_HASH=$(hash_files "$(model_dir)/tokenizer.json")
-  for f in "$STORE"/shards/train*.shard "$STORE"/shards/mined/*.shard "$STORE"/shards/multi/*.shard; do
+  for f in "$STORE"/shards/train*.shard "$STORE"/shards/mined/*.shard "$STORE"/shards/multi/*.shard "$STORE"/shards/docs/*.shard; do
     [ -f "$f" ] || continue
     name=${f#"$STORE"/shards/} && name=${name%.shard}
     case $name in
       train*) flags=$(train_flags "${name#train}") ;;
       multi/*) flags=$(multi_flags "${name#multi/}" "$(multi_lang "${name#multi/}")") ;;
+      docs/*) flags=$(docs_flags "${name#docs/}") ;;
       *) flags=$(mined_flags "${name#mined/}") ;;
     esac
     [ "$(cat "$STORE/stamps/shards/$name" 2>/dev/null)" = "$(shard_hash "$flags")" ] || echo "shards/$name.shard"
@@ -190,7 +204,11 @@ stale_shards() {
 # One shard: NAME, then its own flags.
 shard() {
   local name=$1; shift
-  local flags="$COMMON_FLAGS $*"
+  local common=$COMMON_FLAGS
+  # A shard that sets its own --min-query-chars (docs_flags) runs with it alone; the stamp
+  # still hashes COMMON_FLAGS and the shard's own, as for every shard.
+  case " $* " in *" --min-query-chars "*) common=${common/--min-query-chars 100 /} ;; esac
+  local flags="$common $*"
   local h; h=$(shard_hash "$*")
   fresh "shards/$name" "$h" "shards/$name.shard" && return
   mkdir -p "$STORE/shards/$(dirname "$name")" "$STORE/logs/$(dirname "$name")"
@@ -315,6 +333,44 @@ multi_until() {
   for fam in $MULTI_FAMILIES; do echo "multi shards: $fam ${have[$fam]:-0} examples (target $target)" >&2; done
 }
 
+# Doc-comment pairs of one repository's HEAD (skipped once its file exists; written atomically).
+mine_docs_one() {
+  mkdir -p "$STORE/mined-docs"
+  [ -f "$STORE/mined-docs/${1/\//+}.jsonl.gz" ] && return
+  local list; list=$(mktemp "$STORE/mined-docs/list.XXXXXX")
+  echo "$1" > "$list"
+  MINE_ARGS="--mine-docs --max-pairs $DOCS_PAIRS" nice scripts/mine/mine-all.sh "$list" "$MIRRORS" "$STORE/mined-docs" "$BIN" || true
+  rm -f "$list"
+}
+
+step_minedocs() {
+  cpu_binary
+  local repo lang
+  multi_order | while read -r repo lang; do mine_docs_one "$repo"; done
+}
+
+# Doc-pair shards in multi_order until every family holds TARGET pairs.
+docs_until() {
+  local target=$1 repo lang name fam made
+  declare -A have=()
+  cpu_binary
+  while read -r repo lang; do
+    fam=$(family "$lang")
+    [ "${have[$fam]:-0}" -ge "$target" ] && continue
+    name=${repo/\//+}
+    mine_docs_one "$repo"
+    [ -f "$STORE/mined-docs/$name.jsonl.gz" ] || continue
+    made=0
+    shard "docs/$name" "$(docs_flags "$name")" || made=$?
+    case $made in
+      0) have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/shards/docs/$name.count"))) ;;
+      3) ;; # the other lane's
+      *) echo "prepare.sh: docs/$name failed; going on" >&2 ;;
+    esac
+  done < <(multi_order)
+  for fam in $MULTI_FAMILIES; do echo "doc shards: $fam ${have[$fam]:-0} pairs (target $target)" >&2; done
+}
+
 main() {
   mkdir -p "$STORE/stamps"
   if [ "${1:-}" = --status ]; then STALE=$(stale_shards) status; return; fi
@@ -324,13 +380,15 @@ main() {
   for s in "${steps[@]}"; do
     echo "$(date +%T) prepare: $s" >&2
     case $s in
-      bin | model | dev | trainprs | train1 | mine | minemulti) "step_$s" ;;
+      bin | model | dev | trainprs | train1 | mine | minemulti | minedocs) "step_$s" ;;
       mined5k) mined_until 5000 ;;
       mined15k) mined_until 15000 ;;
       minedall) mined_until 1000000000 ;;
       multi) multi_until "$MULTI_FAMILY" ;;
       multiall) multi_until 1000000000 ;;
-      *) echo "prepare.sh: unknown step $s (bin model dev trainprs train1 mine mined5k mined15k minedall minemulti multi multiall)" >&2; exit 2 ;;
+      docs) docs_until "$DOCS_FAMILY" ;;
+      docsall) docs_until 1000000000 ;;
+      *) echo "prepare.sh: unknown step $s (bin model dev trainprs train1 mine mined5k mined15k minedall minemulti multi multiall minedocs docs docsall)" >&2; exit 2 ;;
     esac
   done
   STALE=$(stale_shards) status

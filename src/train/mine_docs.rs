@@ -161,7 +161,7 @@ pub fn mine_docs(path: &Path, repo: &str, opts: &DocOptions) -> Result<(Vec<Inst
 }
 
 struct Pair {
-    /// `path::name`.
+    /// `path::name:line`.
     key: String,
     path: String,
     query: String,
@@ -227,7 +227,14 @@ fn pair(
     let gold = gold_chunks(&parsed, |p| (p == path).then_some(FileChunks { chunks, source: text }));
     match gold.chunks.as_slice() {
         [g] if g.index == index && g.path == path => {
-            Ok(Pair { key: chunk.key(), path: path.to_string(), query, patch })
+            // The line too: one file can define a name twice (Rust `cfg` variants, overloads),
+            // and each definition is its own pair with its own id.
+            Ok(Pair {
+                key: format!("{}:{}", chunk.key(), chunk.start_line),
+                path: path.to_string(),
+                query,
+                patch,
+            })
         }
         _ => Err(DocSkip::NoGold),
     }

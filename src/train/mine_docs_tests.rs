@@ -147,6 +147,33 @@ fn doc_comments_become_masked_queries_whose_gold_is_their_definition() {
 }
 
 #[test]
+fn a_name_defined_twice_in_one_file_gives_two_pairs_with_their_own_ids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    fs::create_dir_all(dir.join("src")).unwrap();
+    let pool = "\
+/// A thread safe pool that works in an alloc-only context.
+#[cfg(not(feature = \"std\"))]
+pub struct Pool {
+    n: u32,
+}
+
+/// A thread safe pool utilizing std-only features for its locking.
+#[cfg(feature = \"std\")]
+pub struct Pool {
+    n: u64,
+}
+";
+    fs::write(dir.join("src/pool.rs"), pool).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "init"]);
+    let (pairs, _) = mine_docs(&dir, "acme/pools", &DocOptions::default()).unwrap();
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    assert_ne!(pairs[0].instance_id, pairs[1].instance_id);
+}
+
+#[test]
 fn masking_takes_the_definitions_names_in_any_form() {
     assert_eq!(mask("ParseConfig reads the file.", "ParseConfig"), "_ reads the file.");
     assert_eq!(mask("Like Pool.release(), but waits.", "Pool.release"), "Like _, but waits.");
