@@ -6,6 +6,7 @@
 //! and atomically, so an interrupted run leaves the previous consistent cache (or none).
 
 mod bm25_sync;
+mod graph_cache;
 mod manifest;
 mod snapshots;
 mod syntax_store;
@@ -194,6 +195,9 @@ impl RepoIndex {
                 }
             }
         }
+        let cached_graph = entry.as_deref().and_then(|dir| graph_cache::load(dir, &manifest.id, n_chunks));
+        let had_graph = cached_graph.is_some();
+        let linking = cached_graph.map_or(Linking::Build, Linking::Cached);
         let mut index = assemble(
             root,
             manifest.files,
@@ -203,9 +207,12 @@ impl RepoIndex {
             cache_state,
             notes,
             started,
-            true,
+            linking,
             progress,
         );
+        if let (Some(dir), false) = (entry.as_deref(), had_graph) {
+            graph_cache::store(dir, &manifest.id, &index.graph, &mut index.notes);
+        }
         index.cache_entry = entry;
         index.walked = Some((opts.max_file_size, opts.langs, walk_digest(&walk.files)));
         Ok(index)
@@ -349,7 +356,17 @@ fn assemble_snapshot(
 ) -> RepoIndex {
     let skipped = SkipCounts::default();
     let none = &crate::progress::NoProgress;
-    assemble(root, files, bm25, skipped, parsed, CacheState::Off, Vec::new(), started, link_calls, none)
+    let linking = if link_calls { Linking::Build } else { Linking::Unlinked };
+    assemble(root, files, bm25, skipped, parsed, CacheState::Off, Vec::new(), started, linking, none)
+}
+
+/// Where [`assemble`] gets the call graph.
+enum Linking {
+    Build,
+    /// No edges (eval snapshots that never look at neighbours).
+    Unlinked,
+    /// Read from the cache for these very files ([`graph_cache`]).
+    Cached(CallGraph),
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -362,7 +379,7 @@ fn assemble(
     cache: CacheState,
     mut notes: Vec<String>,
     started: Instant,
-    link_calls: bool,
+    linking: Linking,
     progress: &dyn Progress,
 ) -> RepoIndex {
     let syntax_errors = files.iter().filter(|f| f.syntax.has_syntax_errors).count();
@@ -372,7 +389,11 @@ fn assemble(
     let syntaxes: Vec<FileSyntax> = files.into_iter().map(|f| f.syntax).collect();
     let n_chunks = syntaxes.iter().map(|s| s.chunks.len()).sum();
     progress.report(Phase::CallGraph, 0, n_chunks);
-    let graph = if link_calls { CallGraph::build(&syntaxes) } else { CallGraph::unlinked(n_chunks) };
+    let graph = match linking {
+        Linking::Build => CallGraph::build(&syntaxes),
+        Linking::Unlinked => CallGraph::unlinked(n_chunks),
+        Linking::Cached(graph) => graph,
+    };
     progress.report(Phase::CallGraph, n_chunks, n_chunks);
     let files_count = syntaxes.len();
     let mut ids = HashMap::new();
