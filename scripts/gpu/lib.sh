@@ -97,41 +97,30 @@ multi_order() {
     }'
 }
 
-# The multi plan's mined shards: in multi_order, a family's until it holds MULTI_PLAN_FAMILY
-# examples (those prepared so far).
+# The multi plan's sample of shards/DIR (those prepared so far): in multi_order, a family's
+# shards until it holds CAP examples.
+family_sample() { # DIR CAP
+  local dir=$1 cap=$2 repo lang f fam
+  declare -A have=()
+  while read -r repo lang; do
+    fam=$(family "$lang")
+    [ "${have[$fam]:-0}" -ge "$cap" ] && continue
+    f=shards/$dir/${repo/\//+}
+    [ -f "$STORE/$f.shard" ] && [ -f "$STORE/$f.count" ] || continue
+    echo "$f.shard"
+    have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/$f.count")))
+  done < <(multi_order)
+  return 0
+}
+# Mined fixes: up to MULTI_PLAN_FAMILY examples a family.
 MULTI_PLAN_FAMILY=${MULTI_PLAN_FAMILY:-1000}
 # The least a family must hold for the plan to be READY.
 MULTI_PLAN_MIN=${MULTI_PLAN_MIN:-300}
-multi_shards() {
-  local repo lang f fam
-  declare -A have=()
-  while read -r repo lang; do
-    fam=$(family "$lang")
-    [ "${have[$fam]:-0}" -ge "$MULTI_PLAN_FAMILY" ] && continue
-    f=shards/multi/${repo/\//+}
-    [ -f "$STORE/$f.shard" ] && [ -f "$STORE/$f.count" ] || continue
-    echo "$f.shard"
-    have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/$f.count")))
-  done < <(multi_order)
-  return 0
-}
-
-# The multi plan's doc-comment shards (#60 item 2: a definition's first doc sentence, its names
-# masked, as the query): in multi_order, a family's until it holds MULTI_PLAN_DOCS examples.
+multi_shards() { family_sample multi "$MULTI_PLAN_FAMILY"; }
+# Doc-comment pairs (#60 item 2: a definition's first doc sentence, its names masked, as the
+# query): up to MULTI_PLAN_DOCS a family.
 MULTI_PLAN_DOCS=${MULTI_PLAN_DOCS:-400}
-docs_shards() {
-  local repo lang f fam
-  declare -A have=()
-  while read -r repo lang; do
-    fam=$(family "$lang")
-    [ "${have[$fam]:-0}" -ge "$MULTI_PLAN_DOCS" ] && continue
-    f=shards/docs/${repo/\//+}
-    [ -f "$STORE/$f.shard" ] && [ -f "$STORE/$f.count" ] || continue
-    echo "$f.shard"
-    have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/$f.count")))
-  done < <(multi_order)
-  return 0
-}
+docs_shards() { family_sample docs "$MULTI_PLAN_DOCS"; }
 
 # "FAMILY EXAMPLES" for the shards LISTER names (multi_shards, docs_shards) under shards/DIR
 # (every family, 0 when it has none).

@@ -310,29 +310,6 @@ step_minemulti() {
   multi_order | while read -r repo lang; do mine_multi_one "$repo"; done
 }
 
-# Multi-language shards in multi_order, until every family holds TARGET examples (a family
-# that has them is passed over).
-multi_until() {
-  local target=$1 repo lang name fam made
-  declare -A have=()
-  cpu_binary
-  while read -r repo lang; do
-    fam=$(family "$lang")
-    [ "${have[$fam]:-0}" -ge "$target" ] && continue
-    name=${repo/\//+}
-    mine_multi_one "$repo"
-    [ -f "$STORE/mined-multi/$name.jsonl.gz" ] || continue
-    made=0
-    shard "multi/$name" "$(multi_flags "$name" "$lang")" || made=$?
-    case $made in
-      0) have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/shards/multi/$name.count"))) ;;
-      3) ;; # the other lane's
-      *) echo "prepare.sh: multi/$name failed; going on" >&2 ;;
-    esac
-  done < <(multi_order)
-  for fam in $MULTI_FAMILIES; do echo "multi shards: $fam ${have[$fam]:-0} examples (target $target)" >&2; done
-}
-
 # Doc-comment pairs of one repository's HEAD (skipped once its file exists; written atomically).
 mine_docs_one() {
   mkdir -p "$STORE/mined-docs"
@@ -349,26 +326,35 @@ step_minedocs() {
   multi_order | while read -r repo lang; do mine_docs_one "$repo"; done
 }
 
-# Doc-pair shards in multi_order until every family holds TARGET pairs.
-docs_until() {
-  local target=$1 repo lang name fam made
+# Shards of KIND in multi_order until every family holds TARGET examples (a family that has
+# them is passed over): multi (mined fixes, from mined-multi) or docs (doc-comment pairs, from
+# mined-docs). Each repository is mined first if it is not yet.
+family_until() { # KIND TARGET
+  local kind=$1 target=$2 repo lang name fam made flags
   declare -A have=()
   cpu_binary
   while read -r repo lang; do
     fam=$(family "$lang")
     [ "${have[$fam]:-0}" -ge "$target" ] && continue
     name=${repo/\//+}
-    mine_docs_one "$repo"
-    [ -f "$STORE/mined-docs/$name.jsonl.gz" ] || continue
+    if [ "$kind" = docs ]; then
+      mine_docs_one "$repo"
+      [ -f "$STORE/mined-docs/$name.jsonl.gz" ] || continue
+      flags=$(docs_flags "$name")
+    else
+      mine_multi_one "$repo"
+      [ -f "$STORE/mined-multi/$name.jsonl.gz" ] || continue
+      flags=$(multi_flags "$name" "$lang")
+    fi
     made=0
-    shard "docs/$name" "$(docs_flags "$name")" || made=$?
+    shard "$kind/$name" "$flags" || made=$?
     case $made in
-      0) have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/shards/docs/$name.count"))) ;;
-      3) ;; # the other lane's
-      *) echo "prepare.sh: docs/$name failed; going on" >&2 ;;
+      0) have[$fam]=$((${have[$fam]:-0} + $(cat "$STORE/shards/$kind/$name.count"))) ;;
+      3) ;; # the other lane's: counted when it is done
+      *) echo "prepare.sh: $kind/$name failed; going on" >&2 ;;
     esac
   done < <(multi_order)
-  for fam in $MULTI_FAMILIES; do echo "doc shards: $fam ${have[$fam]:-0} pairs (target $target)" >&2; done
+  for fam in $MULTI_FAMILIES; do echo "$kind shards: $fam ${have[$fam]:-0} examples (target $target)" >&2; done
 }
 
 main() {
@@ -384,10 +370,10 @@ main() {
       mined5k) mined_until 5000 ;;
       mined15k) mined_until 15000 ;;
       minedall) mined_until 1000000000 ;;
-      multi) multi_until "$MULTI_FAMILY" ;;
-      multiall) multi_until 1000000000 ;;
-      docs) docs_until "$DOCS_FAMILY" ;;
-      docsall) docs_until 1000000000 ;;
+      multi) family_until multi "$MULTI_FAMILY" ;;
+      multiall) family_until multi 1000000000 ;;
+      docs) family_until docs "$DOCS_FAMILY" ;;
+      docsall) family_until docs 1000000000 ;;
       *) echo "prepare.sh: unknown step $s (bin model dev trainprs train1 mine mined5k mined15k minedall minemulti multi multiall minedocs docs docsall)" >&2; exit 2 ;;
     esac
   done

@@ -22,12 +22,15 @@ repo=$T/src/widgets
 mkdir -p "$repo/widgets"
 g() { git -C "$repo" -c user.name=R -c user.email=r@example.com "$@"; }
 g init -q
+# Each total's doc sentence its own (the doc miner keeps one pair per masked sentence).
+declare -A desc=([cart]="basket" [price]="quote" [stock]="warehouse shelf")
 for m in cart price stock; do
   cat > "$repo/widgets/$m.py" <<EOF
 """The $m module."""
 
 
 def ${m}_total(items):
+    """Adds up what every line of the ${desc[$m]} costs, before any discount."""
     return sum(i.amount for i in items)
 
 
@@ -125,10 +128,17 @@ export MULTI_TSV=$T/repos-multi.tsv MULTI_FAMILIES=rust MULTI_PER_REPO=8 WARM_IN
 "$ROOT/scripts/gpu/prepare.sh" multi >> "$T/prepare.log" 2>&1 || { cat "$T/prepare.log" >&2; exit 1; }
 "$ROOT/scripts/gpu/prepare.sh" --status 2> /dev/null | tee "$T/status-multi.txt" >&2
 grep -q 'multi: not ready (rust 8 of 300)' "$T/status-multi.txt" || { say "the multi plan's gap not shown"; exit 1; }
+# Doc-comment pairs (#60 item 2): the three documented totals, a shard, carried by the multi plan.
+"$ROOT/scripts/gpu/prepare.sh" docs >> "$T/prepare.log" 2>&1 || { cat "$T/prepare.log" >&2; exit 1; }
+# The status first: grep -q stopping early would fail it, and the pipeline with it.
+docs_status=$("$ROOT/scripts/gpu/prepare.sh" --status 2> /dev/null)
+grep -q 'docs: 1 repositories mined, 1 shards (3 pairs' <<< "$docs_status" ||
+  { cat "$T/prepare.log" >&2; echo "$docs_status" >&2; say "no doc-pair shard of 3 pairs"; exit 1; }
 if "$ROOT/scripts/gpu/plan.sh" --pack multi > /dev/null 2>&1; then say "a multi plan short of examples packed"; exit 1; fi
 export MULTI_PLAN_MIN=8
 "$ROOT/scripts/gpu/plan.sh" --pack multi | tee "$T/pack-multi.txt" >&2
 mm=$(grep -c '^call ' "$T/pack-multi.txt")
+[ -n "$(find "$STORE/up" -path '*docs/acme+widgets.shard')" ] || { say "the multi plan does not carry the doc pairs"; exit 1; }
 wm=$T/wm
 for c in $(seq 1 "$mm"); do
   export OUT=$T/outm/$c
