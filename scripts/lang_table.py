@@ -9,26 +9,10 @@ columns compare like with like). `--metric pr5small` is PR@5 over the fixes with
 chunks (issue 60's goal). Prints a Markdown table.
 """
 import argparse
-import json
 import sys
 from collections import defaultdict
 
-
-def load(path):
-    out = {}
-    name = f"{path}/instances.jsonl"
-    try:
-        with open(name) as f:
-            for k, line in enumerate(f, 1):
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{name}:{k}: not JSON ({e})")
-                if r.get("status") == "ok" and r.get("metrics"):
-                    out[r["instance_id"]] = r
-    except OSError as e:
-        sys.exit(f"{name}: {e.strerror}")
-    return out
+from eval_runs import ok_rows
 
 
 def value(r, retriever, metric):
@@ -51,7 +35,7 @@ def main():
         label, sep, path = spec.partition("=")
         if not sep:
             sys.exit(f"{spec}: expected LABEL=OUT")
-        runs.append((label, load(path)))
+        runs.append((label, ok_rows(path)))
     retrievers = a.retriever.split(",")
     common = set.intersection(*(set(r) for _, r in runs))
     dropped = set.union(*(set(r) for _, r in runs)) - common

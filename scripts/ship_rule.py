@@ -9,27 +9,17 @@ directory or the 51 and the 55): hybrid PR@5 falls by at most one instance and M
 fall. Prints each figure, base → candidate, and the verdict; exits 0 when the rule holds, 1
 when it does not, 2 on bad input.
 """
-import argparse, json, sys
+import argparse, sys
 from collections import defaultdict
+
+from eval_runs import ok_rows
 
 
 def rows(dirs):
-    out = []
+    out = {}
     for d in dirs:
-        path = f"{d}/instances.jsonl"
-        try:
-            with open(path) as f:
-                for k, line in enumerate(f, 1):
-                    try:
-                        r = json.loads(line)
-                    except json.JSONDecodeError as e:
-                        sys.exit(f"{path}:{k}: not JSON ({e})")
-                    if r.get("status") == "ok" and "hybrid" in (r.get("metrics") or {}):
-                        out.append(r)
-        except OSError as e:
-            print(f"{path}: {e.strerror}", file=sys.stderr)
-            sys.exit(2)
-    return {r["instance_id"]: r for r in out}
+        out.update({i: r for i, r in ok_rows(d).items() if "hybrid" in r["metrics"]})
+    return out
 
 
 def mean(rs, key):
