@@ -9,10 +9,9 @@ columns compare like with like). `--metric pr5small` is PR@5 over the fixes with
 chunks (issue 60's goal). Prints a Markdown table.
 """
 import argparse
-import sys
 from collections import defaultdict
 
-from eval_runs import ok_rows
+from eval_runs import bad, ok_rows
 
 
 def value(r, retriever, metric):
@@ -34,9 +33,12 @@ def main():
     for spec in a.runs:
         label, sep, path = spec.partition("=")
         if not sep:
-            sys.exit(f"{spec}: expected LABEL=OUT")
+            bad(f"{spec}: expected LABEL=OUT")
         runs.append((label, ok_rows(path)))
     retrievers = a.retriever.split(",")
+    known = {k for _, rs in runs for r in rs.values() for m in r["metrics"].values() for k in m}
+    if a.metric != "pr5small" and a.metric not in known:
+        bad(f"--metric {a.metric}: not in these runs (pr5small or one of {', '.join(sorted(known))})")
     common = set.intersection(*(set(r) for _, r in runs))
     dropped = set.union(*(set(r) for _, r in runs)) - common
     if dropped:
@@ -46,14 +48,13 @@ def main():
         lang = runs[0][1][iid].get("language", "?")
         groups[lang].append(iid)
         groups["all"].append(iid)
-    cols = [(label, ret) for label, _ in runs for ret in retrievers]
-    print(f"| language | n | " + " | ".join(f"{ret}, {label}" for label, ret in cols) + " |")
+    cols = [(rs, label, ret) for label, rs in runs for ret in retrievers]
+    print("| language | n | " + " | ".join(f"{ret}, {label}" for _, label, ret in cols) + " |")
     print("| --- | --- | " + " | ".join("---" for _ in cols) + " |")
     for lang in ["all"] + sorted(g for g in groups if g != "all"):
         cells = []
         n = 0
-        for label, ret in cols:
-            rs = dict(runs)[label]
+        for rs, _, ret in cols:
             vals = [v for iid in groups[lang] if (v := value(rs[iid], ret, a.metric)) is not None]
             n = len(vals)
             cells.append(f"{sum(vals) / len(vals):.3f}" if vals else "–")
