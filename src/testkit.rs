@@ -261,3 +261,26 @@ pub fn noise(n: usize, seed: u64) -> Vec<f32> {
         })
         .collect()
 }
+
+/// A static table over [`write_tiny_bert`]'s vocabulary and `vocab`: each token's row a
+/// pseudo-random vector of width `dim` drawn from its id (nearly orthogonal to the others), so
+/// that texts sharing tokens are near. For the static tier's tests.
+pub fn tiny_static_table(vocab: &[&str], dim: usize) -> coret::model::static_tier::StaticTable {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_tiny_bert(dir.path(), vocab);
+    let json = std::fs::read_to_string(dir.path().join("tokenizer.json")).expect("tiny tokenizer");
+    let n = tiny_vocab(vocab).len();
+    let mut state = 0x5EED_u64;
+    let rows: Vec<f32> = (0..n * dim)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect();
+    coret::model::static_tier::StaticTable::from_rows(&rows, dim, &json, "tiny", "test")
+        .expect("tiny table")
+        .0
+}

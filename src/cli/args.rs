@@ -237,6 +237,10 @@ pub struct Args {
     #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().dense_weight, value_parser = weight, value_name = "W")]
     pub dense_weight: f32,
 
+    /// Weight of the dense ranking in the hybrid when the static tier made it.
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().static_weight, value_parser = weight, value_name = "W")]
+    pub static_weight: f32,
+
     /// Colour theme: a built-in name (coret-dark, coret-light), a name under the config directory's themes/, or a .toml path.
     #[arg(help_heading = "TUI", long, default_value = "coret-dark", value_name = "NAME")]
     pub theme: String,
@@ -445,6 +449,66 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = coret::rerank::RerankSpec::default().query_len, value_parser = count::<4, 512>, value_name = "N")]
     pub rerank_query_len: usize,
 
+    /// Which dense tier answers (`auto`: the transformer where it has covered the query's candidates, the static tier at once elsewhere; `static`; `transformer`). Eval: `auto` is the transformer.
+    #[arg(help_heading = "Model", long, default_value = "auto", value_name = "TIER")]
+    pub dense: DenseTierArg,
+
+    /// Ablation: the static tier without the repository's idf.
+    #[arg(long, hide = true, help_heading = "Model")]
+    pub static_no_idf: bool,
+
+    /// A static table file instead of the shipped one (`scripts/static/build.sh` writes them).
+    #[arg(help_heading = "Model", long, value_name = "FILE")]
+    pub static_table: Option<PathBuf>,
+
+    /// Build a static table (hidden): distil the chunk tower (or start from --static-from), weigh by the --static-corpus, fit on --static-fit shards, write FILE.
+    #[arg(long, hide = true, value_name = "FILE", conflicts_with_all = ["query", "eval", "train", "bench", "mcp"])]
+    pub static_build: Option<PathBuf>,
+
+    /// Static build: instance files (.jsonl[.gz]) whose issues and patches give token frequencies.
+    #[arg(long, hide = true, value_delimiter = ',', value_name = "FILE,FILE")]
+    pub static_corpus: Vec<PathBuf>,
+
+    /// Static build: start from this table's rows instead of distilling.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub static_from: Option<PathBuf>,
+
+    /// Static build: training shards to fit the table on with the CoRet loss.
+    #[arg(long, hide = true, value_delimiter = ',', value_name = "SHARD,SHARD")]
+    pub static_fit: Vec<PathBuf>,
+
+    /// Static build: a validation shard, reported after every pass.
+    #[arg(long, hide = true, value_name = "SHARD")]
+    pub static_val: Option<PathBuf>,
+
+    /// Static build: passes regressing the rows towards the chunk tower's vectors of the fit shards' chunks and queries, before the CoRet loss (0: none).
+    #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
+    pub static_regress: usize,
+
+    /// Static build: where the tower's vectors for --static-regress are kept (computed once, read again).
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub static_targets: Option<PathBuf>,
+
+    /// Static build: at most this many texts embedded by the tower for --static-regress.
+    #[arg(long, hide = true, default_value_t = 40_000, value_name = "N")]
+    pub static_target_max: usize,
+
+    /// Static build: SIF weight constant a.
+    #[arg(long, hide = true, default_value_t = coret::model::static_tier::build::BuildOptions::default().sif, value_name = "A")]
+    pub static_sif: f64,
+
+    /// Static build: keep the rows' common direction.
+    #[arg(long, hide = true)]
+    pub static_keep_mean: bool,
+
+    /// Static fit: passes, learning rate, pull towards the distilled rows.
+    #[arg(long, hide = true, default_value_t = coret::model::static_tier::fit::FitOptions::default().epochs, value_name = "N")]
+    pub static_epochs: usize,
+    #[arg(long, hide = true, default_value_t = coret::model::static_tier::fit::FitOptions::default().lr, value_name = "X")]
+    pub static_lr: f32,
+    #[arg(long, hide = true, default_value_t = coret::model::static_tier::fit::FitOptions::default().anchor, value_name = "X")]
+    pub static_anchor: f32,
+
     /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm), `embed`, `query`, `history` (git history index; cold and warm), `rerank` (the --rerank reranker at K = 20, 30, 50).
     #[arg(long, hide = true, value_name = "WHAT")]
     pub bench: Option<String>,
@@ -486,6 +550,26 @@ impl Args {
     /// repository has none (naming `history` alone is an error there).
     pub fn asked_all(&self) -> bool {
         self.retriever.as_ref().is_some_and(|r| r.0.len() == Retriever::ALL.len() + 1)
+    }
+}
+
+/// `--dense`: which tier answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DenseTierArg {
+    Auto,
+    Static,
+    Transformer,
+}
+
+impl std::str::FromStr for DenseTierArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "auto" => Ok(DenseTierArg::Auto),
+            "static" => Ok(DenseTierArg::Static),
+            "transformer" => Ok(DenseTierArg::Transformer),
+            other => Err(format!("`{other}`: expected auto, static or transformer")),
+        }
     }
 }
 

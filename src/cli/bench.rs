@@ -21,9 +21,11 @@ pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
         "query" => super::bench_dense::query(args),
         "history" => bench_history(args),
         "rerank" => super::bench_rerank::run(args),
+        "static" => super::bench_static::run(args),
+        "static-scale" => super::bench_static::scale(args),
         other => {
             anyhow::bail!(Usage(format!(
-                "unknown benchmark `{other}` (expected: index, embed, query, history, rerank)"
+                "unknown benchmark `{other}` (expected: index, embed, query, history, rerank, static, static-scale)"
             )))
         }
     }

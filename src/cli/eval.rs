@@ -1,11 +1,13 @@
 //! `--eval INSTANCES --repos DIR`: retrieval metrics on SWE-bench-style instances.
 
 use super::args::Args;
+use super::args::DenseTierArg;
 use super::progress::BarProgress;
 use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, select};
 use coret::eval::run::{run_eval, DenseEval, EvalConfig, EvalSummary};
 use coret::index::Retriever;
+use coret::rank::semantic::Tier;
 use coret::Error;
 use std::io::Write;
 
@@ -46,18 +48,27 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if ks.is_empty() || ks[0] == 0 {
         anyhow::bail!(Usage("--k needs positive cut-offs, e.g. 1,5,10,20".into()));
     }
+    let mut device = None;
     let dense = if retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid)) {
-        let m = super::model::load(args)?;
+        // Eval measures a tier as it ranks once warm: `auto` is the transformer.
+        let tier = match args.dense {
+            DenseTierArg::Static => Tier::Static(super::model::load_static(args)?),
+            DenseTierArg::Auto | DenseTierArg::Transformer => {
+                let m = super::model::load(args)?;
+                device = Some(m.towers.chunk.device().clone());
+                Tier::Transformer(m.towers)
+            }
+        };
         let root = coret::cache::cache_root(args.cache_dir.as_deref())?;
         Some(DenseEval {
-            towers: m.towers,
+            tier,
             opts: super::model::dense_options(args),
             store_dir: coret::eval::run::default_store_dir(&root),
         })
     } else {
         None
     };
-    let rerank = super::model::load_reranker(args, dense.as_ref().map(|d| d.towers.chunk.device()))?;
+    let rerank = super::model::load_reranker(args, device.as_ref())?;
     if let Some(r) = &rerank {
         eprintln!("{}", super::model::describe_reranker(args, r));
     }

@@ -2,7 +2,7 @@
 //! The repository is indexed before the server starts (a bad PATH is a usage error, exit 2);
 //! the model loads and the dense index builds on a background thread while BM25 answers.
 
-use super::args::Args;
+use super::args::{Args, DenseTierArg};
 use super::model::{check_model_flags, dense_options, fusion_params};
 use super::Usage;
 use anyhow::Context;
@@ -42,7 +42,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         check_model_flags(args, false)?;
         let model_args = args.clone();
         let load = Box::new(move || super::model::load_models(&model_args).map_err(|e| format!("{e:#}")));
-        Some(DenseSetup { load, opts: dense_options(args) })
+        let static_table = match args.dense {
+            DenseTierArg::Transformer => None,
+            _ => match super::model::load_static(args) {
+                Ok(t) => Some(t),
+                Err(e) if args.dense == DenseTierArg::Auto => {
+                    eprintln!("note: {e:#}; the transformer serves alone");
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let static_only = args.dense == DenseTierArg::Static;
+        let load = Box::new(move || match static_only {
+            true => Err("--dense static: the static tier serves alone".to_string()),
+            false => load(),
+        });
+        Some(DenseSetup { load, opts: dense_options(args), static_table })
     };
     let ws_opts = WorkspaceOptions { index: opts, fusion: fusion_params(args), default_retriever };
     let workspace = Arc::new(Workspace::new(index, ws_opts, dense)?);

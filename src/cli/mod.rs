@@ -4,6 +4,7 @@ mod args;
 mod bench;
 mod bench_dense;
 mod bench_rerank;
+mod bench_static;
 
 mod eval;
 mod mcp;
@@ -11,6 +12,7 @@ mod mine;
 mod model;
 mod progress;
 mod query;
+mod static_build;
 mod train;
 mod train_rerank;
 mod train_select;
@@ -96,6 +98,9 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
         let dir = coret::model::resolve_model_dir(args.model.as_deref(), &model::log_line)?;
         println!("{}", dir.display());
         return Ok(());
+    }
+    if let Some(out) = args.static_build.clone() {
+        return static_build::run(&args, &out);
     }
     if args.mine.is_some() {
         return mine::run(&args);

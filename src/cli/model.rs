@@ -3,6 +3,7 @@
 use super::args::Args;
 use super::Usage;
 use candle_core::Device;
+use coret::model::static_tier::StaticTable;
 use coret::model::{
     apply_weights, resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder,
     EncoderOptions, TowerLayers, Towers, WeightsChoice,
@@ -152,6 +153,7 @@ pub fn dense_options(args: &Args) -> DenseOptions {
         use_path: !args.no_path,
         query_max_len: args.query_max_len,
         skip_tests: !args.dense_tests,
+        static_idf: !args.static_no_idf,
     }
 }
 
@@ -160,6 +162,7 @@ pub fn fusion_params(args: &Args) -> coret::rank::fusion::FusionParams {
         method: args.fusion,
         rrf_k: args.rrf_k,
         dense_weight: args.dense_weight,
+        static_weight: args.static_weight,
         path_boost: args.path_boost,
         symbol_boost: args.symbol_boost,
         name_boost: args.name_boost,
@@ -175,6 +178,16 @@ pub fn fusion_params(args: &Args) -> coret::rank::fusion::FusionParams {
         },
         ..Default::default()
     }
+}
+
+/// The static tier's table: `--static-table FILE`, else the one built in. A missing, truncated
+/// or foreign file is an error naming it and the command that rebuilds it.
+pub fn load_static(args: &Args) -> anyhow::Result<Arc<StaticTable>> {
+    let table = match &args.static_table {
+        Some(path) => StaticTable::load(path)?,
+        None => StaticTable::builtin()?,
+    };
+    Ok(Arc::new(table))
 }
 
 /// Where the engine's progress lines (model provisioning) go: stderr.

@@ -1,14 +1,14 @@
 //! Headless query: `coret-tui PATH --query TEXT|- [--retriever ...] [--top N] [--json [--snippets N]]`;
 //! hybrid by default.
 
-use super::args::Args;
+use super::args::{Args, DenseTierArg};
 use super::progress::BarProgress;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::index::{Hit, Retriever};
 use coret::mcp::code::span_lines;
 use coret::rank::searcher::{query_first_size, Searcher};
-use coret::rank::semantic::Scope;
+use coret::rank::semantic::{Scope, Tier};
 use serde_json::{json, Value};
 use std::io::Read;
 use std::sync::Arc;
@@ -27,20 +27,43 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let mut retrievers = args.retrievers_or(&[DEFAULT_RETRIEVER]);
     let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
-    // Load the model before indexing so a missing model fails fast.
-    let mut fallback = None;
-    let model = match needs_dense.then(|| super::model::load(args)).transpose() {
+    // Load what the tier asked for before indexing, so a missing model or table fails fast.
+    let mut notes: Vec<String> = Vec::new();
+    let want_transformer = needs_dense && args.dense != DenseTierArg::Static;
+    let model = match want_transformer.then(|| super::model::load(args)).transpose() {
         Ok(m) => m,
-        // Nobody asked for the model: BM25 alone still answers, and says why.
+        // `auto` still answers from the static tier; otherwise BM25 alone, saying why.
+        Err(e) if args.dense == DenseTierArg::Auto && e.downcast_ref::<Usage>().is_none() => {
+            notes.push(format!("no model could be loaded ({e:#})"));
+            None
+        }
         Err(e) if args.retriever.is_none() && e.downcast_ref::<Usage>().is_none() => {
-            let why = format!("no model could be loaded ({e:#}); answered by bm25 alone");
-            eprintln!("note: {why}");
-            fallback = Some(why);
-            retrievers = vec![Retriever::Bm25];
+            notes.push(format!("no model could be loaded ({e:#})"));
             None
         }
         Err(e) => return Err(e),
     };
+    let want_static = needs_dense && args.dense != DenseTierArg::Transformer;
+    let table = match want_static.then(|| super::model::load_static(args)).transpose() {
+        Ok(t) => t,
+        // A bad table never ranks: the transformer serves alone where it can, and the note says so.
+        Err(e) if args.dense == DenseTierArg::Auto && model.is_some() => {
+            notes.push(format!("{e:#}; the transformer serves alone"));
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let mut fallback = None;
+    if needs_dense && model.is_none() && table.is_none() {
+        let why = format!("{}; answered by bm25 alone", notes.join("; "));
+        fallback = Some(why);
+        notes.clear();
+        retrievers = vec![Retriever::Bm25];
+    }
+    if let Some(why) = &fallback {
+        eprintln!("note: {why}");
+    }
+    notes.iter().for_each(|n| eprintln!("note: {n}"));
     let reranker = super::model::load_reranker(args, model.as_ref().map(|m| m.towers.chunk.device()))?;
     if let Some(r) = &reranker {
         eprintln!("{}", super::model::describe_reranker(args, r));
@@ -66,35 +89,56 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut embedded = None;
     let embed_started = std::time::Instant::now();
     let mut coverage = None;
+    let opts = super::model::dense_options(args);
+    let candidates = |s: &Searcher| {
+        let n = args.query_first.unwrap_or_else(|| query_first_size(s.repo.chunks.len()));
+        s.query_candidates(&query, n, opts.skip_tests)
+    };
     if let Some(m) = model {
-        let progress = BarProgress::new();
-        towers = Some(m.towers.names());
         // Query-first unless asked to wait: the chunks this query needs, then the answer.
-        let candidates = match args.wait_index {
+        let wanted = match args.wait_index {
             true => None,
-            false => Some(searcher.query_candidates(
-                &query,
-                args.query_first.unwrap_or_else(|| query_first_size(searcher.repo.chunks.len())),
-                super::model::dense_options(args).skip_tests,
-            )?),
+            false => Some(candidates(&searcher)?),
         };
-        let scope = candidates.as_deref().map_or(Scope::All, Scope::First);
-        let dense = searcher.with_dense_scoped(m.towers, super::model::dense_options(args), scope, &progress);
-        progress.finish();
-        searcher = dense?;
-        device = Some(m.device);
-        if let Some(d) = searcher.dense.as_ref() {
-            embedded = Some(d.embedded);
-            coverage = Some(d.coverage());
-            if !d.is_complete() {
-                let (ranked, of) = d.coverage();
-                eprintln!(
-                    "note: dense ranked over {ranked} of {of} chunks (those this query needs first and those \
-                     cached); --wait-index embeds the rest first"
-                );
+        // `auto` uses the transformer only where it embeds nothing new for this query (its
+        // vectors cached), or where it is asked to wait; the static tier answers at once elsewhere.
+        let transformer = match args.dense {
+            DenseTierArg::Transformer => true,
+            DenseTierArg::Static => false,
+            DenseTierArg::Auto => {
+                table.is_none()
+                    || args.wait_index
+                    || searcher.transformer_covers(&m.towers, &opts, wanted.as_deref().unwrap_or_default())?
             }
+        };
+        if transformer {
+            let progress = BarProgress::new();
+            towers = Some(m.towers.names());
+            let scope = wanted.as_deref().map_or(Scope::All, Scope::First);
+            let dense = searcher.with_dense_scoped(m.towers, opts.clone(), scope, &progress);
+            progress.finish();
+            searcher = dense?;
+            device = Some(m.device);
         }
     }
+    if searcher.dense.is_none() {
+        if let Some(t) = table {
+            towers = Some(Tier::Static(t.clone()).names());
+            searcher = searcher.with_static(t, opts.clone())?;
+        }
+    }
+    if let Some(d) = searcher.dense.as_ref() {
+        embedded = Some(d.embedded);
+        coverage = Some(d.coverage());
+        if !d.is_complete() {
+            let (ranked, of) = d.coverage();
+            eprintln!(
+                "note: dense ranked over {ranked} of {of} chunks (those this query needs first and those \
+                 cached); --wait-index embeds the rest first"
+            );
+        }
+    }
+    let dense_tier = searcher.dense.as_ref().map(|d| d.tier().name());
     let embed_seconds = embed_started.elapsed().as_secs_f64();
     let search_started = std::time::Instant::now();
     let mut results = searcher.rankings(&query, &retrievers, searcher.rerank_depth(args.top))?;
@@ -135,6 +179,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         if let Some((ranked, of)) = coverage {
             v["stats"]["dense_coverage"] = json!({"ranked": ranked, "of": of});
+        }
+        if let Some(tier) = dense_tier {
+            v["stats"]["dense_tier"] = Value::String(tier.into());
         }
         if let Some(r) = rerank_stats {
             v["stats"]["rerank"] = r;

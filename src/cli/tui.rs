@@ -2,7 +2,7 @@
 //! background threads (`tui::engine_indexer`): BM25 first, then the dense index, then the
 //! working tree is re-checked before each search.
 
-use super::args::Args;
+use super::args::{Args, DenseTierArg};
 use super::model::dense_options;
 use super::Usage;
 use coret::model::{resolve_model_dir, select_device, DeviceChoice, Towers, WeightsChoice};
@@ -79,7 +79,22 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Ok(SearchModels { towers: Towers::tied(Arc::new(encoder)), reranker })
     });
     // BM25 first, then the dense index; then it re-checks the tree before each search.
-    let engine = EngineIndexer { repo, index: opts, fusion, dense: dense_opts, towers };
+    // The static tier answers first unless the transformer alone was asked for; a table that
+    // does not load is said once and the transformer serves alone (`--dense static`: an error).
+    let static_table = match args.dense {
+        DenseTierArg::Transformer => None,
+        DenseTierArg::Static => Some(super::model::load_static(args)?),
+        DenseTierArg::Auto => match super::model::load_static(args) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("note: {e:#}; the transformer serves alone");
+                None
+            }
+        },
+    };
+    let static_only = args.dense == DenseTierArg::Static;
+    let engine =
+        EngineIndexer { repo, index: opts, fusion, dense: dense_opts, towers, static_table, static_only };
     let indexer = Box::new(move |reporter: IndexReporter| engine.run(reporter));
     coret::tui::run(session, theme, indexer)
 }

@@ -10,11 +10,10 @@ use crate::error::{Error, Result};
 use crate::history::{extend_history, open_history, HistoryIndex, HistoryView};
 use crate::index::dense::VectorStore;
 use crate::index::{Hit, Retriever};
-use crate::model::Towers;
 use crate::progress::{EmbedOnly, Phase, Progress};
 use crate::rank::fusion::FusionParams;
 use crate::rank::searcher::Searcher;
-use crate::rank::semantic::{DenseOptions, Scope};
+use crate::rank::semantic::{DenseOptions, Scope, Tier};
 use crate::repo::git::find_repo;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -24,7 +23,8 @@ use std::time::Instant;
 
 /// The dense side of an evaluation: the towers and where the chunk tower's vectors are kept.
 pub struct DenseEval {
-    pub towers: Towers,
+    /// The transformer's towers or the static tier (`--dense`).
+    pub tier: Tier,
     pub opts: DenseOptions,
     /// One vector log per repository lives here, shared by all its commits.
     pub store_dir: PathBuf,
@@ -239,7 +239,7 @@ pub fn run_eval(
         failed: summary_failed,
         without_gold,
         notes,
-        towers: cfg.dense.as_ref().map(|d| d.towers.names()),
+        towers: cfg.dense.as_ref().map(|d| d.tier.names()),
     })
 }
 
@@ -299,13 +299,14 @@ impl RepoState {
     fn new(repo: &str, cfg: &EvalConfig, notes: &mut Vec<String>) -> Result<Self> {
         let git_dir = find_repo(&cfg.repos_dir, repo).map_err(|e| e.to_string());
         let vectors = match &cfg.dense {
-            Some(d) => {
+            // The static tier keeps no vectors: it computes them with each snapshot.
+            Some(d) if matches!(d.tier, Tier::Transformer(_)) => {
                 let file = crate::rank::searcher::shared_vector_log(&d.store_dir, repo);
-                let (store, note) = VectorStore::open(&file, d.towers.chunk.dim())?;
+                let (store, note) = VectorStore::open(&file, d.tier.dim())?;
                 notes.extend(note);
                 Some(store)
             }
-            None => None,
+            _ => None,
         };
         let (syntax, note) = match cfg.cache_file(repo, "syntax") {
             Some(file) => load_syntax(&file),
@@ -416,14 +417,24 @@ fn rankings(
     let need_dense = cfg.retrievers.iter().any(|&r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     let mut searcher = Searcher { fusion: cfg.fusion, ..Searcher::bm25_only(Arc::new(index)) };
     if need_dense {
-        let (Some(d), Some(store)) = (&cfg.dense, st.vectors.as_mut()) else {
+        let Some(d) = &cfg.dense else {
             return Err(Error::invalid("dense retrieval needs a model"));
         };
-        let candidates =
-            cfg.query_first.map(|n| searcher.query_candidates(query, n, d.opts.skip_tests)).transpose()?;
-        let scope = candidates.as_deref().map_or(Scope::All, Scope::Only);
-        searcher =
-            searcher.with_dense_store_scoped(d.towers.clone(), d.opts.clone(), store, scope, progress)?;
+        searcher = match (&d.tier, st.vectors.as_mut()) {
+            (Tier::Transformer(towers), Some(store)) => {
+                let candidates = cfg
+                    .query_first
+                    .map(|n| searcher.query_candidates(query, n, d.opts.skip_tests))
+                    .transpose()?;
+                let scope = candidates.as_deref().map_or(Scope::All, Scope::Only);
+                searcher.with_dense_store_scoped(towers.clone(), d.opts.clone(), store, scope, progress)?
+            }
+            // The static tier covers every chunk at once: query-first has nothing to wait for.
+            (Tier::Static(table), _) => searcher.with_static(table.clone(), d.opts.clone())?,
+            (Tier::Transformer(_), None) => {
+                return Err(Error::invalid("the transformer's vector store is not open"))
+            }
+        };
         if let Some(dense) = &searcher.dense {
             result.embedded = Some(dense.embedded);
             result.reused = Some(dense.reused);

@@ -381,6 +381,11 @@ impl DenseIndex {
         Ok(DenseIndex { dim, matrix })
     }
 
+    /// Rows already computed (the static tier's), row-major.
+    pub fn from_matrix(dim: usize, matrix: Vec<f32>) -> Self {
+        DenseIndex { dim, matrix }
+    }
+
     pub fn len(&self) -> usize {
         self.matrix.len() / self.dim.max(1)
     }
@@ -601,5 +606,93 @@ mod tests {
         assert_ne!(a, token_key("m", &[101, 7, 102], &[0, 1, 1]));
         assert_ne!(a, token_key("n", &[101, 7, 102], &[0, 0, 0]));
         assert_ne!(a, vector_key("m", "x", &[]));
+    }
+}
+
+/// A flat matrix of unit vectors searched exactly: the dense index's scan without a store
+/// behind it (the scale benchmark's, and the row update an edit makes).
+pub struct FlatIndex {
+    dim: usize,
+    matrix: Vec<f32>,
+}
+
+impl FlatIndex {
+    pub fn new(dim: usize, matrix: Vec<f32>) -> Self {
+        FlatIndex { dim, matrix }
+    }
+    pub fn len(&self) -> usize {
+        self.matrix.len() / self.dim.max(1)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.matrix.is_empty()
+    }
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.matrix[i * self.dim..(i + 1) * self.dim]
+    }
+    /// Replaces row `i` (an edited chunk's new vector).
+    pub fn set_row(&mut self, i: usize, v: &[f32]) {
+        self.matrix[i * self.dim..(i + 1) * self.dim].copy_from_slice(v);
+    }
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<Hit> {
+        if query.len() != self.dim || self.is_empty() {
+            return Vec::new();
+        }
+        top_k(&scores(&self.matrix, self.dim, query), k)
+    }
+}
+
+/// Int8 copies of unit vectors (each component × 127, rounded): a quarter of the memory and
+/// of the bytes a scan reads; its top candidates are re-scored in f32, so the order of what it
+/// returns is exact.
+pub struct Int8Index {
+    dim: usize,
+    rows: Vec<i8>,
+}
+
+impl Int8Index {
+    pub fn from_flat(flat: &FlatIndex) -> Self {
+        let rows = flat.matrix.par_iter().map(|x| quantise(*x)).collect();
+        Int8Index { dim: flat.dim, rows }
+    }
+
+    /// The `k` best of `flat` among the int8 scan's top `candidates`, scored in f32.
+    pub fn search_rescored(&self, flat: &FlatIndex, query: &[f32], k: usize, candidates: usize) -> Vec<Hit> {
+        if query.len() != self.dim || self.rows.is_empty() {
+            return Vec::new();
+        }
+        let q: Vec<i8> = query.iter().map(|x| quantise(*x)).collect();
+        const BLOCK: usize = 4096;
+        let mut out = vec![0f32; self.rows.len() / self.dim];
+        out.par_chunks_mut(BLOCK)
+            .zip(self.rows.par_chunks(BLOCK * self.dim))
+            .for_each(|(out, rows)| dots_i8(rows, self.dim, &q, out));
+        let mut hits: Vec<Hit> = top_k(&out, candidates)
+            .into_iter()
+            .map(|h| Hit { chunk: h.chunk, score: dot(flat.row(h.chunk as usize), query) })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+        hits.truncate(k);
+        hits
+    }
+}
+
+fn quantise(x: f32) -> i8 {
+    (x * 127.0).round().clamp(-127.0, 127.0) as i8
+}
+
+vectorised! {
+    /// `out[i]` ← row i of `rows` · `query`, in integers (i8 × i8 summed in i32).
+    fn dots_i8(rows: &[i8], dim: usize, query: &[i8], out: &mut [f32]) {
+        for (o, row) in out.iter_mut().zip(rows.chunks_exact(dim)) {
+            let mut acc = [0i32; 16];
+            for (r, q) in row.chunks_exact(16).zip(query.chunks_exact(16)) {
+                for l in 0..16 {
+                    acc[l] += i32::from(r[l]) * i32::from(q[l]);
+                }
+            }
+            let tail: i32 = row.chunks_exact(16).remainder().iter().zip(query.chunks_exact(16).remainder())
+                .map(|(a, b)| i32::from(*a) * i32::from(*b)).sum();
+            *o = (acc.iter().sum::<i32>() + tail) as f32;
+        }
     }
 }

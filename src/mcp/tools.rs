@@ -120,6 +120,9 @@ pub struct LocateAnswer {
     /// over how many chunks it ranks, of how many the complete index holds. The same numbers as
     /// dense_status and note; absent while there is no dense index.
     pub dense_coverage: Option<DenseCoverage>,
+    /// Which dense tier ranked: `static` (at once, every chunk) or `transformer`; absent
+    /// when no dense ranking took part.
+    pub dense_tier: Option<String>,
     /// Anything the caller should know about this answer (e.g. a dense request answered by
     /// bm25, or a hybrid over a partial dense index).
     pub note: Option<String>,
@@ -290,6 +293,11 @@ pub fn locate_within(
         dense_ready: coverage.is_some_and(|(ranked, of)| ranked == of),
         dense_status: status,
         dense_coverage: coverage.map(|(ranked, of)| DenseCoverage { ranked, of }),
+        dense_tier: searcher
+            .dense
+            .as_ref()
+            .filter(|_| matches!(retriever, Retriever::Dense | Retriever::Hybrid))
+            .map(|d| d.tier().name().to_string()),
         note,
         index: summary(repo),
         query_shape: crate::rank::QueryShape::of(&req.issue).as_str().into(),

@@ -43,6 +43,8 @@ pub type TowerLoader = Box<dyn FnOnce() -> std::result::Result<SearchModels, Str
 pub struct DenseSetup {
     pub load: TowerLoader,
     pub opts: DenseOptions,
+    /// The static tier: installed at once for every index, until the transformer's is complete.
+    pub static_table: Option<Arc<crate::model::static_tier::StaticTable>>,
 }
 
 /// One repository, indexed and kept warm for tool calls.

@@ -35,7 +35,7 @@ fn tiny_towers(dir: PathBuf) -> DenseSetup {
         let encoder = Encoder::load(&dir, &candle_core::Device::Cpu, opts).map_err(|e| e.to_string())?;
         Ok(SearchModels { towers: Towers::tied(Arc::new(encoder)), reranker: None })
     });
-    DenseSetup { load, opts: DenseOptions::default() }
+    DenseSetup { load, opts: DenseOptions::default(), static_table: None }
 }
 
 /// Polls the dense status until it settles (neither loading nor building).
@@ -81,7 +81,11 @@ fn the_dense_index_builds_in_the_background_and_follows_edits() {
 fn a_model_that_does_not_load_leaves_bm25_answering_and_says_why() {
     let (_dir, root, cache) = repo();
     let load: TowerLoader = Box::new(|| Err("--model /nonexistent: no such file or directory".into()));
-    let ws = workspace(&root, &cache, Some(DenseSetup { load, opts: DenseOptions::default() }));
+    let ws = workspace(
+        &root,
+        &cache,
+        Some(DenseSetup { load, opts: DenseOptions::default(), static_table: None }),
+    );
     let status = settled(&ws);
     assert_eq!(status, DenseStatus::Failed("--model /nonexistent: no such file or directory".into()));
     let (searcher, dense) = ws.refresh().unwrap();
@@ -127,7 +131,11 @@ fn the_first_locate_waits_for_a_model_that_is_loading_rather_than_answer_bm25_al
         std::thread::sleep(Duration::from_millis(300));
         (towers.load)()
     });
-    let ws = workspace(&root, &cache, Some(DenseSetup { load: slow, opts: DenseOptions::default() }));
+    let ws = workspace(
+        &root,
+        &cache,
+        Some(DenseSetup { load: slow, opts: DenseOptions::default(), static_table: None }),
+    );
     assert_eq!(ws.current().1, DenseStatus::Loading);
     let answer = ws.locate(&ask("alpha calls beta"), LOCATE_WAIT).unwrap();
     assert_eq!((answer.retriever.as_str(), answer.dense_ready), ("hybrid", true), "{}", answer.dense_status);
@@ -143,7 +151,11 @@ fn a_model_slower_than_the_wait_leaves_bm25_answering_within_it_and_says_so() {
         std::thread::sleep(Duration::from_secs(4));
         Err("too slow".into())
     });
-    let ws = workspace(&root, &cache, Some(DenseSetup { load: slow, opts: DenseOptions::default() }));
+    let ws = workspace(
+        &root,
+        &cache,
+        Some(DenseSetup { load: slow, opts: DenseOptions::default(), static_table: None }),
+    );
     let wait = Duration::from_millis(300);
     let start = Instant::now();
     let answer = ws.locate(&ask("alpha calls beta"), wait).unwrap();
@@ -233,8 +245,11 @@ fn a_reranker_loaded_with_the_towers_reorders_the_hybrid_and_says_so() {
         let reranker = crate::rerank::Reranker::load(&rerank_dir, &base).map_err(|e| e.to_string())?;
         Ok(SearchModels { reranker: Some(Arc::new(reranker)), ..models })
     });
-    let ws =
-        workspace(&root, &cache, Some(DenseSetup { load: with_reranker, opts: DenseOptions::default() }));
+    let ws = workspace(
+        &root,
+        &cache,
+        Some(DenseSetup { load: with_reranker, opts: DenseOptions::default(), static_table: None }),
+    );
     assert_eq!(settled(&ws), DenseStatus::Ready);
     let (searcher, dense) = ws.refresh().unwrap();
     let answer = locate(&searcher, &dense, None, &ask("alpha calls beta")).unwrap();

@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod pool;
 pub mod precision_choice;
 pub mod provision;
+pub mod static_tier;
 #[doc(hidden)]
 pub mod tokenize;
 pub mod tower_file;

@@ -49,6 +49,8 @@ pub struct FusionParams {
     pub rrf_k: f32,
     pub bm25_weight: f32,
     pub dense_weight: f32,
+    /// The dense weight when the static tier made the dense ranking (docs/GUIDE.md "Tiers").
+    pub static_weight: f32,
     /// Extra score for chunks of files the query names: first-place votes (RRF) or standard
     /// deviations (score fusion).
     pub path_boost: f32,
@@ -97,6 +99,8 @@ impl Default for FusionParams {
             // before), MRR best at 2 both times; a trained dense ranking earns a larger share
             // than the pretrained one did (0.8 to 1.2 tied then).
             dense_weight: 2.0,
+            // The static tier's share, measured on the 51 (docs/RESULTS.md "The static tier").
+            static_weight: 0.5,
             // With those adapters, on the 51: PR@5 / PR@20 0.471 / 0.627 without the boost,
             // 0.490 / 0.627 at 0.5, 0.490 / 0.647 at 1, 0.490 / 0.667 at 2 (MRR 0.421 to
             // 0.418); held-out sympy agreed at 1 (PR@20 0.545 → 0.564). An issue that names a

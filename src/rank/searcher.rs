@@ -6,11 +6,12 @@ use crate::error::{Error, Result};
 use crate::history::{HistoryParams, HistoryView};
 use crate::index::dense::VectorStore;
 use crate::index::{Hit, Retriever};
+use crate::model::static_tier::StaticTable;
 use crate::model::Towers;
 use crate::progress::Progress;
 use crate::rank::fusion::{demote_tests, fuse, FusionParams, FUSION_DEPTH};
 use crate::rank::mentions::{NamedFiles, NamedSymbols};
-use crate::rank::semantic::{DenseOptions, DenseSearcher, Scope};
+use crate::rank::semantic::{DenseOptions, DensePlan, DenseSearcher, Scope};
 use crate::rerank::{self, Reranker};
 use std::sync::Arc;
 
@@ -98,6 +99,30 @@ impl Searcher {
     ) -> Result<Searcher> {
         let (chunks, graph) = (&self.repo.chunks, &self.repo.graph);
         let dense = DenseSearcher::build_scoped(towers, chunks, graph, opts, store, progress, scope)?;
+        Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
+    }
+
+    /// Whether the transformer's cached vectors already cover `candidates` (none to embed for
+    /// this query): then `--dense auto` answers with it.
+    pub fn transformer_covers(
+        &self,
+        towers: &Towers,
+        opts: &DenseOptions,
+        candidates: &[u32],
+    ) -> Result<bool> {
+        let store = self.vector_store(towers)?;
+        if store.is_empty() {
+            return Ok(false);
+        }
+        let plan = DensePlan::new(&towers.chunk, &self.repo.chunks, &self.repo.graph, opts);
+        let positions: Vec<usize> = candidates.iter().filter_map(|&id| plan.position(id)).collect();
+        Ok(plan.missing_among(&store, positions).is_empty())
+    }
+
+    /// Adds the static tier's dense index over every chunk (docs/GUIDE.md "Tiers"), computed
+    /// at once.
+    pub fn with_static(&self, table: Arc<StaticTable>, opts: DenseOptions) -> Result<Searcher> {
+        let dense = DenseSearcher::build_static(table, &self.repo.chunks, opts)?;
         Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
     }
 
@@ -223,10 +248,15 @@ impl Searcher {
             Vec::new()
         };
         let mut fuse_dense_depth = usize::MAX;
+        let mut fusion = self.fusion;
         let dense = if wants(Retriever::Dense) {
             let d = self.dense_over(query, wait)?;
             if !d.is_complete() {
                 fuse_dense_depth = PARTIAL_FUSION_DEPTH;
+            }
+            // Each tier has its own measured share of the hybrid.
+            if matches!(d.tier(), crate::rank::semantic::Tier::Static(_)) {
+                fusion.dense_weight = fusion.static_weight;
             }
             demote_tests_in(&self.repo, d.search(query, depth)?, w)
         } else {
@@ -250,7 +280,7 @@ impl Searcher {
                     Retriever::Bm25 => bm25.clone(),
                     Retriever::Dense => dense.clone(),
                     Retriever::Hybrid => {
-                        hybrid(&self.repo, query, &bm25, dense_for_fusion, &history, self.fusion, k)
+                        hybrid(&self.repo, query, &bm25, dense_for_fusion, &history, fusion, k)
                     }
                     Retriever::History => history.clone(),
                 };

@@ -6,6 +6,8 @@ use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::index::dense::{token_key, vector_key, DenseIndex, VectorKey, VectorStore};
 use crate::index::Hit;
+use crate::model::static_tier::weigh::Idf;
+use crate::model::static_tier::StaticTable;
 use crate::model::{pipeline, Encoder, EncoderInput, TokenizedInput, Towers};
 use crate::progress::{EmbedWork, Phase, Progress};
 use rayon::prelude::*;
@@ -26,6 +28,8 @@ pub struct DenseOptions {
     /// Leave test files out of the dense index (BM25 keeps them). Changes no embedding, so
     /// it is not part of the cache tag.
     pub skip_tests: bool,
+    /// The static tier weighs tokens by the repository's idf (docs/RESULTS.md "The static tier").
+    pub static_idf: bool,
 }
 
 impl Default for DenseOptions {
@@ -44,6 +48,7 @@ impl Default for DenseOptions {
             // issue's opening states the problem; its tail (logs, long code) blurs the vector.
             query_max_len: 256,
             skip_tests: true,
+            static_idf: true,
         }
     }
 }
@@ -268,7 +273,8 @@ impl DensePlan {
         let index = DenseIndex::from_store(store, &keys)?;
         let rows = ranked.iter().map(|&p| self.rows[p]).collect();
         Ok(DenseSearcher {
-            towers,
+            tier: Tier::Transformer(towers),
+            idf: None,
             index,
             rows,
             eligible: self.len(),
@@ -289,9 +295,48 @@ pub trait FillFirst: Send + Sync {
     fn first(&self, ids: Vec<u32>, timeout: std::time::Duration) -> Option<Arc<DenseSearcher>>;
 }
 
-/// A dense index over one repository, with the towers that made it (chunk) and query it.
+/// What embeds a dense index's chunks and its queries: the transformer's towers, or the
+/// static tier's table (docs/GUIDE.md "Tiers").
+#[derive(Clone)]
+pub enum Tier {
+    Transformer(Towers),
+    Static(Arc<StaticTable>),
+}
+
+impl Tier {
+    /// What answers say produced them: `transformer` or `static`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Tier::Transformer(_) => "transformer",
+            Tier::Static(_) => "static",
+        }
+    }
+
+    /// The width of its vectors.
+    pub fn dim(&self) -> usize {
+        match self {
+            Tier::Transformer(t) => t.chunk.dim(),
+            Tier::Static(table) => table.dim(),
+        }
+    }
+
+    /// What stats and summaries call the chunk and query side.
+    pub fn names(&self) -> crate::model::TowerNames {
+        match self {
+            Tier::Transformer(t) => t.names(),
+            Tier::Static(table) => crate::model::TowerNames {
+                chunk: table.name().to_string(),
+                query: format!("{} (tied)", table.name()),
+            },
+        }
+    }
+}
+
+/// A dense index over one repository, with the tier that made it (chunk) and queries it.
 pub struct DenseSearcher {
-    towers: Towers,
+    tier: Tier,
+    /// The static tier's repository idf (queries are weighed as its chunks were).
+    idf: Option<Arc<Idf>>,
     index: DenseIndex,
     /// The chunk id of each index row, ascending (test chunks may be left out; a query-first
     /// build holds only the chunks with vectors so far).
@@ -392,8 +437,17 @@ impl DenseSearcher {
         self.first.as_ref().filter(|_| !self.is_complete())
     }
 
-    pub fn encoder(&self) -> &Encoder {
-        &self.towers.chunk
+    /// The transformer's chunk tower, unless the static tier made this index.
+    pub fn encoder(&self) -> Option<&Encoder> {
+        match &self.tier {
+            Tier::Transformer(t) => Some(&t.chunk),
+            Tier::Static(_) => None,
+        }
+    }
+
+    /// Which tier made this index: `transformer` or `static`.
+    pub fn tier(&self) -> &Tier {
+        &self.tier
     }
 
     /// Chunk `chunk`'s vector, unless the index left it out.
@@ -427,7 +481,51 @@ impl DenseSearcher {
     }
 
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        self.towers.embed_query(query, self.opts.query_max_len)
+        match &self.tier {
+            Tier::Transformer(t) => t.embed_query(query, self.opts.query_max_len),
+            Tier::Static(table) => {
+                let mut ids = Vec::new();
+                table.words().extend_ids(query, &mut ids, self.opts.query_max_len)?;
+                Ok(table.embed_weighted(&ids, self.idf.as_deref()))
+            }
+        }
+    }
+
+    /// The static tier's index over every chunk the plan holds (tests aside, per
+    /// [`DenseOptions::skip_tests`]), computed at once on every core (thousands of chunks a
+    /// second): each chunk tokenised, the repository's idf taken over them, each vector summed.
+    /// Nothing is cached: the idf moves with every edit, and recomputing costs about what
+    /// reading a cache would.
+    pub fn build_static(table: Arc<StaticTable>, chunks: &[Chunk], opts: DenseOptions) -> Result<Self> {
+        let rows: Vec<u32> = (0..chunks.len())
+            .filter(|&i| !(opts.skip_tests && chunks[i].is_test()))
+            .map(|i| i as u32)
+            .collect();
+        let use_path = opts.use_path;
+        let bags: Vec<Vec<u32>> = rows
+            .par_iter()
+            .map(|&i| {
+                let c = &chunks[i as usize];
+                let text = if use_path { c.text.as_str() } else { without_path(&c.text) };
+                table.ids(text).map_err(|e| Error::context(format!("static tier, chunk {}", c.key()), e))
+            })
+            .collect::<Result<_>>()?;
+        let idf = opts.static_idf.then(|| Arc::new(Idf::from_bags(&bags, table.vocab_size())));
+        let matrix: Vec<f32> =
+            bags.par_iter().flat_map_iter(|b| table.embed_weighted(b, idf.as_deref())).collect();
+        let index = DenseIndex::from_matrix(table.dim(), matrix);
+        let (eligible, embedded) = (rows.len(), rows.len());
+        Ok(DenseSearcher {
+            tier: Tier::Static(table),
+            idf,
+            index,
+            rows,
+            eligible,
+            opts,
+            embedded,
+            reused: 0,
+            first: None,
+        })
     }
 }
 
@@ -707,5 +805,21 @@ mod tests {
         let hits = d.search(&long, 3).unwrap();
         assert_eq!(hits.len(), 3);
         assert!(hits[0].score.is_finite());
+    }
+
+    #[test]
+    fn the_static_tier_indexes_every_chunk_at_once_and_ranks_by_shared_tokens() {
+        let table = Arc::new(crate::testkit::tiny_static_table(&["alpha", "beta", "gamma", "run"], 64));
+        let r = repo("");
+        let d = DenseSearcher::build_static(table.clone(), &r.chunks, DenseOptions::default()).unwrap();
+        assert_eq!(d.tier().name(), "static");
+        assert!(d.is_complete() && d.len() == r.chunks.len());
+        let top = d.search("gamma run", 1).unwrap();
+        assert_eq!(r.chunks[top[0].chunk as usize].path, "b.py", "{top:?}");
+        // Built again (another process, an edit elsewhere): the same vectors to the bit.
+        let again = DenseSearcher::build_static(table, &r.chunks, DenseOptions::default()).unwrap();
+        assert_eq!(again.search("gamma run", 3).unwrap(), d.search("gamma run", 3).unwrap());
+        // A query with no token the table knows gives a defined ranking (zeros), never NaN.
+        assert!(d.search("", 3).unwrap().iter().all(|h| h.score.is_finite()));
     }
 }

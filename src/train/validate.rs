@@ -100,7 +100,7 @@ fn full_eval(
         query_first: None,
         rerank: None,
         dense: Some(DenseEval {
-            towers: crate::model::Towers::tied(encoder),
+            tier: crate::rank::semantic::Tier::Transformer(crate::model::Towers::tied(encoder)),
             opts: dense.clone(),
             store_dir: store.path().to_path_buf(),
         }),

@@ -93,6 +93,10 @@ pub trait Backend: Send + Sync {
     fn dense_partial(&self) -> Option<(usize, usize)> {
         None
     }
+    /// Which tier made the dense index (`static` or `transformer`), once there is one.
+    fn dense_tier(&self) -> Option<&'static str> {
+        None
+    }
     /// With a reranker: how many of a hybrid ranking's top hits [`Backend::rerank`] re-orders.
     fn rerank_depth(&self) -> Option<usize> {
         None

@@ -51,6 +51,10 @@ impl Backend for Searcher {
         self.dense.as_ref().filter(|d| !d.is_complete()).map(|d| d.coverage())
     }
 
+    fn dense_tier(&self) -> Option<&'static str> {
+        self.dense.as_ref().map(|d| d.tier().name())
+    }
+
     fn rerank_depth(&self) -> Option<usize> {
         self.reranker.as_ref().map(|r| r.spec.depth)
     }

@@ -14,6 +14,7 @@ use super::backend::IndexReporter;
 use super::terminal::catch;
 use crate::engine::{IndexOptions, RepoIndex};
 use crate::error::Error;
+use crate::model::static_tier::StaticTable;
 use crate::progress::{EmbedWork, Phase, Progress};
 use crate::rank::fusion::FusionParams;
 use crate::rank::query_first::{build_serving, newest, QueryFirst};
@@ -37,6 +38,11 @@ pub struct EngineIndexer {
     pub fusion: FusionParams,
     pub dense: DenseOptions,
     pub towers: TowerLoader,
+    /// The static tier (docs/GUIDE.md "Tiers"): the dense column answers from it at once and
+    /// until the transformer's index is complete. `None`: the transformer alone (`--dense transformer`).
+    pub static_table: Option<Arc<StaticTable>>,
+    /// Only the static tier (`--dense static`): the transformer is never loaded.
+    pub static_only: bool,
 }
 
 /// Besides each search and `$EDITOR`, the tree is checked this often, so that an edit made
@@ -63,7 +69,7 @@ struct Job {
 impl EngineIndexer {
     /// Runs until the TUI quits (the reporter is cancelled).
     pub fn run(self, reporter: IndexReporter) {
-        let EngineIndexer { repo, index: opts, fusion, dense, towers } = self;
+        let EngineIndexer { repo, index: opts, fusion, dense, towers, static_table, static_only } = self;
         let index = match RepoIndex::open(&repo, &opts, &reporter) {
             Ok(i) => Arc::new(i),
             Err(e) => return reporter.failed(e.to_string()),
@@ -87,7 +93,8 @@ impl EngineIndexer {
             let (reporter, generation) = (reporter.clone(), generation.clone());
             std::thread::Builder::new().name("coret-tui-dense".into()).spawn(move || {
                 let last_word = reporter.clone();
-                if let Err(panic) = catch(move || build_dense(towers, dense, rx, &reporter, &generation)) {
+                let tiers = Tiers { towers, static_table, static_only };
+                if let Err(panic) = catch(move || build_dense(tiers, dense, rx, &reporter, &generation)) {
                     last_word.failed(format!("dense index: the dense thread panicked: {panic}"));
                 }
             })
@@ -131,10 +138,19 @@ impl EngineIndexer {
     }
 }
 
-/// The dense thread: the history and the towers once, then a dense index for the newest
-/// index it is sent, with one vector store throughout (an edit embeds only its chunks).
+/// What the dense thread serves with: the transformer (loaded there) and the static tier.
+struct Tiers {
+    towers: TowerLoader,
+    static_table: Option<Arc<StaticTable>>,
+    static_only: bool,
+}
+
+/// The dense thread: the history once, then for the newest index it is sent, the static
+/// tier's index at once and the transformer's (towers loaded once, one vector store
+/// throughout, so an edit embeds only its chunks) when it is complete. Without the static
+/// tier, the transformer's first partial index is served meanwhile (query-first).
 fn build_dense(
-    load: TowerLoader,
+    tiers: Tiers,
     opts: DenseOptions,
     jobs: Receiver<Job>,
     reporter: &IndexReporter,
@@ -145,8 +161,40 @@ fn build_dense(
     let repo = &first.searcher.repo;
     let (history, notes) = crate::history::checkout_history(&repo.root, repo.cache_entry.as_deref());
     notes.into_iter().for_each(|n| reporter.info(n));
+    let Tiers { towers: load, static_table, static_only } = tiers;
+    let current = |mine: u64| *lock(generation) == mine && !reporter.cancelled();
+    // The static tier answers for this job before anything else loads; true once sent.
+    let serve_static = |job: &Job, reranker: &Option<Arc<crate::rerank::Reranker>>| {
+        let Some(table) = &static_table else { return false };
+        match job.searcher.with_static(table.clone(), opts.clone()) {
+            Ok(s) if current(job.generation) => {
+                reporter.dense_ready(Arc::new(Searcher {
+                    history: history.clone(),
+                    reranker: reranker.clone(),
+                    ..s
+                }));
+                true
+            }
+            Ok(_) => false,
+            Err(e) => {
+                reporter.info(format!("static tier: {e}"));
+                false
+            }
+        }
+    };
+    let static_first = serve_static(&first, &None);
+    if static_only {
+        if !static_first && static_table.is_none() {
+            return reporter.failed("dense index: no static table");
+        }
+        while let Some(job) = newest(&jobs) {
+            serve_static(&job, &None);
+        }
+        return;
+    }
     let SearchModels { towers, reranker } = match load(reporter) {
         Ok(models) => models,
+        Err(why) if static_first => return reporter.info(format!("{why}; the static tier serves alone")),
         Err(why) => return reporter.failed(why),
     };
     // What every dense backend sent carries besides its index: the history and the reranker.
@@ -156,14 +204,20 @@ fn build_dense(
         Err(e) => return reporter.failed(format!("dense index: opening the vector store: {e}")),
     };
     let mut job = Some(first);
-    while let Some(Job { generation: mine, searcher }) = job.take().or_else(|| newest(&jobs)) {
+    let mut first_job = true;
+    while let Some(job_now) = job.take().or_else(|| newest(&jobs)) {
+        // A later index (an edit) gets the static tier's answer at once too.
+        let static_sent =
+            if std::mem::take(&mut first_job) { static_first } else { serve_static(&job_now, &reranker) };
+        let Job { generation: mine, searcher } = job_now;
         let progress = DenseProgress { reporter, generation, mine };
-        // Query-first: the first partial index (over the vectors already cached) is served at
-        // once, and each search through it has its own chunks embedded before the rest. Later
-        // partial indexes are not sent: a search through the first one already ranks over all
-        // that is embedded by then, and re-running searches on its own would move the rows.
+        // Query-first: without the static tier, the first partial index (over the vectors
+        // already cached) is served at once, and each search through it has its own chunks
+        // embedded before the rest. Later partial indexes are not sent: a search through the
+        // first one already ranks over all that is embedded by then, and re-running searches on
+        // its own would move the rows. With the static tier serving, only the complete index replaces it.
         let (handle, requests) = QueryFirst::channel();
-        let sent_partial = std::cell::Cell::new(false);
+        let sent_partial = std::cell::Cell::new(static_sent);
         let publish = |partial: Searcher| {
             let g = lock(generation);
             if *g != mine || reporter.cancelled() {

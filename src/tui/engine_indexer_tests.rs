@@ -69,6 +69,8 @@ fn an_edit_is_re_indexed_unasked_and_only_its_chunk_is_embedded() {
             let towers = crate::model::Towers::tied(Arc::new(encoder.map_err(|e| e.to_string())?));
             Ok(crate::rank::searcher::SearchModels { towers, reranker: None })
         }),
+        static_table: None,
+        static_only: false,
     };
     let thread = std::thread::spawn(move || indexer.run(reporter));
 

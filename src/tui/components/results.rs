@@ -96,17 +96,20 @@ pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
     let focused = app.focus == [Pane::Left, Pane::Right][index];
     let fusion = app.backend.as_ref().map(|b| b.fusion()).unwrap_or_default();
     // A dense ranking over a partial index (query-first) says so: more comes with a later search.
-    let partial = matches!(column.retriever, Retriever::Dense | Retriever::Hybrid)
-        && app.backend.as_ref().is_some_and(|b| b.dense_partial().is_some());
+    let dense_column = matches!(column.retriever, Retriever::Dense | Retriever::Hybrid);
+    let partial = dense_column && app.backend.as_ref().is_some_and(|b| b.dense_partial().is_some());
+    // Which tier answered: the static tier until the transformer's index is complete.
+    let tier = app.backend.as_ref().and_then(|b| b.dense_tier()).filter(|t| dense_column && *t == "static");
     let label = match column.rerank {
         RerankStatus::Done { depth, .. } => format!("{RERANKED} reranked, top {depth}"),
         _ => score_label(column.retriever, &fusion).to_string(),
     };
     let title = format!(
-        " {} {} · {label}{} ",
+        " {} {} · {label}{}{} ",
         index + 1,
         title(column.retriever),
-        if partial { " · partial" } else { "" }
+        if partial { " · partial" } else { "" },
+        tier.map_or(String::new(), |t| format!(" · {t} tier"))
     );
     let room = (area.width as usize).saturating_sub(width(&title) + 4);
     let mut block = pane_block(theme, title, focused);
