@@ -81,6 +81,22 @@ fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
     assert!(calls(&files, "Shop.Cart.touch").1.is_empty(), "Time.now is the library's");
 }
 
+/// Issue 70: a preprocessor line inside a class header (`#if NET5_0_OR_GREATER` before a
+/// base list) never names the class; directives anywhere (`#region`, both branches of an
+/// `#if`) leave the definitions around them whole.
+#[test]
+fn csharp_directives_in_a_class_header_do_not_rename_the_class() {
+    let source = "using System;\n\nnamespace Dapper\n{\n    public static partial class SqlMapper\n    {\n        public partial class GridReader\n#if NET5_0_OR_GREATER\n            : IAsyncDisposable\n#endif\n        {\n            #region Reading\n            public T Read<T>() { return ReadImpl<T>(); }\n            #endregion\n\n#if DEBUG\n            private T ReadImpl<T>() { return default; }\n#else\n            private T ReadImpl<T>() { return default(T); }\n#endif\n        }\n    }\n}\n";
+    let file = crate::chunk::chunk_file("Dapper/SqlMapper.GridReader.cs", source);
+    let names: Vec<&str> = file.chunks.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.contains(&"SqlMapper.GridReader"), "{names:?}");
+    assert!(names.contains(&"SqlMapper.GridReader.Read"), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("NET5_0_OR_GREATER")), "{names:?}");
+    let class = file.chunks.iter().find(|c| c.name == "SqlMapper.GridReader").unwrap();
+    assert!(class.text.contains("#if NET5_0_OR_GREATER"), "texts come from the original: {}", class.text);
+    assert_eq!((class.start_line, class.end_line), (7, 21));
+}
+
 #[test]
 fn php_classes_this_self_and_functions_in_a_namespace() {
     let file = fixture("Kernel.php");
