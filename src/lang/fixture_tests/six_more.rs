@@ -81,6 +81,25 @@ fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
     assert!(calls(&files, "Shop.Cart.touch").1.is_empty(), "Time.now is the library's");
 }
 
+/// Issue 70: `def ssl?` is `ssl?`, not `ssl` (which `empty?` and `empty` would share), and a
+/// call of `ssl?` reaches it.
+#[test]
+fn ruby_method_names_keep_their_question_and_bang_marks() {
+    let file = fixture("request.rb");
+    let names: Vec<&str> = file.chunks.iter().map(|c| c.name.as_str()).collect();
+    for name in [
+        "Rack.Request.buffered_body!",
+        "Rack.Request.Helpers.ssl?",
+        "Rack.Request.Helpers.empty?",
+        "Rack.Request.Helpers.empty",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(!names.contains(&"Rack.Request.Helpers.ssl"), "{names:?}");
+    let files = [file];
+    assert_eq!(calls(&files, "Rack.Request.Helpers.secure_cookies").0, ["Rack.Request.Helpers.ssl?"]);
+}
+
 /// Issue 70: a preprocessor line inside a class header (`#if NET5_0_OR_GREATER` before a
 /// base list) never names the class; directives anywhere (`#region`, both branches of an
 /// `#if`) leave the definitions around them whole.

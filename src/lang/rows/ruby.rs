@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::super::rules::{function, type_name, CallForm, Member, Role, Rules, Syntax};
+use super::super::rules::{function, text, type_name, CallForm, Member, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
@@ -85,10 +85,17 @@ fn blank_long_heredoc_openers(src: &str) -> Option<String> {
     masked.map(|m| String::from_utf8(m).expect("blanking ASCII keeps UTF-8"))
 }
 
+/// A method's name as Ruby spells it, `?`, `!` and a setter's `=` kept (`ssl?` and `ssl` are
+/// two methods); operators (`==`, `[]`) are no chunks.
+fn method_name(node: Node, src: &str) -> Option<String> {
+    let name = text(node.child_by_field_name("name")?, src).trim();
+    (name.starts_with(|c: char| c.is_alphabetic() || c == '_')).then(|| name.to_string())
+}
+
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
     let name = || node.child_by_field_name("name").and_then(|n| type_name(n, src));
     match node.kind() {
-        "method" | "singleton_method" => match name() {
+        "method" | "singleton_method" => match method_name(node, src) {
             Some(name) => function(name, node, node),
             None => Role::Other,
         },
