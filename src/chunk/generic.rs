@@ -16,6 +16,7 @@
 //!   marked `test` (`Rules::is_test_item`).
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -24,7 +25,7 @@ use super::syntax::{CallSite, ClassInfo, FileSyntax, Receiver};
 use super::text::{children, chunk_at, is_blank, slice, Lines};
 use super::window::{joined, leftover_lines, windows};
 use super::{Chunk, ChunkKind, MODULE_CHUNK_NAME};
-use crate::lang::rules::Role;
+use crate::lang::rules::{BareName, Role};
 use crate::lang::{extension, Lang, Rules};
 
 thread_local! {
@@ -106,6 +107,9 @@ struct Extractor<'s> {
     calls: Vec<Vec<(usize, CallSite)>>,
     /// The name each chunk calls its receiver by, when not `self`/`this` (Go).
     self_names: Vec<Option<String>>,
+    /// The local variables each chunk has bound so far, in source order: a bare name of one
+    /// is no call (`CallForm::Bare`).
+    locals: Vec<HashSet<String>>,
     classes: Vec<ClassInfo>,
     types: Vec<TypeCtx>,
     /// Byte ranges no module chunk shows: every chunk's span, and test code.
@@ -123,6 +127,7 @@ impl<'s> Extractor<'s> {
             chunks: Vec::new(),
             calls: Vec::new(),
             self_names: Vec::new(),
+            locals: Vec::new(),
             classes: Vec::new(),
             types: Vec::new(),
             cuts: Vec::new(),
@@ -196,6 +201,17 @@ impl<'s> Extractor<'s> {
             }
             if let Some((name, at, receiver)) = self.rules.call(node, self.src) {
                 self.record_call(ctx.owner, name, at, receiver);
+            } else if let Some(bare) = self.rules.bare_name(node, self.src) {
+                // Source order: a local is bound before the names that read it.
+                match bare {
+                    BareName::Binds(name) => {
+                        self.locals[ctx.owner].insert(name);
+                    }
+                    BareName::Calls(name) if !self.locals[ctx.owner].contains(&name) => {
+                        self.record_call(ctx.owner, name, node, Receiver::None);
+                    }
+                    BareName::Calls(_) => {}
+                }
             }
             push_children(&mut stack, node, ctx);
         }
@@ -240,6 +256,7 @@ impl<'s> Extractor<'s> {
         self.chunks.push(chunk_at(self.path, kind, name, span, &self.lines, text));
         self.calls.push(Vec::new());
         self.self_names.push(None);
+        self.locals.push(HashSet::new());
         self.chunks.len() - 1
     }
 

@@ -100,6 +100,80 @@ fn ruby_method_names_keep_their_question_and_bang_marks() {
     assert_eq!(calls(&files, "Rack.Request.Helpers.secure_cookies").0, ["Rack.Request.Helpers.ssl?"]);
 }
 
+/// Issue 70: in Ruby a bare name that is no local (`parse_cookies_from_header`) is a call on
+/// `self`, and so is `get_header(HTTPS)`; a method a module mixes in (`include Env`) is found
+/// by its name in the file; locals and parameters are no calls.
+#[test]
+fn ruby_calls_without_a_receiver_reach_the_class_and_its_mixins() {
+    let files = [fixture("request.rb")];
+    assert_eq!(
+        calls(&files, "Rack.Request.initialize"),
+        (vec!["Rack.Request.parse_cookies_from_header".into(), "Rack.Request.buffered_body!".into()], vec![]),
+        "a bare name and a bang method, `self` implied"
+    );
+    assert_eq!(
+        calls(&files, "Rack.Request.parse_cookies_from_header"),
+        (vec!["Rack.Request.Env.get_header".into()], vec![]),
+        "`header` is a local: no call; `get_header` is Env's, mixed in"
+    );
+    assert_eq!(
+        calls(&files, "Rack.Request.Helpers.scheme").0,
+        ["Rack.Request.Env.get_header", "Rack.Request.Helpers.forwarded_scheme"],
+    );
+    assert_eq!(calls(&files, "Rack.Request.Helpers.ssl?").0, ["Rack.Request.Helpers.scheme"]);
+    assert_eq!(
+        calls(&files, "Rack.Request.Helpers.forwarded_scheme"),
+        (vec![], vec![]),
+        "`scheme` is the parameter here, not the method"
+    );
+    assert_eq!(calls(&files, "Rack.Request.Helpers.empty?"), (vec![], vec![]), "no `content_length` here");
+}
+
+/// A bare name several types define, none the caller's own, is listed, never guessed; a
+/// repository-unique one is an edge; a local of that name is no call at all.
+#[test]
+fn ruby_bare_calls_several_types_define_are_listed_not_guessed() {
+    let chunk = crate::chunk::chunk_file;
+    let files = [
+        chunk(
+            "lib/app.rb",
+            "class App
+  def run
+    flush
+    render
+  end
+
+  def quiet
+    flush = 0
+    flush
+  end
+end
+",
+        ),
+        chunk(
+            "lib/a.rb",
+            "module A
+  def flush
+  end
+
+  def render
+  end
+end
+",
+        ),
+        chunk(
+            "lib/b.rb",
+            "module B
+  def flush
+  end
+end
+",
+        ),
+    ];
+    assert_eq!(calls(&files, "App.run"), (vec!["A.render".into()], vec!["flush".into()]));
+    assert_eq!(calls(&files, "App.quiet"), (vec![], vec![]), "`flush = 0` makes `flush` a local");
+}
+
 /// Issue 70: a preprocessor line inside a class header (`#if NET5_0_OR_GREATER` before a
 /// base list) never names the class; directives anywhere (`#region`, both branches of an
 /// `#if`) leave the definitions around them whole.

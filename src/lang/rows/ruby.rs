@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::super::rules::{function, text, type_name, CallForm, Member, Role, Rules, Syntax};
+use super::super::rules::{function, text, type_name, CallForm, Member, Place, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
@@ -20,7 +20,12 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     reader: Reader::Rules,
     syntax: Syntax {
         role,
-        calls: &[CallForm::Method { kind: "call", name: "method", object: "receiver" }],
+        calls: &[
+            CallForm::Method { kind: "call", name: "method", object: "receiver" },
+            // `reset` alone is `self.reset()` unless `reset` is a local: tree-sitter-ruby
+            // parses both as an `identifier` (`reset!`, `reset?` and `reset(x)` are `call`s).
+            CallForm::Bare { kind: "identifier", binds: LOCALS, not_calls: NOT_CALLS },
+        ],
         members: &[Member { kind: "scope_resolution", object: &["scope"], name: "name" }],
         wrappers: &[],
         names: &["identifier", "constant"],
@@ -38,11 +43,51 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     test_attribute: no_test_attribute,
     is_builtin: no_builtins,
     implicit_self: true,
+    mixins: true,
     family: Family::Ruby,
     // Off: the module lift lowered hybrid MRR on the new rows' dev files (docs/RESULTS.md, session 33).
     lifts_module: false,
     mask: blank_long_heredoc_openers,
 };
+
+/// Where an identifier binds a local variable: assignments, parameters (of methods, blocks and
+/// lambdas), `rescue => e`, `for x in`, pattern matching (tree-sitter-ruby's `locals.scm`).
+const LOCALS: &[Place] = &[
+    Place { parent: "assignment", field: "left" },
+    Place { parent: "operator_assignment", field: "left" },
+    Place { parent: "left_assignment_list", field: "" },
+    Place { parent: "rest_assignment", field: "" },
+    Place { parent: "destructured_left_assignment", field: "" },
+    Place { parent: "method_parameters", field: "" },
+    Place { parent: "lambda_parameters", field: "" },
+    Place { parent: "block_parameters", field: "" },
+    Place { parent: "destructured_parameter", field: "" },
+    Place { parent: "optional_parameter", field: "name" },
+    Place { parent: "keyword_parameter", field: "name" },
+    Place { parent: "splat_parameter", field: "name" },
+    Place { parent: "hash_splat_parameter", field: "name" },
+    Place { parent: "block_parameter", field: "name" },
+    Place { parent: "exception_variable", field: "" },
+    Place { parent: "for", field: "pattern" },
+    Place { parent: "in_clause", field: "pattern" },
+    Place { parent: "as_pattern", field: "name" },
+    Place { parent: "array_pattern", field: "" },
+    Place { parent: "find_pattern", field: "" },
+    Place { parent: "keyword_pattern", field: "value" },
+];
+
+/// Where an identifier is neither a call nor a local: a call's method name (the `call` is the
+/// call), a `def`'s own name, `alias`/`undef` operands, `^x` in a pattern (a local read).
+const NOT_CALLS: &[Place] = &[
+    Place { parent: "call", field: "method" },
+    Place { parent: "method", field: "name" },
+    Place { parent: "singleton_method", field: "name" },
+    Place { parent: "singleton_method", field: "object" },
+    Place { parent: "setter", field: "" },
+    Place { parent: "alias", field: "" },
+    Place { parent: "undef", field: "" },
+    Place { parent: "variable_reference_pattern", field: "" },
+];
 
 /// RSpec's `spec/` and `*_spec.rb`, minitest's `*_test.rb` and `test_*.rb`.
 fn ruby_test(path: &str) -> bool {
