@@ -178,6 +178,17 @@ impl<'s> Extractor<'s> {
                         }
                         continue;
                     }
+                    Role::Namespace { name, outer, body } => {
+                        let name = match ty {
+                            Some(t) => format!("{}.{name}", self.types[t].name),
+                            None => name,
+                        };
+                        let header = self.header(outer, Some(body));
+                        self.types.push(TypeCtx { name, header });
+                        let inner = Scope::Defs { ty: Some(self.types.len() - 1) };
+                        push_children(&mut stack, body, Ctx { owner: ctx.owner, scope: inner });
+                        continue;
+                    }
                     Role::Impl { type_name, outer, body } => {
                         let header = self.header(outer, Some(body));
                         self.types.push(TypeCtx { name: type_name, header });
@@ -401,7 +412,7 @@ impl<'s> Extractor<'s> {
                         elided.push((self.leading_start(member), member.end_byte()));
                         continue;
                     }
-                    Role::Other => {
+                    Role::Namespace { .. } | Role::Other => {
                         stack.extend(children(member));
                         continue;
                     }

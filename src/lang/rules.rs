@@ -46,6 +46,11 @@ pub enum Role<'t> {
     /// An item macro's token tree (`cfg_rt! { pub fn spawn… }`): its insides are parsed again
     /// as items of the language, and their definitions are chunks like any other.
     Items { tokens: Node<'t> },
+    /// A namespace and nothing more (a Ruby `module` that wraps classes but defines no method of
+    /// its own): no chunk of its own, which would span every definition inside it and compete
+    /// with them as one huge class; its name still qualifies theirs (`Rack.Request`), and its
+    /// header and `end` lines are module-level code.
+    Namespace { name: String, outer: Node<'t>, body: Node<'t> },
     /// Methods of a type defined elsewhere (Rust `impl`, Swift `extension`): no chunk of its own.
     Impl { type_name: String, outer: Node<'t>, body: Node<'t> },
     /// Test code inside a source file (Rust `#[cfg(test)] mod tests`): no chunks, not in the

@@ -54,7 +54,6 @@ fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
         &file,
         &[
             ("<module>", "module", 1, 45, "require \"json\""),
-            ("Shop", "class", 3, 41, "module Shop"),
             ("Shop.Cart", "class", 5, 34, "class Cart < Base"),
             ("Shop.Cart.initialize", "method", 6, 9, "class Cart < Base"),
             ("Shop.Cart.add", "method", 11, 15, "class Cart < Base"),
@@ -67,7 +66,8 @@ fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
             ("checkout", "function", 43, 45, "def checkout(cart)"),
         ],
     );
-    assert!(file.chunks[2].text.contains("@items = []"), "initialize stays whole in its class");
+    assert!(file.chunks[1].text.contains("@items = []"), "initialize stays whole in its class");
+    assert!(file.chunks[0].text.contains("module Shop"), "a module around classes only is module code");
     let files = [file];
     assert_eq!(calls(&files, "Shop.Cart.add").0, ["Shop.Cart.validate", "Shop.Cart.touch"]);
     assert_eq!(
@@ -172,6 +172,30 @@ end
     ];
     assert_eq!(calls(&files, "App.run"), (vec!["A.render".into()], vec!["flush".into()]));
     assert_eq!(calls(&files, "App.quiet"), (vec![], vec![]), "`flush = 0` makes `flush` a local");
+}
+
+/// Issue 70: `module Rack` around a whole file defines no method of its own: a namespace
+/// that qualifies its classes' names, not one class chunk spanning them all.
+#[test]
+fn a_ruby_module_that_only_wraps_definitions_is_no_class_chunk() {
+    let file = fixture("request.rb");
+    let kind = |name: &str| file.chunks.iter().find(|c| c.name == name).map(|c| c.kind.as_str());
+    assert_eq!(kind("Rack"), None, "no chunk spans the file as a class");
+    assert_eq!(kind("Rack.Request"), Some("class"));
+    assert_eq!(kind("Rack.Request.Helpers"), Some("class"), "a mixin with methods stays a type");
+    let module = &file.chunks[0];
+    assert_eq!(module.kind.as_str(), "module");
+    assert!(
+        module.text.contains("module Rack"),
+        "the wrapper's lines are module-level code: {}",
+        module.text
+    );
+    let method = file.chunks.iter().find(|c| c.name == "Rack.Request.Helpers.ssl?").unwrap();
+    assert!(
+        method.text.contains("module Helpers\n"),
+        "a method shows its own type's header: {}",
+        method.text
+    );
 }
 
 /// Issue 70: a preprocessor line inside a class header (`#if NET5_0_OR_GREATER` before a

@@ -144,11 +144,25 @@ fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
             Some(name) => function(name, node, node),
             None => Role::Other,
         },
+        // `module Rack` around classes, no method of its own: a namespace, not a huge class.
+        "module" => match (name(), node.child_by_field_name("body")) {
+            (Some(name), Some(body)) if !defines_methods(body) => Role::Namespace { name, outer: node, body },
+            (Some(name), body) => Role::Type { name, outer: node, body },
+            (None, _) => Role::Other,
+        },
         // `class Admin::User < Base`: named by its last constant.
-        "class" | "module" => match name() {
+        "class" => match name() {
             Some(name) => Role::Type { name, outer: node, body: node.child_by_field_name("body") },
             None => Role::Other,
         },
         _ => Role::Other,
     }
+}
+
+/// Whether a module's body defines methods of its own (`def m`, `def self.m`, `class << self`):
+/// a mixin or a utility module, a type; without any it only wraps definitions.
+fn defines_methods(body: Node) -> bool {
+    (0..body.named_child_count())
+        .filter_map(|i| body.named_child(i))
+        .any(|c| matches!(c.kind(), "method" | "singleton_method" | "singleton_class"))
 }
