@@ -148,8 +148,9 @@ impl<'s> Extractor<'s> {
     /// Every definition and call under `root` (pre-order, source order); `depth` counts the
     /// item macros around it.
     fn walk(&mut self, root: Node, ctx: Ctx, depth: usize) {
-        let mut stack = vec![(root, ctx)];
-        while let Some((node, ctx)) = stack.pop() {
+        // Each node with its parent: tree-sitter finds a parent only by descending from the root.
+        let mut stack = vec![(root, ctx, None)];
+        while let Some((node, ctx, parent)) = stack.pop() {
             if let Scope::Defs { ty } = ctx.scope {
                 // Comments outside definitions (licence headers) would crowd the module chunk.
                 if ty.is_none() && self.rules.is_comment(node) {
@@ -212,7 +213,7 @@ impl<'s> Extractor<'s> {
             }
             if let Some((name, at, receiver)) = self.rules.call(node, self.src) {
                 self.record_call(ctx.owner, name, at, receiver);
-            } else if let Some(bare) = self.rules.bare_name(node, self.src) {
+            } else if let Some(bare) = self.rules.bare_name(node, parent, self.src) {
                 // Source order: a local is bound before the names that read it.
                 match bare {
                     BareName::Binds(name) => {
@@ -442,8 +443,8 @@ fn drop_blank_lines(text: &str) -> String {
     text.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n")
 }
 
-fn push_children<'t>(stack: &mut Vec<(Node<'t>, Ctx)>, node: Node<'t>, ctx: Ctx) {
+fn push_children<'t>(stack: &mut Vec<(Node<'t>, Ctx, Option<Node<'t>>)>, node: Node<'t>, ctx: Ctx) {
     for child in children(node).into_iter().rev() {
-        stack.push((child, ctx));
+        stack.push((child, ctx, Some(node)));
     }
 }

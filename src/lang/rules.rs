@@ -86,8 +86,8 @@ pub struct Place {
 }
 
 impl Place {
-    fn holds(&self, node: Node) -> bool {
-        let Some(parent) = node.parent() else { return false };
+    /// Whether `node`, a child of `parent`, stands here.
+    fn holds(&self, parent: Node, node: Node) -> bool {
         parent.kind() == self.parent
             && (self.field.is_empty() || parent.child_by_field_name(self.field) == Some(node))
     }
@@ -227,22 +227,24 @@ impl Rules {
         Some((text(name, src).to_string(), name, receiver))
     }
 
-    /// A bare name at `node` that binds a local or may call a method ([`CallForm::Bare`]);
-    /// `None` for any other node, and for a name that is neither (a `def`'s own name).
-    pub fn bare_name(&self, node: Node, src: &str) -> Option<BareName> {
+    /// A bare name at `node` (a child of `parent`) that binds a local or may call a method
+    /// ([`CallForm::Bare`]); `None` for any other node, and for a name that is neither (a
+    /// `def`'s own name).
+    pub fn bare_name(&self, node: Node, parent: Option<Node>, src: &str) -> Option<BareName> {
         let kind = node.kind();
         let (binds, not_calls) = self.syntax.calls.iter().find_map(|f| match f {
             CallForm::Bare { kind: k, binds, not_calls } if *k == kind => Some((binds, not_calls)),
             _ => None,
         })?;
-        if not_calls.iter().any(|p| p.holds(node)) {
+        let at = |place: &Place| parent.is_some_and(|parent| place.holds(parent, node));
+        if not_calls.iter().any(at) {
             return None;
         }
         let name = text(node, src).to_string();
         if name.is_empty() {
             return None;
         }
-        Some(if binds.iter().any(|p| p.holds(node)) { BareName::Binds(name) } else { BareName::Calls(name) })
+        Some(if binds.iter().any(at) { BareName::Binds(name) } else { BareName::Calls(name) })
     }
 
     fn is_name(&self, node: Node) -> bool {

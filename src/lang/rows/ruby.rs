@@ -1,5 +1,7 @@
-//! Ruby: methods (`def m`, `def self.m`), classes and modules (their methods are theirs,
-//! `class << self` included); calls with or without parentheses; `self` implied.
+//! Ruby: methods (`def m`, `def ssl?`, `def self.m`), classes and modules (their methods are
+//! theirs, `class << self` included; a module with no method of its own is a namespace);
+//! calls with or without parentheses, a bare name that is no local included; `self` implied,
+//! mixed-in methods found by name.
 //! Grammar: `tree-sitter-ruby`, the tree-sitter organisation's own.
 
 use tree_sitter::Node;
