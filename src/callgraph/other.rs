@@ -28,8 +28,8 @@ pub(crate) struct Other<'a> {
     functions: HashMap<(Family, &'a str), Vec<u32>>,
     /// (family, type, method) → methods.
     methods: HashMap<(Family, &'a str, &'a str), Vec<u32>>,
-    /// (family, method name) → whether any type defines it.
-    method_names: HashMap<(Family, &'a str), usize>,
+    /// (family, method name) → the methods of that name, of every type.
+    method_names: HashMap<(Family, &'a str), Vec<u32>>,
     /// (family, type name) → type chunks.
     types: HashMap<(Family, &'a str), Vec<u32>>,
     /// (family, type name) of every type with methods (a Rust type made by a macro has
@@ -96,7 +96,7 @@ impl<'a> Other<'a> {
                         if let Some(ty) = type_of(chunk.kind, &chunk.name) {
                             other.methods.entry((family, ty, name)).or_default().push(id);
                             other.method_types.insert((family, ty));
-                            *other.method_names.entry((family, name)).or_default() += 1;
+                            other.method_names.entry((family, name)).or_default().push(id);
                         }
                     }
                     ChunkKind::Module | ChunkKind::Window => {}
@@ -123,10 +123,17 @@ impl<'a> Other<'a> {
                         found => return found,
                     }
                 }
-                self.free_function(f, family, name)
+                match self.free_function(f, family, name) {
+                    Target::Outside if spec.mixins => self.mixed_in(f, family, name),
+                    found => found,
+                }
             }
             Receiver::Path(path) if path.len() == 1 && path[0] == "self" => match own_type.map(method) {
                 Some(Target::Chunk(c)) => Target::Chunk(c),
+                Some(Target::Outside) | None if spec.mixins => match self.mixed_in(f, family, name) {
+                    Target::Outside => Target::Unknown,
+                    found => found,
+                },
                 _ => Target::Unknown,
             },
             Receiver::Path(path) => {
@@ -170,6 +177,19 @@ impl<'a> Other<'a> {
                 }
             }
         }
+    }
+
+    /// A method `name` of some type a mixin may have brought to the caller (Ruby's `include
+    /// Helpers`): the same file's only one, else the repository's only one; listed when
+    /// several fit, nothing when no type defines it.
+    fn mixed_in(&self, f: usize, family: Family, name: &str) -> Target {
+        let candidates = self.method_names.get(&(family, name)).map(Vec::as_slice).unwrap_or(&[]);
+        let here: Vec<u32> =
+            candidates.iter().copied().filter(|&c| self.file_of[c as usize] as usize == f).collect();
+        if !here.is_empty() {
+            return one_of(&here);
+        }
+        one_of(candidates)
     }
 
     /// `f()`: the same file's, the same directory's, the repository's only `f`, or a type `f`.

@@ -16,6 +16,7 @@
 //!   marked `test` (`Rules::is_test_item`).
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -24,7 +25,7 @@ use super::syntax::{CallSite, ClassInfo, FileSyntax, Receiver};
 use super::text::{children, chunk_at, is_blank, slice, Lines};
 use super::window::{joined, leftover_lines, windows};
 use super::{Chunk, ChunkKind, MODULE_CHUNK_NAME};
-use crate::lang::rules::Role;
+use crate::lang::rules::{BareName, Role};
 use crate::lang::{extension, Lang, Rules};
 
 thread_local! {
@@ -106,6 +107,9 @@ struct Extractor<'s> {
     calls: Vec<Vec<(usize, CallSite)>>,
     /// The name each chunk calls its receiver by, when not `self`/`this` (Go).
     self_names: Vec<Option<String>>,
+    /// The local variables each chunk has bound so far, in source order: a bare name of one
+    /// is no call (`CallForm::Bare`).
+    locals: Vec<HashSet<String>>,
     classes: Vec<ClassInfo>,
     types: Vec<TypeCtx>,
     /// Byte ranges no module chunk shows: every chunk's span, and test code.
@@ -123,6 +127,7 @@ impl<'s> Extractor<'s> {
             chunks: Vec::new(),
             calls: Vec::new(),
             self_names: Vec::new(),
+            locals: Vec::new(),
             classes: Vec::new(),
             types: Vec::new(),
             cuts: Vec::new(),
@@ -143,8 +148,9 @@ impl<'s> Extractor<'s> {
     /// Every definition and call under `root` (pre-order, source order); `depth` counts the
     /// item macros around it.
     fn walk(&mut self, root: Node, ctx: Ctx, depth: usize) {
-        let mut stack = vec![(root, ctx)];
-        while let Some((node, ctx)) = stack.pop() {
+        // Each node with its parent: tree-sitter finds a parent only by descending from the root.
+        let mut stack = vec![(root, ctx, None)];
+        while let Some((node, ctx, parent)) = stack.pop() {
             if let Scope::Defs { ty } = ctx.scope {
                 // Comments outside definitions (licence headers) would crowd the module chunk.
                 if ty.is_none() && self.rules.is_comment(node) {
@@ -173,6 +179,17 @@ impl<'s> Extractor<'s> {
                         }
                         continue;
                     }
+                    Role::Namespace { name, outer, body } => {
+                        let name = match ty {
+                            Some(t) => format!("{}.{name}", self.types[t].name),
+                            None => name,
+                        };
+                        let header = self.header(outer, Some(body));
+                        self.types.push(TypeCtx { name, header });
+                        let inner = Scope::Defs { ty: Some(self.types.len() - 1) };
+                        push_children(&mut stack, body, Ctx { owner: ctx.owner, scope: inner });
+                        continue;
+                    }
                     Role::Impl { type_name, outer, body } => {
                         let header = self.header(outer, Some(body));
                         self.types.push(TypeCtx { name: type_name, header });
@@ -196,6 +213,17 @@ impl<'s> Extractor<'s> {
             }
             if let Some((name, at, receiver)) = self.rules.call(node, self.src) {
                 self.record_call(ctx.owner, name, at, receiver);
+            } else if let Some(bare) = self.rules.bare_name(node, parent, self.src) {
+                // Source order: a local is bound before the names that read it.
+                match bare {
+                    BareName::Binds(name) => {
+                        self.locals[ctx.owner].insert(name);
+                    }
+                    BareName::Calls(name) if !self.locals[ctx.owner].contains(&name) => {
+                        self.record_call(ctx.owner, name, node, Receiver::None);
+                    }
+                    BareName::Calls(_) => {}
+                }
             }
             push_children(&mut stack, node, ctx);
         }
@@ -240,6 +268,7 @@ impl<'s> Extractor<'s> {
         self.chunks.push(chunk_at(self.path, kind, name, span, &self.lines, text));
         self.calls.push(Vec::new());
         self.self_names.push(None);
+        self.locals.push(HashSet::new());
         self.chunks.len() - 1
     }
 
@@ -384,7 +413,7 @@ impl<'s> Extractor<'s> {
                         elided.push((self.leading_start(member), member.end_byte()));
                         continue;
                     }
-                    Role::Other => {
+                    Role::Namespace { .. } | Role::Other => {
                         stack.extend(children(member));
                         continue;
                     }
@@ -414,8 +443,8 @@ fn drop_blank_lines(text: &str) -> String {
     text.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n")
 }
 
-fn push_children<'t>(stack: &mut Vec<(Node<'t>, Ctx)>, node: Node<'t>, ctx: Ctx) {
+fn push_children<'t>(stack: &mut Vec<(Node<'t>, Ctx, Option<Node<'t>>)>, node: Node<'t>, ctx: Ctx) {
     for child in children(node).into_iter().rev() {
-        stack.push((child, ctx));
+        stack.push((child, ctx, Some(node)));
     }
 }

@@ -6,7 +6,8 @@
 //! chunks with long docstrings; dropping them lifted dev PR@5 from 0.255 to 0.311 (docs/RESULTS.md
 //! "Retrieval on the dev set: this version's defaults"). Counting repeats is Okapi's
 //! query-term frequency: the identifier an issue keeps naming matters more than one it
-//! mentions in passing.
+//! mentions in passing. A line repeated word for word (a pasted backtrace or log that loops)
+//! counts once: its repeats are the paste's size, not the issue's emphasis.
 
 use super::code_tokens::tokens;
 
@@ -21,11 +22,14 @@ const STOP_WORDS: &str = "\
     something";
 
 /// Distinct tokens of `query` in first-seen order, each with its number of occurrences;
-/// stop words left out.
+/// stop words left out, and the repeats of a line (leading and trailing blanks aside) too.
 pub fn query_terms(query: &str) -> Vec<(String, usize)> {
     let mut terms: Vec<(String, usize)> = Vec::new();
     let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for token in tokens(query) {
+    let mut lines_seen = std::collections::HashSet::new();
+    // A line break separates tokens, so reading line by line yields the same tokens.
+    let lines = query.lines().filter(|line| lines_seen.insert(line.trim()));
+    for token in lines.flat_map(tokens) {
         if STOP_WORDS.split_whitespace().any(|w| w == token) {
             continue;
         }
@@ -56,6 +60,19 @@ mod tests {
         assert_eq!(count("the"), None);
         assert_eq!(count("should"), None);
         assert_eq!(terms[0].0, "session", "first-seen order");
+    }
+
+    #[test]
+    fn a_line_repeated_word_for_word_counts_once() {
+        let line = "    from lib/rack/request.rb:42:in `parse_cookies_from_header'\n";
+        let query = format!("Cookies break in rack\n{}then test.rb\n{line}", line.repeat(2000));
+        let terms = query_terms(&query);
+        let count = |t: &str| terms.iter().find(|(x, _)| x == t).map(|&(_, n)| n);
+        assert_eq!(count("parse_cookies_from_header"), Some(1), "2001 copies of one line: once");
+        assert_eq!(count("rack"), Some(2), "the prose's `rack` and the line's, once");
+        assert_eq!(count("rb"), Some(2), "`request.rb` once, `test.rb` on its own line");
+        let same_line_twice = query_terms("merge merge\nmerge");
+        assert_eq!(same_line_twice, [("merge".to_string(), 3)], "repeats within distinct lines count");
     }
 
     #[test]

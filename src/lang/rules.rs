@@ -46,6 +46,11 @@ pub enum Role<'t> {
     /// An item macro's token tree (`cfg_rt! { pub fn spawn… }`): its insides are parsed again
     /// as items of the language, and their definitions are chunks like any other.
     Items { tokens: Node<'t> },
+    /// A namespace and nothing more (a Ruby `module` that wraps classes but defines no method of
+    /// its own): no chunk of its own, which would span every definition inside it and compete
+    /// with them as one huge class; its name still qualifies theirs (`Rack.Request`), and its
+    /// header and `end` lines are module-level code.
+    Namespace { name: String, outer: Node<'t>, body: Node<'t> },
     /// Methods of a type defined elsewhere (Rust `impl`, Swift `extension`): no chunk of its own.
     Impl { type_name: String, outer: Node<'t>, body: Node<'t> },
     /// Test code inside a source file (Rust `#[cfg(test)] mod tests`): no chunks, not in the
@@ -65,14 +70,45 @@ pub enum CallForm {
     /// The called name is in field `name`, the receiver in field `object` (Java's
     /// `method_invocation`, Ruby's `call`, PHP's `member_call_expression`).
     Method { kind: &'static str, name: &'static str, object: &'static str },
+    /// A bare name that calls a method of the receiver, `self` implied, unless a local
+    /// variable of that name is bound before it in the same definition (Ruby's `reset` for
+    /// `self.reset()`: tree-sitter-ruby parses it as an `identifier`, as it does a local).
+    /// Where it binds a local (`x = …`, a parameter) is in `binds`; where it is neither a call
+    /// nor a local (a `def`'s own name, a call's method name) is in `not_calls`.
+    Bare { kind: &'static str, binds: &'static [Place], not_calls: &'static [Place] },
+}
+
+/// A name's place in its parent: the parent's kind and the field the name is in (empty: any
+/// child of it).
+pub struct Place {
+    pub parent: &'static str,
+    pub field: &'static str,
+}
+
+impl Place {
+    /// Whether `node`, a child of `parent`, stands here.
+    fn holds(&self, parent: Node, node: Node) -> bool {
+        parent.kind() == self.parent
+            && (self.field.is_empty() || parent.child_by_field_name(self.field) == Some(node))
+    }
+}
+
+/// What a bare name is where it stands ([`CallForm::Bare`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum BareName {
+    /// It binds a local variable of this name (an assignment's left side, a parameter).
+    Binds(String),
+    /// It calls this name unless a local of the name is bound before it.
+    Calls(String),
 }
 
 impl CallForm {
     fn kind(&self) -> &'static str {
         match self {
-            CallForm::Callee { kind, .. } | CallForm::FirstChild { kind } | CallForm::Method { kind, .. } => {
-                kind
-            }
+            CallForm::Callee { kind, .. }
+            | CallForm::FirstChild { kind }
+            | CallForm::Method { kind, .. }
+            | CallForm::Bare { kind, .. } => kind,
         }
     }
 }
@@ -184,9 +220,31 @@ impl Rules {
             }
             CallForm::Callee { fields, .. } => fields.iter().find_map(|f| node.child_by_field_name(f))?,
             CallForm::FirstChild { .. } => node.named_child(0)?,
+            // Whether a bare name calls depends on the locals before it: `bare_name`.
+            CallForm::Bare { .. } => return None,
         };
         let (name, receiver) = self.split_callee(callee, src)?;
         Some((text(name, src).to_string(), name, receiver))
+    }
+
+    /// A bare name at `node` (a child of `parent`) that binds a local or may call a method
+    /// ([`CallForm::Bare`]); `None` for any other node, and for a name that is neither (a
+    /// `def`'s own name).
+    pub fn bare_name(&self, node: Node, parent: Option<Node>, src: &str) -> Option<BareName> {
+        let kind = node.kind();
+        let (binds, not_calls) = self.syntax.calls.iter().find_map(|f| match f {
+            CallForm::Bare { kind: k, binds, not_calls } if *k == kind => Some((binds, not_calls)),
+            _ => None,
+        })?;
+        let at = |place: &Place| parent.is_some_and(|parent| place.holds(parent, node));
+        if not_calls.iter().any(at) {
+            return None;
+        }
+        let name = text(node, src).to_string();
+        if name.is_empty() {
+            return None;
+        }
+        Some(if binds.iter().any(at) { BareName::Binds(name) } else { BareName::Calls(name) })
     }
 
     fn is_name(&self, node: Node) -> bool {

@@ -86,6 +86,11 @@ pub struct LangSpec {
     /// Whether a bare call `f()` inside a class body may be a method of that class
     /// (`this` implied: Java, C++, C#, Kotlin, Swift, Scala), tried before free functions.
     pub implicit_self: bool,
+    /// Whether a bare call (or `self.m`) that neither the caller's own type nor a free function
+    /// answers may still be a method of another type: Ruby's mixins (`include Helpers` gives
+    /// every including class `Helpers#ssl?`). Such a call then resolves to the method of that
+    /// name in the same file, else to the repository's only one, and is listed when several fit.
+    pub mixins: bool,
     /// Languages whose definitions calls of this one may reach.
     pub family: Family,
     /// Whether the hybrid lifts a file's module chunk after the file's best hit

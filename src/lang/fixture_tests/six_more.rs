@@ -54,7 +54,6 @@ fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
         &file,
         &[
             ("<module>", "module", 1, 45, "require \"json\""),
-            ("Shop", "class", 3, 41, "module Shop"),
             ("Shop.Cart", "class", 5, 34, "class Cart < Base"),
             ("Shop.Cart.initialize", "method", 6, 9, "class Cart < Base"),
             ("Shop.Cart.add", "method", 11, 15, "class Cart < Base"),
@@ -67,7 +66,8 @@ fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
             ("checkout", "function", 43, 45, "def checkout(cart)"),
         ],
     );
-    assert!(file.chunks[2].text.contains("@items = []"), "initialize stays whole in its class");
+    assert!(file.chunks[1].text.contains("@items = []"), "initialize stays whole in its class");
+    assert!(file.chunks[0].text.contains("module Shop"), "a module around classes only is module code");
     let files = [file];
     assert_eq!(calls(&files, "Shop.Cart.add").0, ["Shop.Cart.validate", "Shop.Cart.touch"]);
     assert_eq!(
@@ -79,6 +79,139 @@ fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
     assert!(callees.is_empty(), "cart's class is not known: no edge");
     assert_eq!(unresolved, ["cart.total"], "but the call is listed, not lost");
     assert!(calls(&files, "Shop.Cart.touch").1.is_empty(), "Time.now is the library's");
+}
+
+/// Issue 70: `def ssl?` is `ssl?`, not `ssl` (which `empty?` and `empty` would share), and a
+/// call of `ssl?` reaches it.
+#[test]
+fn ruby_method_names_keep_their_question_and_bang_marks() {
+    let file = fixture("request.rb");
+    let names: Vec<&str> = file.chunks.iter().map(|c| c.name.as_str()).collect();
+    for name in [
+        "Rack.Request.buffered_body!",
+        "Rack.Request.Helpers.ssl?",
+        "Rack.Request.Helpers.empty?",
+        "Rack.Request.Helpers.empty",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(!names.contains(&"Rack.Request.Helpers.ssl"), "{names:?}");
+    let files = [file];
+    assert_eq!(calls(&files, "Rack.Request.Helpers.secure_cookies").0, ["Rack.Request.Helpers.ssl?"]);
+}
+
+/// Issue 70: in Ruby a bare name that is no local (`parse_cookies_from_header`) is a call on
+/// `self`, and so is `get_header(HTTPS)`; a method a module mixes in (`include Env`) is found
+/// by its name in the file; locals and parameters are no calls.
+#[test]
+fn ruby_calls_without_a_receiver_reach_the_class_and_its_mixins() {
+    let files = [fixture("request.rb")];
+    assert_eq!(
+        calls(&files, "Rack.Request.initialize"),
+        (vec!["Rack.Request.parse_cookies_from_header".into(), "Rack.Request.buffered_body!".into()], vec![]),
+        "a bare name and a bang method, `self` implied"
+    );
+    assert_eq!(
+        calls(&files, "Rack.Request.parse_cookies_from_header"),
+        (vec!["Rack.Request.Env.get_header".into()], vec![]),
+        "`header` is a local: no call; `get_header` is Env's, mixed in"
+    );
+    assert_eq!(
+        calls(&files, "Rack.Request.Helpers.scheme").0,
+        ["Rack.Request.Env.get_header", "Rack.Request.Helpers.forwarded_scheme"],
+    );
+    assert_eq!(calls(&files, "Rack.Request.Helpers.ssl?").0, ["Rack.Request.Helpers.scheme"]);
+    assert_eq!(
+        calls(&files, "Rack.Request.Helpers.forwarded_scheme"),
+        (vec![], vec![]),
+        "`scheme` is the parameter here, not the method"
+    );
+    assert_eq!(calls(&files, "Rack.Request.Helpers.empty?"), (vec![], vec![]), "no `content_length` here");
+}
+
+/// A bare name several types define, none the caller's own, is listed, never guessed; a
+/// repository-unique one is an edge; a local of that name is no call at all.
+#[test]
+fn ruby_bare_calls_several_types_define_are_listed_not_guessed() {
+    let chunk = crate::chunk::chunk_file;
+    let files = [
+        chunk(
+            "lib/app.rb",
+            "class App
+  def run
+    flush
+    render
+  end
+
+  def quiet
+    flush = 0
+    flush
+  end
+end
+",
+        ),
+        chunk(
+            "lib/a.rb",
+            "module A
+  def flush
+  end
+
+  def render
+  end
+end
+",
+        ),
+        chunk(
+            "lib/b.rb",
+            "module B
+  def flush
+  end
+end
+",
+        ),
+    ];
+    assert_eq!(calls(&files, "App.run"), (vec!["A.render".into()], vec!["flush".into()]));
+    assert_eq!(calls(&files, "App.quiet"), (vec![], vec![]), "`flush = 0` makes `flush` a local");
+}
+
+/// Issue 70: `module Rack` around a whole file defines no method of its own: a namespace
+/// that qualifies its classes' names, not one class chunk spanning them all.
+#[test]
+fn a_ruby_module_that_only_wraps_definitions_is_no_class_chunk() {
+    let file = fixture("request.rb");
+    let kind = |name: &str| file.chunks.iter().find(|c| c.name == name).map(|c| c.kind.as_str());
+    assert_eq!(kind("Rack"), None, "no chunk spans the file as a class");
+    assert_eq!(kind("Rack.Request"), Some("class"));
+    assert_eq!(kind("Rack.Request.Helpers"), Some("class"), "a mixin with methods stays a type");
+    let module = &file.chunks[0];
+    assert_eq!(module.kind.as_str(), "module");
+    assert!(
+        module.text.contains("module Rack"),
+        "the wrapper's lines are module-level code: {}",
+        module.text
+    );
+    let method = file.chunks.iter().find(|c| c.name == "Rack.Request.Helpers.ssl?").unwrap();
+    assert!(
+        method.text.contains("module Helpers\n"),
+        "a method shows its own type's header: {}",
+        method.text
+    );
+}
+
+/// Issue 70: a preprocessor line inside a class header (`#if NET5_0_OR_GREATER` before a
+/// base list) never names the class; directives anywhere (`#region`, both branches of an
+/// `#if`) leave the definitions around them whole.
+#[test]
+fn csharp_directives_in_a_class_header_do_not_rename_the_class() {
+    let source = "using System;\n\nnamespace Dapper\n{\n    public static partial class SqlMapper\n    {\n        public partial class GridReader\n#if NET5_0_OR_GREATER\n            : IAsyncDisposable\n#endif\n        {\n            #region Reading\n            public T Read<T>() { return ReadImpl<T>(); }\n            #endregion\n\n#if DEBUG\n            private T ReadImpl<T>() { return default; }\n#else\n            private T ReadImpl<T>() { return default(T); }\n#endif\n        }\n    }\n}\n";
+    let file = crate::chunk::chunk_file("Dapper/SqlMapper.GridReader.cs", source);
+    let names: Vec<&str> = file.chunks.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.contains(&"SqlMapper.GridReader"), "{names:?}");
+    assert!(names.contains(&"SqlMapper.GridReader.Read"), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("NET5_0_OR_GREATER")), "{names:?}");
+    let class = file.chunks.iter().find(|c| c.name == "SqlMapper.GridReader").unwrap();
+    assert!(class.text.contains("#if NET5_0_OR_GREATER"), "texts come from the original: {}", class.text);
+    assert_eq!((class.start_line, class.end_line), (7, 21));
 }
 
 #[test]

@@ -23,6 +23,7 @@ pub(in crate::lang) const C: LangSpec = LangSpec {
     test_attribute: super::no_test_attribute,
     is_builtin: super::no_builtins,
     implicit_self: false,
+    mixins: false,
     family: Family::Native,
     lifts_module: true,
     mask: blank_bare_macros,

@@ -43,11 +43,57 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     test_attribute: no_test_attribute,
     is_builtin: no_builtins,
     implicit_self: true,
+    mixins: false,
     family: Family::Dotnet,
     // Off: the module lift lowered hybrid MRR on the new rows' dev files (docs/RESULTS.md, session 33).
     lifts_module: false,
-    mask: super::no_mask,
+    mask: blank_directives,
 };
+
+/// The source with its preprocessor directive lines (`#if NET5_0_OR_GREATER`, `#endif`,
+/// `#region`, `#pragma warning disable …`) blanked byte for byte, so that none reaches the
+/// grammar as code: tree-sitter-c-sharp reads a directive inside a class header
+/// (`partial class GridReader` / `#if NET5_0_OR_GREATER` / `: IAsyncDisposable` / `#endif`)
+/// as the class's name. Both branches of an `#if` stay, as the C rows keep them. `None`
+/// when there is none.
+fn blank_directives(src: &str) -> Option<String> {
+    let mut masked: Option<Vec<u8>> = None;
+    let mut offset = 0;
+    for line in src.split_inclusive('\n') {
+        let code = line.trim_start();
+        if is_directive(code) {
+            let start = offset + (line.len() - code.len());
+            let end = offset + line.trim_end_matches(['\n', '\r']).len();
+            masked.get_or_insert_with(|| src.as_bytes().to_vec())[start..end].fill(b' ');
+        }
+        offset += line.len();
+    }
+    // A directive line is blanked whole, multi-byte characters included: ASCII spaces.
+    masked.map(|m| String::from_utf8(m).expect("whole lines blanked keep UTF-8"))
+}
+
+/// `#if X`, `# endif`, `#region Foo`: a line C# reads as a preprocessor directive.
+fn is_directive(code: &str) -> bool {
+    const DIRECTIVES: &[&str] = &[
+        "if",
+        "elif",
+        "else",
+        "endif",
+        "define",
+        "undef",
+        "region",
+        "endregion",
+        "pragma",
+        "nullable",
+        "warning",
+        "error",
+        "line",
+    ];
+    let Some(rest) = code.strip_prefix('#') else { return false };
+    let word: String =
+        rest.trim_start_matches([' ', '\t']).chars().take_while(char::is_ascii_alphabetic).collect();
+    DIRECTIVES.contains(&word.as_str())
+}
 
 /// `*Tests.cs`, `*Test.cs`, and test projects (`Foo.Tests/`, `Akka.Cluster.Tests.MultiNode/`,
 /// `UnitTests.Shared/`).
@@ -98,4 +144,40 @@ fn has_bodies(accessors: Node) -> bool {
     (0..accessors.named_child_count())
         .filter_map(|i| accessors.named_child(i))
         .any(|a| a.child_by_field_name("body").is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directive_lines_are_blanked_in_place_and_code_is_not() {
+        let src = "class A\n#if NET5_0_OR_GREATER\r\n  : B\n  #  endif // done\n{ int x = a #b; }\n#regionÉtat\n#pragma warning disable CS1591";
+        let masked = blank_directives(src).expect("directives to blank");
+        assert_eq!(masked.len(), src.len(), "byte offsets kept");
+        let lines: Vec<&str> = masked.split('\n').collect();
+        assert_eq!(lines.len(), src.split('\n').count(), "lines kept");
+        assert_eq!(lines[0], "class A");
+        assert_eq!(lines[1].trim(), "", "`#if` blanked, its `\\r` kept");
+        assert!(lines[1].ends_with('\r'));
+        assert_eq!(lines[2], "  : B");
+        assert_eq!(lines[3].trim(), "", "`#  endif` with a comment");
+        assert_eq!(lines[4], "{ int x = a #b; }", "a `#` inside code is no directive");
+        assert_eq!(lines[5].trim(), "", "a region named in non-ASCII");
+        assert_eq!(lines[6].trim(), "", "the last line, no newline");
+        assert_eq!(blank_directives("class A { string s = \"#if\"; }\n#hashtag\n"), None);
+    }
+
+    /// Nested `#if`s, unbalanced ones and directives in odd places (inside an argument list,
+    /// a string, at the end of the file) are blanked line by line: never a panic or a hang.
+    #[test]
+    fn nested_and_unbalanced_directives_anywhere_stay_safe() {
+        let src = "class C {\n  void M(int a,\n#if A\n#if B\n    int b,\n#elif C\n#else\n#endif\n    int c) { var s = @\"\n#endregion\n\"; }\n#endif\n#endif\n}\n#if";
+        let masked = blank_directives(src).unwrap();
+        assert_eq!(masked.len(), src.len());
+        assert!(!masked.contains('#'), "{masked}");
+        let file = crate::chunk::chunk_file("C.cs", src);
+        assert!(file.chunks.iter().all(|c| src.get(c.start_byte..c.end_byte).is_some()));
+        assert!(file.chunks.iter().any(|c| c.name == "C.M"), "{:?}", file.chunks);
+    }
 }

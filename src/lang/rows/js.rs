@@ -23,6 +23,7 @@ pub(in crate::lang) const JAVASCRIPT: LangSpec = LangSpec {
     test_attribute: super::no_test_attribute,
     is_builtin: super::no_builtins,
     implicit_self: false,
+    mixins: false,
     family: Family::Web,
     lifts_module: true,
     mask: super::no_mask,

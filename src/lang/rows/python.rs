@@ -35,6 +35,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     test_attribute: no_test_attribute,
     is_builtin,
     implicit_self: false,
+    mixins: false,
     family: Family::Python,
     lifts_module: false,
     mask: super::no_mask,

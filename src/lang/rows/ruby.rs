@@ -1,10 +1,12 @@
-//! Ruby: methods (`def m`, `def self.m`), classes and modules (their methods are theirs,
-//! `class << self` included); calls with or without parentheses; `self` implied.
+//! Ruby: methods (`def m`, `def ssl?`, `def self.m`), classes and modules (their methods are
+//! theirs, `class << self` included; a module with no method of its own is a namespace);
+//! calls with or without parentheses, a bare name that is no local included; `self` implied,
+//! mixed-in methods found by name.
 //! Grammar: `tree-sitter-ruby`, the tree-sitter organisation's own.
 
 use tree_sitter::Node;
 
-use super::super::rules::{function, type_name, CallForm, Member, Role, Rules, Syntax};
+use super::super::rules::{function, text, type_name, CallForm, Member, Place, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
@@ -20,7 +22,12 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     reader: Reader::Rules,
     syntax: Syntax {
         role,
-        calls: &[CallForm::Method { kind: "call", name: "method", object: "receiver" }],
+        calls: &[
+            CallForm::Method { kind: "call", name: "method", object: "receiver" },
+            // `reset` alone is `self.reset()` unless `reset` is a local: tree-sitter-ruby
+            // parses both as an `identifier` (`reset!`, `reset?` and `reset(x)` are `call`s).
+            CallForm::Bare { kind: "identifier", binds: LOCALS, not_calls: NOT_CALLS },
+        ],
         members: &[Member { kind: "scope_resolution", object: &["scope"], name: "name" }],
         wrappers: &[],
         names: &["identifier", "constant"],
@@ -38,11 +45,51 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     test_attribute: no_test_attribute,
     is_builtin: no_builtins,
     implicit_self: true,
+    mixins: true,
     family: Family::Ruby,
     // Off: the module lift lowered hybrid MRR on the new rows' dev files (docs/RESULTS.md, session 33).
     lifts_module: false,
     mask: blank_long_heredoc_openers,
 };
+
+/// Where an identifier binds a local variable: assignments, parameters (of methods, blocks and
+/// lambdas), `rescue => e`, `for x in`, pattern matching (tree-sitter-ruby's `locals.scm`).
+const LOCALS: &[Place] = &[
+    Place { parent: "assignment", field: "left" },
+    Place { parent: "operator_assignment", field: "left" },
+    Place { parent: "left_assignment_list", field: "" },
+    Place { parent: "rest_assignment", field: "" },
+    Place { parent: "destructured_left_assignment", field: "" },
+    Place { parent: "method_parameters", field: "" },
+    Place { parent: "lambda_parameters", field: "" },
+    Place { parent: "block_parameters", field: "" },
+    Place { parent: "destructured_parameter", field: "" },
+    Place { parent: "optional_parameter", field: "name" },
+    Place { parent: "keyword_parameter", field: "name" },
+    Place { parent: "splat_parameter", field: "name" },
+    Place { parent: "hash_splat_parameter", field: "name" },
+    Place { parent: "block_parameter", field: "name" },
+    Place { parent: "exception_variable", field: "" },
+    Place { parent: "for", field: "pattern" },
+    Place { parent: "in_clause", field: "pattern" },
+    Place { parent: "as_pattern", field: "name" },
+    Place { parent: "array_pattern", field: "" },
+    Place { parent: "find_pattern", field: "" },
+    Place { parent: "keyword_pattern", field: "value" },
+];
+
+/// Where an identifier is neither a call nor a local: a call's method name (the `call` is the
+/// call), a `def`'s own name, `alias`/`undef` operands, `^x` in a pattern (a local read).
+const NOT_CALLS: &[Place] = &[
+    Place { parent: "call", field: "method" },
+    Place { parent: "method", field: "name" },
+    Place { parent: "singleton_method", field: "name" },
+    Place { parent: "singleton_method", field: "object" },
+    Place { parent: "setter", field: "" },
+    Place { parent: "alias", field: "" },
+    Place { parent: "undef", field: "" },
+    Place { parent: "variable_reference_pattern", field: "" },
+];
 
 /// RSpec's `spec/` and `*_spec.rb`, minitest's `*_test.rb` and `test_*.rb`.
 fn ruby_test(path: &str) -> bool {
@@ -85,18 +132,39 @@ fn blank_long_heredoc_openers(src: &str) -> Option<String> {
     masked.map(|m| String::from_utf8(m).expect("blanking ASCII keeps UTF-8"))
 }
 
+/// A method's name as Ruby spells it, `?`, `!` and a setter's `=` kept (`ssl?` and `ssl` are
+/// two methods); operators (`==`, `[]`) are no chunks.
+fn method_name(node: Node, src: &str) -> Option<String> {
+    let name = text(node.child_by_field_name("name")?, src).trim();
+    (name.starts_with(|c: char| c.is_alphabetic() || c == '_')).then(|| name.to_string())
+}
+
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
     let name = || node.child_by_field_name("name").and_then(|n| type_name(n, src));
     match node.kind() {
-        "method" | "singleton_method" => match name() {
+        "method" | "singleton_method" => match method_name(node, src) {
             Some(name) => function(name, node, node),
             None => Role::Other,
         },
+        // `module Rack` around classes, no method of its own: a namespace, not a huge class.
+        "module" => match (name(), node.child_by_field_name("body")) {
+            (Some(name), Some(body)) if !defines_methods(body) => Role::Namespace { name, outer: node, body },
+            (Some(name), body) => Role::Type { name, outer: node, body },
+            (None, _) => Role::Other,
+        },
         // `class Admin::User < Base`: named by its last constant.
-        "class" | "module" => match name() {
+        "class" => match name() {
             Some(name) => Role::Type { name, outer: node, body: node.child_by_field_name("body") },
             None => Role::Other,
         },
         _ => Role::Other,
     }
+}
+
+/// Whether a module's body defines methods of its own (`def m`, `def self.m`, `class << self`):
+/// a mixin or a utility module, a type; without any it only wraps definitions.
+fn defines_methods(body: Node) -> bool {
+    (0..body.named_child_count())
+        .filter_map(|i| body.named_child(i))
+        .any(|c| matches!(c.kind(), "method" | "singleton_method" | "singleton_class"))
 }

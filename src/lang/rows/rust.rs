@@ -20,6 +20,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     test_attribute: rust_test_attribute,
     is_builtin: super::no_builtins,
     implicit_self: false,
+    mixins: false,
     family: Family::Rust,
     lifts_module: true,
     mask: super::no_mask,

@@ -38,6 +38,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     test_attribute: no_test_attribute,
     is_builtin: no_builtins,
     implicit_self: true,
+    mixins: false,
     family: Family::Swift,
     // Off: the module lift lowered hybrid MRR on the new rows' dev files (docs/RESULTS.md, session 33).
     lifts_module: false,
