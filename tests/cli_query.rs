@@ -222,10 +222,25 @@ fn exit_code_2_for_bad_paths_and_requests() {
 }
 
 #[test]
-fn without_a_model_the_default_query_answers_with_bm25_and_says_so() {
+fn without_a_model_the_static_tier_answers_and_the_transformer_alone_falls_back_to_bm25() {
     let repo = common::fixture_repo();
     let cache = tempfile::tempdir().unwrap();
+    // The default: the static tier is built in and needs no model.
     let out = coret(cache.path()).arg(repo.path()).args(["--query", "discount", "--json"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results: Vec<&String> = v["results"].as_object().unwrap().keys().collect();
+    assert_eq!(results, ["hybrid"]);
+    assert_eq!(v["stats"]["dense_tier"], "static", "{}", v["stats"]);
+    assert!(v["stats"].get("fallback").is_none());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no model could be loaded"));
+
+    // The transformer alone: without its model, BM25 answers and says why.
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "discount", "--json", "--dense", "transformer"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let results: Vec<&String> = v["results"].as_object().unwrap().keys().collect();
@@ -237,11 +252,41 @@ fn without_a_model_the_default_query_answers_with_bm25_and_says_so() {
     // Asked for by name, a retriever that needs the model is an error, not a quiet substitute.
     let out = coret(cache.path())
         .arg(repo.path())
-        .args(["--query", "discount", "--json", "--retriever", "hybrid"])
+        .args(["--query", "discount", "--json", "--retriever", "hybrid", "--dense", "transformer"])
         .output()
         .unwrap();
     assert!(!out.status.success());
     assert!(out.stdout.is_empty(), "no results printed");
+}
+
+#[test]
+fn a_bad_static_table_is_one_line_naming_it_and_the_rebuild_command() {
+    let repo = common::fixture_repo();
+    let cache = tempfile::tempdir().unwrap();
+    let bad = cache.path().join("table.safetensors");
+    std::fs::write(&bad, b"not a table").unwrap();
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "discount", "--json", "--dense", "static", "--static-table"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("table.safetensors") && err.contains("scripts/static/build.sh"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty());
+    // With `auto`, the static tier is left out with a note; without a model BM25 answers alone.
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "discount", "--json", "--static-table"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["results"].get("bm25").is_some() && v["stats"].get("dense_tier").is_none(), "{v}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/static/build.sh"));
 }
 
 /// Reported: in JSON rank 1 scored 8.676 and rank 2 9.772. Scores stay the retriever's; a hit

@@ -165,9 +165,25 @@ async def bm25_session(binary, repo, home, outside):
             check(hits(renamed)[0]["name"] == "freight_rate", "a rename shows up too", hits(renamed)[0])
 
 
-async def no_model_session(binary, repo, home):
-    """Without --retriever bm25 the server tries the model; a missing one leaves BM25 answering."""
+async def static_tier_session(binary, repo, home):
+    """By default the static tier answers at once, with no model at all, and says so."""
     async with stdio_client(server(binary, repo, home)) as (read, write_):
+        async with ClientSession(read, write_) as session:
+            await session.initialize()
+            deadline = time.monotonic() + 60
+            while True:
+                answer = await call_ok(session, "locate", {"issue": "loyalty discount", "retriever": "hybrid"})
+                if answer.get("dense_tier") == "static" or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            check(answer["retriever"] == "hybrid" and answer["dense_tier"] == "static",
+                  "the static tier ranks the hybrid", answer)
+            check(hits(answer)[0]["path"] == "shop/pricing.py", "the discount code first", hits(answer)[0])
+
+
+async def no_model_session(binary, repo, home):
+    """The transformer alone (--dense transformer): a missing model leaves BM25 answering."""
+    async with stdio_client(server(binary, repo, home, "--dense", "transformer")) as (read, write_):
         async with ClientSession(read, write_) as session:
             await session.initialize()
             deadline = time.monotonic() + 60
@@ -194,6 +210,7 @@ async def main(binary: str) -> None:
         outside.write_text("SECRET = 'not for agents'\n")
         await bm25_session(binary, repo, home, outside)
         await no_model_session(binary, repo, home)
+        await static_tier_session(binary, repo, home)
     print("mcp client: all checks passed")
 
 

@@ -44,6 +44,8 @@ fn command(repo: &Path, home: &Path, model: &Path) -> CommandBuilder {
     cmd.env("CORET_MODEL", model);
     cmd.env("CORET_OFFLINE", "1");
     cmd.env("EDITOR", "true");
+    // These tests are about the transformer's column; the static tier's has its own test.
+    cmd.env("CORET_DENSE", "transformer");
     cmd
 }
 
@@ -285,6 +287,28 @@ fn bm25_search_works_without_a_model_and_quitting_restores_the_terminal() {
     assert!(files[0].file_name().unwrap().to_string_lossy().starts_with(&name), "{files:?}");
     let history = std::fs::read_to_string(&files[0]).unwrap();
     assert!(history.contains("Cart total price is wrong"), "query not in the history: {history}");
+}
+
+#[test]
+fn without_a_model_the_static_tier_fills_the_dense_column_and_says_so() {
+    let repo = common::fixture_repo();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = command(repo.path(), home.path(), &home.path().join("no-such-model"));
+    cmd.env("CORET_DENSE", "auto");
+    let mut tui = Tui::spawn_command(cmd);
+    tui.wait_for("the issue editor", |s| s.contents().contains("Paste or type an issue"));
+    paste(&mut tui, ISSUE);
+    tui.wait_for("the pasted issue, each line on its own row", pasted_issue_shown);
+    tui.send("\x13"); // Ctrl-S
+    tui.wait_for("hits in both columns, the right one from the static tier", |s| {
+        first_hit_in(s, "1 BM25").is_some()
+            && first_hit_in(s, "2 CoRet").is_some()
+            && s.contents().contains("static tier")
+    });
+    assert!(!tui.screen_text().contains("Dense index unavailable"), "{}", tui.screen_text());
+    tui.send("\x11"); // Ctrl-Q
+    assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
+    assert_terminal_restored(&tui);
 }
 
 #[test]

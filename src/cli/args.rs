@@ -450,7 +450,7 @@ pub struct Args {
     pub rerank_query_len: usize,
 
     /// Which dense tier answers (`auto`: the transformer where it has covered the query's candidates, the static tier at once elsewhere; `static`; `transformer`). Eval: `auto` is the transformer.
-    #[arg(help_heading = "Model", long, default_value = "auto", value_name = "TIER")]
+    #[arg(help_heading = "Model", long, env = "CORET_DENSE", default_value = "auto", value_name = "TIER")]
     pub dense: DenseTierArg,
 
     /// Ablation: the static tier without the repository's idf.

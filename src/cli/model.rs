@@ -184,7 +184,8 @@ pub fn fusion_params(args: &Args) -> coret::rank::fusion::FusionParams {
 /// or foreign file is an error naming it and the command that rebuilds it.
 pub fn load_static(args: &Args) -> anyhow::Result<Arc<StaticTable>> {
     let table = match &args.static_table {
-        Some(path) => StaticTable::load(path)?,
+        // The user's file: a bad one is their input (exit 2), named with the command that rebuilds it.
+        Some(path) => StaticTable::load(path).map_err(|e| Usage(format!("--static-table: {e}")))?,
         None => StaticTable::builtin()?,
     };
     Ok(Arc::new(table))

@@ -46,9 +46,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let want_static = needs_dense && args.dense != DenseTierArg::Transformer;
     let table = match want_static.then(|| super::model::load_static(args)).transpose() {
         Ok(t) => t,
-        // A bad table never ranks: the transformer serves alone where it can, and the note says so.
-        Err(e) if args.dense == DenseTierArg::Auto && model.is_some() => {
-            notes.push(format!("{e:#}; the transformer serves alone"));
+        // A bad table never ranks: the transformer (or BM25) serves alone, and the note says so.
+        Err(e) if args.dense == DenseTierArg::Auto => {
+            notes.push(format!("{e:#}; the static tier is off"));
             None
         }
         Err(e) => return Err(e),
