@@ -8,10 +8,42 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
+/// The transformer's tier: these tests are about it (`auto` has its own test below).
 fn coret(cache: &Path, model: &Path) -> Command {
     let mut cmd = Command::cargo_bin("coret-tui").unwrap();
     cmd.env("CORET_CACHE_DIR", cache).env("CORET_MODEL", model).env("CORET_OFFLINE", "1");
+    cmd.env("CORET_DENSE", "transformer");
     cmd
+}
+
+#[test]
+fn auto_answers_from_the_static_tier_cold_and_from_the_transformer_once_its_vectors_are_cached() {
+    let repo = common::fixture_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("model");
+    tiny_model(&model);
+    let cache = tmp.path().join("cache");
+    let auto = |extra: &[&str]| {
+        let mut cmd = coret(&cache, &model);
+        cmd.env("CORET_DENSE", "auto")
+            .arg(repo.path())
+            .args(["--query", "total price", "--json"])
+            .args(extra);
+        run_json(&mut cmd)
+    };
+    let cold = auto(&[]);
+    assert_eq!(cold["stats"]["dense_tier"], "static", "{}", cold["stats"]);
+    assert!(cold["stats"].get("towers").is_some_and(|t| t["chunk"].as_str().unwrap().starts_with("static-")));
+    // --wait-index embeds every chunk with the transformer and answers with it.
+    let waited = auto(&["--wait-index"]);
+    assert_eq!(waited["stats"]["dense_tier"], "transformer", "{}", waited["stats"]);
+    // Now its vectors cover every query's candidates: auto answers with the transformer, embedding nothing.
+    let warm = auto(&[]);
+    assert_eq!(warm["stats"]["dense_tier"], "transformer", "{}", warm["stats"]);
+    assert_eq!(warm["stats"]["embedded"], 0);
+    // Pinned: the static tier whatever the cache holds.
+    let pinned = auto(&["--dense", "static"]);
+    assert_eq!(pinned["stats"]["dense_tier"], "static");
 }
 
 fn tiny_model(dir: &Path) {
@@ -167,6 +199,7 @@ fn sigint_during_dense_embedding_exits_130_at_once_and_keeps_the_finished_slices
         .env("CORET_CACHE_DIR", &cache)
         .env("CORET_MODEL", &model)
         .env("CORET_OFFLINE", "1")
+        .env("CORET_DENSE", "transformer")
         .arg(&repo)
         .args(args)
         .stdout(std::process::Stdio::null())

@@ -6,8 +6,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
-/// No model can be loaded here (its data directory cannot be created, so nothing is fetched):
-/// the default hybrid query falls back to BM25 alone, which is what these tests check.
+/// No model can be loaded here (its data directory cannot be created, so nothing is fetched),
+/// and the transformer is the dense tier (`CORET_DENSE`): the default hybrid query falls back to
+/// BM25 alone, which is what these tests check (the static tier's tests pass `--dense auto`).
 fn coret(cache: &Path) -> Command {
     let blocker = cache.join("not-a-directory");
     if !blocker.exists() {
@@ -15,7 +16,7 @@ fn coret(cache: &Path) -> Command {
     }
     let mut cmd = Command::cargo_bin("coret-tui").unwrap();
     cmd.env("CORET_CACHE_DIR", cache).env_remove("CORET_MODEL").env("CORET_OFFLINE", "1");
-    cmd.env("CORET_DATA_DIR", blocker.join("data"));
+    cmd.env("CORET_DATA_DIR", blocker.join("data")).env("CORET_DENSE", "transformer");
     cmd
 }
 
@@ -225,15 +226,18 @@ fn exit_code_2_for_bad_paths_and_requests() {
 fn without_a_model_the_static_tier_answers_and_the_transformer_alone_falls_back_to_bm25() {
     let repo = common::fixture_repo();
     let cache = tempfile::tempdir().unwrap();
-    // The default: the static tier is built in and needs no model.
-    let out = coret(cache.path()).arg(repo.path()).args(["--query", "discount", "--json"]).output().unwrap();
+    // The default tier: the static tier is built in and needs no model.
+    let out = coret(cache.path())
+        .arg(repo.path())
+        .args(["--query", "discount", "--json", "--dense", "auto"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let results: Vec<&String> = v["results"].as_object().unwrap().keys().collect();
     assert_eq!(results, ["hybrid"]);
     assert_eq!(v["stats"]["dense_tier"], "static", "{}", v["stats"]);
     assert!(v["stats"].get("fallback").is_none());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no model could be loaded"));
 
     // The transformer alone: without its model, BM25 answers and says why.
     let out = coret(cache.path())
@@ -279,7 +283,7 @@ fn a_bad_static_table_is_one_line_naming_it_and_the_rebuild_command() {
     // With `auto`, the static tier is left out with a note; without a model BM25 answers alone.
     let out = coret(cache.path())
         .arg(repo.path())
-        .args(["--query", "discount", "--json", "--static-table"])
+        .args(["--query", "discount", "--json", "--dense", "auto", "--static-table"])
         .arg(&bad)
         .output()
         .unwrap();

@@ -29,7 +29,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     // Load what the tier asked for before indexing, so a missing model or table fails fast.
     let mut notes: Vec<String> = Vec::new();
-    let want_transformer = needs_dense && args.dense != DenseTierArg::Static;
+    // `auto` on a repository whose cache holds no transformer vectors answers from the static
+    // tier: loading the model (seconds) would buy nothing, so it is not loaded.
+    let want_transformer = needs_dense
+        && match args.dense {
+            DenseTierArg::Static => false,
+            DenseTierArg::Transformer => true,
+            // A model, weights or device named on the command line is loaded (and checked).
+            DenseTierArg::Auto => {
+                args.wait_index
+                    || args.rerank.is_some()
+                    || args.model.is_some()
+                    || args.tower_layers.is_some()
+                    || args.weights != coret::model::WeightsChoice::Trained
+                    || args.device != "auto"
+                    || transformer_may_be_cached(args)
+            }
+        };
     let model = match want_transformer.then(|| super::model::load(args)).transpose() {
         Ok(m) => m,
         // `auto` still answers from the static tier; otherwise BM25 alone, saying why.
@@ -414,6 +430,32 @@ pub(super) fn index_options(args: &Args) -> IndexOptions {
 }
 
 /// Indexes `args.path` with a progress bar on stderr and prints the index's notes there.
+/// Whether this checkout's cache entry, or a namesake's it would be seeded from
+/// (`coret::cache::seed_from_namesake`), holds a transformer vector log: without one, `auto`
+/// has nothing the transformer could answer with at once.
+fn transformer_may_be_cached(args: &Args) -> bool {
+    if args.no_cache {
+        return false;
+    }
+    let (Ok(root), Ok(repo)) =
+        (coret::cache::cache_root(args.cache_dir.as_deref()), std::fs::canonicalize(&args.path))
+    else {
+        return true;
+    };
+    let entry = coret::cache::repo_entry(&root, &repo);
+    let prefix = entry
+        .file_name()
+        .map(|n| n.to_string_lossy().rsplit_once('-').map_or(String::new(), |(p, _)| format!("{p}-")));
+    let Some(prefix) = prefix.filter(|p| !p.is_empty()) else { return true };
+    let Ok(entries) = std::fs::read_dir(root.join("repos")) else { return false };
+    entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).any(|e| {
+        std::fs::read_dir(e.path()).into_iter().flatten().flatten().any(|f| {
+            let name = f.file_name().to_string_lossy().into_owned();
+            name.starts_with("vectors-") && !name.starts_with("vectors-static")
+        })
+    })
+}
+
 pub(super) fn open_index(args: &Args, opts: &IndexOptions) -> anyhow::Result<RepoIndex> {
     let progress = BarProgress::new();
     let index = RepoIndex::open(&args.path, opts, &progress);
