@@ -168,6 +168,10 @@ pub fn fit(
     Ok(())
 }
 
+/// One query of a batch: its loss, whether its first gold chunk came first, each pool entry's
+/// coefficient in its gradient, and its unit vector with its sum's norm.
+type QueryPart = (f64, bool, Vec<f32>, (Vec<f32>, f32));
+
 /// Batches of at most `size` examples of one repository each, in a random order.
 fn repo_batches(examples: &[BagExample], size: usize, rng: &mut rand::rngs::StdRng) -> Vec<Vec<usize>> {
     let mut by_repo: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
@@ -206,8 +210,7 @@ fn pool_grads(
     }
     let sums: Vec<(Vec<f32>, f32)> = pool.par_iter().map(|b| pooled(rows, dim, b)).collect();
     let units: Vec<Vec<f32>> = sums.iter().map(|(s, n)| unit(s, *n)).collect();
-    // Per query: its loss, whether first, its query gradient and each pool entry's coefficient.
-    let per: Vec<(f64, bool, Vec<f32>, (Vec<f32>, f32))> = batch
+    let per: Vec<QueryPart> = batch
         .par_iter()
         .map(|&i| {
             let ex = &examples[i];

@@ -198,7 +198,7 @@ fn to_file_bytes(
     base: &str,
     recipe: &str,
 ) -> Result<Vec<u8>> {
-    if dim == 0 || rows.len() % dim != 0 || rows.iter().any(|x| !x.is_finite()) {
+    if dim == 0 || !rows.len().is_multiple_of(dim) || rows.iter().any(|x| !x.is_finite()) {
         return Err(Error::invalid("static rows must be finite and a whole number of rows"));
     }
     let vocab = rows.len() / dim;
