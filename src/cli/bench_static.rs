@@ -12,7 +12,7 @@ use std::time::Instant;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let table = super::model::load_static(args)?;
-    let opts = IndexOptions { cache_dir: None, ..super::query::index_options(args) };
+    let opts = IndexOptions { no_cache: true, ..super::query::index_options(args) };
     let t = Instant::now();
     let index = RepoIndex::open(&args.path, &opts, &NoProgress)?;
     let index_s = t.elapsed().as_secs_f64();
