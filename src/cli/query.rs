@@ -29,23 +29,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     // Load what the tier asked for before indexing, so a missing model or table fails fast.
     let mut notes: Vec<String> = Vec::new();
-    // `auto` on a repository whose cache holds no transformer vectors answers from the static
-    // tier: loading the model (seconds) would buy nothing, so it is not loaded.
-    let want_transformer = needs_dense
-        && match args.dense {
-            DenseTierArg::Static => false,
-            DenseTierArg::Transformer => true,
-            // A model, weights or device named on the command line is loaded (and checked).
-            DenseTierArg::Auto => {
-                args.wait_index
-                    || args.rerank.is_some()
-                    || args.model.is_some()
-                    || args.tower_layers.is_some()
-                    || args.weights != coret::model::WeightsChoice::Trained
-                    || args.device != "auto"
-                    || transformer_may_be_cached(args)
-            }
-        };
+    // `auto` is the transformer wherever its model loads; the static tier answers where it
+    // cannot (issue 72's rule: the static tier's hybrid is not within 0.03 MRR of the
+    // transformer's on both dev sets, so it is not the first answer; docs/RESULTS.md "The static tier").
+    let want_transformer = needs_dense && args.dense != DenseTierArg::Static;
     let model = match want_transformer.then(|| super::model::load(args)).transpose() {
         Ok(m) => m,
         // `auto` still answers from the static tier; otherwise BM25 alone, saying why.
@@ -59,7 +46,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e),
     };
-    let want_static = needs_dense && args.dense != DenseTierArg::Transformer;
+    // The static tier where it was asked for, or where `auto` has no transformer.
+    let want_static = needs_dense
+        && match args.dense {
+            DenseTierArg::Static => true,
+            DenseTierArg::Auto => model.is_none(),
+            DenseTierArg::Transformer => false,
+        };
     let table = match want_static.then(|| super::model::load_static(args)).transpose() {
         Ok(t) => t,
         // A bad table never ranks: the transformer (or BM25) serves alone, and the note says so.
@@ -116,26 +109,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             true => None,
             false => Some(candidates(&searcher)?),
         };
-        // `auto` uses the transformer only where it embeds nothing new for this query (its
-        // vectors cached), or where it is asked to wait; the static tier answers at once elsewhere.
-        let transformer = match args.dense {
-            DenseTierArg::Transformer => true,
-            DenseTierArg::Static => false,
-            DenseTierArg::Auto => {
-                table.is_none()
-                    || args.wait_index
-                    || searcher.transformer_covers(&m.towers, &opts, wanted.as_deref().unwrap_or_default())?
-            }
-        };
-        if transformer {
-            let progress = BarProgress::new();
-            towers = Some(m.towers.names());
-            let scope = wanted.as_deref().map_or(Scope::All, Scope::First);
-            let dense = searcher.with_dense_scoped(m.towers, opts.clone(), scope, &progress);
-            progress.finish();
-            searcher = dense?;
-            device = Some(m.device);
-        }
+        let progress = BarProgress::new();
+        towers = Some(m.towers.names());
+        let scope = wanted.as_deref().map_or(Scope::All, Scope::First);
+        let dense = searcher.with_dense_scoped(m.towers, opts.clone(), scope, &progress);
+        progress.finish();
+        searcher = dense?;
+        device = Some(m.device);
     }
     if searcher.dense.is_none() {
         if let Some(t) = table {
@@ -430,32 +410,6 @@ pub(super) fn index_options(args: &Args) -> IndexOptions {
 }
 
 /// Indexes `args.path` with a progress bar on stderr and prints the index's notes there.
-/// Whether this checkout's cache entry, or a namesake's it would be seeded from
-/// (`coret::cache::seed_from_namesake`), holds a transformer vector log: without one, `auto`
-/// has nothing the transformer could answer with at once.
-fn transformer_may_be_cached(args: &Args) -> bool {
-    if args.no_cache {
-        return false;
-    }
-    let (Ok(root), Ok(repo)) =
-        (coret::cache::cache_root(args.cache_dir.as_deref()), std::fs::canonicalize(&args.path))
-    else {
-        return true;
-    };
-    let entry = coret::cache::repo_entry(&root, &repo);
-    let prefix = entry
-        .file_name()
-        .map(|n| n.to_string_lossy().rsplit_once('-').map_or(String::new(), |(p, _)| format!("{p}-")));
-    let Some(prefix) = prefix.filter(|p| !p.is_empty()) else { return true };
-    let Ok(entries) = std::fs::read_dir(root.join("repos")) else { return false };
-    entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).any(|e| {
-        std::fs::read_dir(e.path()).into_iter().flatten().flatten().any(|f| {
-            let name = f.file_name().to_string_lossy().into_owned();
-            name.starts_with("vectors-") && !name.starts_with("vectors-static")
-        })
-    })
-}
-
 pub(super) fn open_index(args: &Args, opts: &IndexOptions) -> anyhow::Result<RepoIndex> {
     let progress = BarProgress::new();
     let index = RepoIndex::open(&args.path, opts, &progress);

@@ -22,19 +22,19 @@ pub(super) fn spawn(setup: DenseSetup, jobs: Receiver<Job>, shared: Arc<Shared>)
     Ok(())
 }
 
-/// Installs the static tier's index for `job` (as a partial index: the transformer's complete
-/// one replaces it); true when it was installed.
-fn serve_static(setup: &DenseSetup, job: &Job, shared: &Shared) -> bool {
-    let Some(table) = &setup.static_table else { return false };
+/// Installs the static tier's index for `job` (computed at once).
+fn serve_static(setup: &DenseSetup, job: &Job, shared: &Shared) {
+    let Some(table) = &setup.static_table else { return };
     match job.searcher.with_static(table.clone(), setup.opts.clone()) {
-        Ok(Searcher { dense: Some(dense), .. }) => shared.install_partial(job.generation, dense),
-        _ => false,
+        Ok(Searcher { dense: Some(dense), .. }) => shared.install_dense(job.generation, dense),
+        Ok(_) => shared.fail_dense(Some(job.generation), "no static index was built".into()),
+        Err(e) => shared.fail_dense(Some(job.generation), format!("static tier: {e}")),
     }
 }
 
+/// The transformer wherever its model loads; the static tier where it does not (or where it
+/// alone was asked for), for every index the thread is sent.
 fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
-    let Some(first) = newest(&jobs) else { return };
-    let static_first = serve_static(&setup, &first, shared);
     let DenseSetup { load, opts, static_table } = setup;
     let setup = DenseSetup { load: Box::new(|| Err(String::new())), opts, static_table };
     let towers = match load() {
@@ -44,24 +44,21 @@ fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
             }
             models.towers
         }
-        Err(why) => {
-            // The static tier keeps answering for every later index; the status says why.
-            shared.fail_dense(None, why);
-            if static_first {
-                while let Some(job) = newest(&jobs) {
+        Err(_) if setup.static_table.is_some() => {
+            while let Some(job) = newest(&jobs) {
+                if shared.start_build(job.generation) {
                     serve_static(&setup, &job, shared);
                 }
             }
             return;
         }
+        Err(why) => return shared.fail_dense(None, why),
     };
     let mut store: Option<VectorStore> = None;
-    let mut pending = Some(first);
-    while let Some(job) = pending.take().or_else(|| newest(&jobs)) {
+    while let Some(job) = newest(&jobs) {
         if !shared.start_build(job.generation) {
             continue;
         }
-        let static_sent = serve_static(&setup, &job, shared);
         if store.is_none() {
             match job.searcher.vector_store(&towers) {
                 Ok(s) => store = Some(s),
@@ -73,11 +70,9 @@ fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
         }
         let Some(store) = store.as_mut() else { continue };
         let progress = BuildProgress { shared, generation: job.generation };
-        // Query-first: a `locate` meanwhile ranks over a partial index, its own chunks first —
-        // unless the static tier is serving, which the complete index alone replaces.
+        // Query-first: a `locate` meanwhile ranks over a partial index, its own chunks first.
         let (handle, requests) = QueryFirst::channel();
         let publish = |partial: Searcher| match partial.dense {
-            Some(_) if static_sent => true,
             Some(dense) => shared.install_partial(job.generation, dense),
             None => true,
         };

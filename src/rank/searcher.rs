@@ -11,7 +11,7 @@ use crate::model::Towers;
 use crate::progress::Progress;
 use crate::rank::fusion::{demote_tests, fuse, FusionParams, FUSION_DEPTH};
 use crate::rank::mentions::{NamedFiles, NamedSymbols};
-use crate::rank::semantic::{DenseOptions, DensePlan, DenseSearcher, Scope};
+use crate::rank::semantic::{DenseOptions, DenseSearcher, Scope};
 use crate::rerank::{self, Reranker};
 use std::sync::Arc;
 
@@ -100,23 +100,6 @@ impl Searcher {
         let (chunks, graph) = (&self.repo.chunks, &self.repo.graph);
         let dense = DenseSearcher::build_scoped(towers, chunks, graph, opts, store, progress, scope)?;
         Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
-    }
-
-    /// Whether the transformer's cached vectors already cover `candidates` (none to embed for
-    /// this query): then `--dense auto` answers with it.
-    pub fn transformer_covers(
-        &self,
-        towers: &Towers,
-        opts: &DenseOptions,
-        candidates: &[u32],
-    ) -> Result<bool> {
-        let store = self.vector_store(towers)?;
-        if store.is_empty() {
-            return Ok(false);
-        }
-        let plan = DensePlan::new(&towers.chunk, &self.repo.chunks, &self.repo.graph, opts);
-        let positions: Vec<usize> = candidates.iter().filter_map(|&id| plan.position(id)).collect();
-        Ok(plan.missing_among(&store, positions).is_empty())
     }
 
     /// Adds the static tier's dense index over every chunk (docs/GUIDE.md "Tiers"), computed
@@ -234,6 +217,11 @@ impl Searcher {
         k: usize,
         wait: Wait,
     ) -> Result<Vec<(Retriever, Vec<Hit>)>> {
+        // A query with no searchable word (`??? !!!`, `the and of it is`) gets no ranking from
+        // any retriever, never a confident order of chunks it says nothing about (issue 70).
+        if crate::index::query_terms::query_terms(query).is_empty() {
+            return Ok(retrievers.iter().map(|&r| (r, Vec::new())).collect());
+        }
         let w = self.fusion.test_weight;
         let fused = retrievers.contains(&Retriever::Hybrid);
         let fuse_history = fused && self.fusion.history_weight > 0.0 && self.history.is_some();
@@ -853,5 +841,21 @@ mod tests {
             [parse, windows[2], module, windows[0]],
             "the best window, not the module, is lifted"
         );
+    }
+
+    #[test]
+    fn a_query_with_no_searchable_word_ranks_nothing_in_any_column() {
+        let files = vec![("a.py".to_string(), "def alpha():\n    return beta()\n".to_string())];
+        let repo = RepoIndex::from_texts("r".into(), &files, &mut crate::engine::SyntaxCache::new()).unwrap();
+        let table = Arc::new(crate::testkit::tiny_static_table(&["alpha", "beta"], 16));
+        let searcher = Searcher::bm25_only(Arc::new(repo)).with_static(table, Default::default()).unwrap();
+        let all = [Retriever::Bm25, Retriever::Dense, Retriever::Hybrid];
+        for query in ["??? !!! ...", "the and of it is", ""] {
+            for (r, hits) in searcher.rankings(query, &all, 10).unwrap() {
+                assert!(hits.is_empty(), "{r:?} ranked {hits:?} for {query:?}");
+            }
+        }
+        let answered = searcher.rankings("alpha", &all, 10).unwrap();
+        assert!(answered.iter().all(|(_, hits)| !hits.is_empty()), "{answered:?}");
     }
 }

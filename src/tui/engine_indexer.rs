@@ -145,10 +145,10 @@ struct Tiers {
     static_only: bool,
 }
 
-/// The dense thread: the history once, then for the newest index it is sent, the static
-/// tier's index at once and the transformer's (towers loaded once, one vector store
-/// throughout, so an edit embeds only its chunks) when it is complete. Without the static
-/// tier, the transformer's first partial index is served meanwhile (query-first).
+/// The dense thread: the history once, then a dense index for the newest index it is sent.
+/// The transformer's (towers loaded once, one vector store throughout, so an edit embeds only
+/// its chunks; its first partial index served at once, query-first) wherever its model loads;
+/// the static tier's where it does not, or where it alone was asked for (`--dense static`).
 fn build_dense(
     tiers: Tiers,
     opts: DenseOptions,
@@ -162,40 +162,19 @@ fn build_dense(
     let (history, notes) = crate::history::checkout_history(&repo.root, repo.cache_entry.as_deref());
     notes.into_iter().for_each(|n| reporter.info(n));
     let Tiers { towers: load, static_table, static_only } = tiers;
-    let current = |mine: u64| *lock(generation) == mine && !reporter.cancelled();
-    // The static tier answers for this job before anything else loads; true once sent.
-    let serve_static = |job: &Job, reranker: &Option<Arc<crate::rerank::Reranker>>| {
-        let Some(table) = &static_table else { return false };
-        match job.searcher.with_static(table.clone(), opts.clone()) {
-            Ok(s) if current(job.generation) => {
-                reporter.dense_ready(Arc::new(Searcher {
-                    history: history.clone(),
-                    reranker: reranker.clone(),
-                    ..s
-                }));
-                true
-            }
-            Ok(_) => false,
-            Err(e) => {
-                reporter.info(format!("static tier: {e}"));
-                false
-            }
-        }
+    let loaded = match static_only {
+        true => Err("--dense static".to_string()),
+        false => load(reporter),
     };
-    let static_first = serve_static(&first, &None);
-    if static_only {
-        if !static_first && static_table.is_none() {
-            return reporter.failed("dense index: no static table");
+    let SearchModels { towers, reranker } = match (loaded, static_table) {
+        (Ok(models), _) => models,
+        (Err(why), None) => return reporter.failed(why),
+        (Err(why), Some(table)) => {
+            if !static_only {
+                reporter.info(format!("{why}; the static tier answers instead"));
+            }
+            return serve_static(table, opts, first, &jobs, reporter, generation, history);
         }
-        while let Some(job) = newest(&jobs) {
-            serve_static(&job, &None);
-        }
-        return;
-    }
-    let SearchModels { towers, reranker } = match load(reporter) {
-        Ok(models) => models,
-        Err(why) if static_first => return reporter.info(format!("{why}; the static tier serves alone")),
-        Err(why) => return reporter.failed(why),
     };
     // What every dense backend sent carries besides its index: the history and the reranker.
     let serving = |s: Searcher| Searcher { history: history.clone(), reranker: reranker.clone(), ..s };
@@ -204,20 +183,14 @@ fn build_dense(
         Err(e) => return reporter.failed(format!("dense index: opening the vector store: {e}")),
     };
     let mut job = Some(first);
-    let mut first_job = true;
-    while let Some(job_now) = job.take().or_else(|| newest(&jobs)) {
-        // A later index (an edit) gets the static tier's answer at once too.
-        let static_sent =
-            if std::mem::take(&mut first_job) { static_first } else { serve_static(&job_now, &reranker) };
-        let Job { generation: mine, searcher } = job_now;
+    while let Some(Job { generation: mine, searcher }) = job.take().or_else(|| newest(&jobs)) {
         let progress = DenseProgress { reporter, generation, mine };
-        // Query-first: without the static tier, the first partial index (over the vectors
-        // already cached) is served at once, and each search through it has its own chunks
-        // embedded before the rest. Later partial indexes are not sent: a search through the
-        // first one already ranks over all that is embedded by then, and re-running searches on
-        // its own would move the rows. With the static tier serving, only the complete index replaces it.
+        // Query-first: the first partial index (over the vectors already cached) is served at
+        // once, and each search through it has its own chunks embedded before the rest. Later
+        // partial indexes are not sent: a search through the first one already ranks over all
+        // that is embedded by then, and re-running searches on its own would move the rows.
         let (handle, requests) = QueryFirst::channel();
-        let sent_partial = std::cell::Cell::new(static_sent);
+        let sent_partial = std::cell::Cell::new(false);
         let publish = |partial: Searcher| {
             let g = lock(generation);
             if *g != mine || reporter.cancelled() {
@@ -243,6 +216,28 @@ fn build_dense(
             _ if *g != mine || reporter.cancelled() => {}
             Ok(full) => reporter.dense_ready(Arc::new(serving(full))),
             Err(e) => reporter.failed(format!("dense index: {e}")),
+        }
+    }
+}
+
+/// The static tier's index for every index the thread is sent (each computed at once).
+fn serve_static(
+    table: Arc<StaticTable>,
+    opts: DenseOptions,
+    first: Job,
+    jobs: &Receiver<Job>,
+    reporter: &IndexReporter,
+    generation: &Generation,
+    history: Option<crate::history::HistoryView>,
+) {
+    let mut job = Some(first);
+    while let Some(Job { generation: mine, searcher }) = job.take().or_else(|| newest(jobs)) {
+        let built = searcher.with_static(table.clone(), opts.clone());
+        let g = lock(generation);
+        match built {
+            _ if *g != mine || reporter.cancelled() => {}
+            Ok(s) => reporter.dense_ready(Arc::new(Searcher { history: history.clone(), ..s })),
+            Err(e) => reporter.failed(format!("static tier: {e}")),
         }
     }
 }
