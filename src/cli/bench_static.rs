@@ -83,7 +83,7 @@ pub fn scale(args: &Args) -> anyhow::Result<()> {
     matrix.par_chunks_mut(dim).for_each(coret::model::static_tier::normalise);
     let fill = t.elapsed().as_secs_f64();
     let query: Vec<f32> = matrix[..dim].to_vec();
-    let index = coret::index::dense::FlatIndex::new(dim, matrix);
+    let index = coret::index::dense::DenseIndex::from_matrix(dim, matrix);
     let mut f32_ms = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
@@ -92,7 +92,7 @@ pub fn scale(args: &Args) -> anyhow::Result<()> {
         anyhow::ensure!(hits.first().is_some_and(|h| h.chunk == 0), "row 0 is its own nearest neighbour");
     }
     let t = Instant::now();
-    let q8 = coret::index::dense::Int8Index::from_flat(&index);
+    let q8 = coret::index::dense::Int8Index::from_index(&index);
     let quantise = t.elapsed().as_secs_f64();
     let mut i8_ms = Vec::new();
     let mut agree = 0;

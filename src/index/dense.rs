@@ -399,6 +399,11 @@ impl DenseIndex {
         &self.matrix[i * self.dim..(i + 1) * self.dim]
     }
 
+    /// Replaces row `i` (an edited chunk's new vector).
+    pub fn set_row(&mut self, i: usize, v: &[f32]) {
+        self.matrix[i * self.dim..(i + 1) * self.dim].copy_from_slice(v);
+    }
+
     /// Exact top-`k` by cosine similarity (dot product of unit vectors).
     pub fn search(&self, query: &[f32], k: usize) -> Vec<Hit> {
         if query.len() != self.dim || self.is_empty() {
@@ -452,6 +457,29 @@ mod tests {
     fn unit(v: &[f32]) -> Vec<f32> {
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn the_int8_scan_rescored_in_f32_returns_the_exact_top_k() {
+        let dim = 32;
+        let mut state = 7u64;
+        let mut matrix: Vec<f32> = (0..2000 * dim)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            })
+            .collect();
+        matrix.chunks_mut(dim).for_each(crate::model::static_tier::normalise);
+        let mut exact = DenseIndex::from_matrix(dim, matrix);
+        let q8 = Int8Index::from_index(&exact);
+        for row in [0usize, 17, 1999] {
+            let query = exact.row(row).to_vec();
+            assert_eq!(q8.search_rescored(&exact, &query, 10, 200), exact.search(&query, 10));
+        }
+        // An edited chunk's row, replaced in place, is what the exact search then finds.
+        let moved = exact.row(5).to_vec();
+        exact.set_row(1234, &moved);
+        assert!(exact.search(&moved, 2).iter().any(|h| h.chunk == 1234));
     }
 
     #[test]
@@ -609,38 +637,6 @@ mod tests {
     }
 }
 
-/// A flat matrix of unit vectors searched exactly: the dense index's scan without a store
-/// behind it (the scale benchmark's, and the row update an edit makes).
-pub struct FlatIndex {
-    dim: usize,
-    matrix: Vec<f32>,
-}
-
-impl FlatIndex {
-    pub fn new(dim: usize, matrix: Vec<f32>) -> Self {
-        FlatIndex { dim, matrix }
-    }
-    pub fn len(&self) -> usize {
-        self.matrix.len() / self.dim.max(1)
-    }
-    pub fn is_empty(&self) -> bool {
-        self.matrix.is_empty()
-    }
-    pub fn row(&self, i: usize) -> &[f32] {
-        &self.matrix[i * self.dim..(i + 1) * self.dim]
-    }
-    /// Replaces row `i` (an edited chunk's new vector).
-    pub fn set_row(&mut self, i: usize, v: &[f32]) {
-        self.matrix[i * self.dim..(i + 1) * self.dim].copy_from_slice(v);
-    }
-    pub fn search(&self, query: &[f32], k: usize) -> Vec<Hit> {
-        if query.len() != self.dim || self.is_empty() {
-            return Vec::new();
-        }
-        top_k(&scores(&self.matrix, self.dim, query), k)
-    }
-}
-
 /// Int8 copies of unit vectors (each component × 127, rounded): a quarter of the memory and
 /// of the bytes a scan reads; its top candidates are re-scored in f32, so the order of what it
 /// returns is exact.
@@ -650,13 +646,13 @@ pub struct Int8Index {
 }
 
 impl Int8Index {
-    pub fn from_flat(flat: &FlatIndex) -> Self {
+    pub fn from_index(flat: &DenseIndex) -> Self {
         let rows = flat.matrix.par_iter().map(|x| quantise(*x)).collect();
         Int8Index { dim: flat.dim, rows }
     }
 
     /// The `k` best of `flat` among the int8 scan's top `candidates`, scored in f32.
-    pub fn search_rescored(&self, flat: &FlatIndex, query: &[f32], k: usize, candidates: usize) -> Vec<Hit> {
+    pub fn search_rescored(&self, flat: &DenseIndex, query: &[f32], k: usize, candidates: usize) -> Vec<Hit> {
         if query.len() != self.dim || self.rows.is_empty() {
             return Vec::new();
         }
