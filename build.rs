@@ -3,26 +3,59 @@
 //! `CORET_GRAPH_CODE`: a hash of the code that resolves calls (`src/callgraph`, `src/lang`). A
 //! cached call graph is used only by a binary built from the same code, so a change to the
 //! resolver can never serve an old graph (no version number to remember to bump).
+//!
+//! `parse_code.rs` in `OUT_DIR`: `PARSE_CODE`, a hash of the code that decides what a file's
+//! chunks are (the chunker, the language rows and their grammar crates' versions, the source
+//! decoding, the BM25 token counts the manifest keeps, the manifest's own layout). The parse
+//! cache (manifest and eval's syntax stores) is framed with it, so a changed rule rebuilds every
+//! cached parse (issue 73).
 
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
 const GRAPH_CODE: [&str; 2] = ["src/callgraph", "src/lang"];
+/// Keep in step with `engine::manifest::PARSE_CODE_PATHS` (a test compares them).
+const PARSE_CODE: [&str; 8] = [
+    "src/chunk",
+    "src/lang",
+    "src/repo/source.rs",
+    "src/index/bm25.rs",
+    "src/index/code_tokens.rs",
+    "src/engine/manifest.rs",
+    "src/engine/syntax_store.rs",
+    "Cargo.lock",
+];
 
 fn main() {
+    println!("cargo:rustc-env=CORET_GRAPH_CODE={:016x}", hash_of(&GRAPH_CODE));
+    let parse = hash_of(&PARSE_CODE) as u32;
+    let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("parse_code.rs");
+    let text = format!(
+        "/// build.rs's hash of the code that parses.\npub(crate) const PARSE_CODE: u32 = 0x{parse:08x};\n"
+    );
+    std::fs::write(out, text).expect("OUT_DIR is writable");
+}
+
+/// SipHash with fixed keys over the paths and bytes of every file under `roots`: the same
+/// bytes give the same value on every build.
+fn hash_of(roots: &[&str]) -> u64 {
     let mut files = Vec::new();
-    for dir in GRAPH_CODE {
-        println!("cargo:rerun-if-changed={dir}");
-        collect(Path::new(dir), &mut files);
+    for root in roots {
+        println!("cargo:rerun-if-changed={root}");
+        let p = Path::new(root);
+        if p.is_dir() {
+            collect(p, &mut files);
+        } else {
+            files.push(p.to_path_buf());
+        }
     }
     files.sort();
-    // SipHash with fixed keys: the same bytes give the same value on every build.
     let mut h = std::hash::DefaultHasher::new();
     for f in &files {
         f.hash(&mut h);
         std::fs::read(f).unwrap_or_default().hash(&mut h);
     }
-    println!("cargo:rustc-env=CORET_GRAPH_CODE={:016x}", h.finish());
+    h.finish()
 }
 
 fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -82,7 +82,7 @@ fn entry_name(entry: &str) -> Option<&str> {
 pub enum CacheMiss {
     #[error("no cache file")]
     Absent,
-    #[error("written by another format version")]
+    #[error("written by another build or format version")]
     Stale,
     #[error("corrupt or truncated: {0}")]
     Corrupt(String),

@@ -241,6 +241,10 @@ pub struct Args {
     #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().static_weight, value_parser = weight, value_name = "W")]
     pub static_weight: f32,
 
+    /// Weight of the static tier as the hybrid's third list beside the transformer's ranking (the mixed tier; 0: off).
+    #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().mixed_static_weight, value_parser = weight, value_name = "W")]
+    pub mixed_static_weight: f32,
+
     /// Colour theme: a built-in name (coret-dark, coret-light), a name under the config directory's themes/, or a .toml path.
     #[arg(help_heading = "TUI", long, default_value = "coret-dark", value_name = "NAME")]
     pub theme: String,

@@ -64,6 +64,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             tier,
             opts: super::model::dense_options(args),
             store_dir: coret::eval::run::default_store_dir(&root),
+            static_side: match args.mixed_static_weight > 0.0 {
+                true => Some(super::model::load_static(args)?),
+                false => None,
+            },
         })
     } else {
         None

@@ -163,6 +163,7 @@ pub fn fusion_params(args: &Args) -> coret::rank::fusion::FusionParams {
         rrf_k: args.rrf_k,
         dense_weight: args.dense_weight,
         static_weight: args.static_weight,
+        mixed_static_weight: args.mixed_static_weight,
         path_boost: args.path_boost,
         symbol_boost: args.symbol_boost,
         name_boost: args.name_boost,

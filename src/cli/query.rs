@@ -6,9 +6,10 @@ use super::progress::BarProgress;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::index::{Hit, Retriever};
-use coret::mcp::code::span_lines;
-use coret::rank::searcher::{query_first_size, Searcher};
+use coret::rank::searcher::query_first_size;
 use coret::rank::semantic::{Scope, Tier};
+use coret::rank::{Ask, Searcher};
+use coret::repo::lines::span_lines;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::sync::Arc;
@@ -50,7 +51,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let want_static = needs_dense
         && match args.dense {
             DenseTierArg::Static => true,
-            DenseTierArg::Auto => model.is_none(),
+            // Beside the transformer too when the mixed tier is asked for (a weight above 0).
+            DenseTierArg::Auto => model.is_none() || args.mixed_static_weight > 0.0,
             DenseTierArg::Transformer => false,
         };
     let table = match want_static.then(|| super::model::load_static(args)).transpose() {
@@ -117,11 +119,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         searcher = dense?;
         device = Some(m.device);
     }
-    if searcher.dense.is_none() {
-        if let Some(t) = table {
+    match (table, searcher.dense.is_some()) {
+        (Some(t), false) => {
             towers = Some(Tier::Static(t.clone()).names());
             searcher = searcher.with_static(t, opts.clone())?;
         }
+        (Some(t), true) => searcher = searcher.with_static_side(t, opts.clone())?,
+        (None, _) => {}
     }
     if let Some(d) = searcher.dense.as_ref() {
         embedded = Some(d.embedded);
@@ -134,21 +138,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             );
         }
     }
-    let dense_tier = searcher.dense.as_ref().map(|d| d.tier().name());
+    let dense_tier = searcher.dense_tier();
     let embed_seconds = embed_started.elapsed().as_secs_f64();
     let search_started = std::time::Instant::now();
-    let mut results = searcher.rankings(&query, &retrievers, searcher.rerank_depth(args.top))?;
+    let ask = Ask { query: &query, retrievers: &retrievers, top: args.top, rerank: true };
+    let answer = searcher.answer(&ask)?;
     // The hybrid's head re-ordered (`stats.rerank`: how deep, how long the reranker took).
-    let mut rerank_stats = None;
-    for (_, hits) in results.iter_mut().filter(|(r, _)| coret::rerank::reorders(*r)) {
-        let started = std::time::Instant::now();
-        if let Some(reranked) = searcher.rerank(&query, hits)? {
-            *hits = reranked;
-            let depth = searcher.rerank_depth(0);
-            rerank_stats = Some(json!({"depth": depth, "seconds": started.elapsed().as_secs_f64()}));
-        }
-    }
-    results.iter_mut().for_each(|(_, hits)| hits.truncate(args.top));
+    let rerank_stats = answer.reranked.as_ref().map(|r| json!({"depth": r.depth, "seconds": r.seconds}));
+    let results = answer.final_lists();
     let timings = Timings {
         model: loaded,
         index: searcher.repo.stats.seconds,

@@ -192,3 +192,41 @@ fn an_edit_that_keeps_size_and_mtime_is_still_seen() {
     let hits = again.search_bm25("zend_fyle", 5).unwrap();
     assert_eq!(hits.first().map(|h| h.chunk), Some(0));
 }
+
+/// A parse cache written by a build with other parsing code (another chunker, row or grammar:
+/// build.rs's `PARSE_CODE`) is re-parsed with one note, never served (issue 73).
+#[test]
+fn a_parse_cache_from_other_parsing_code_is_rebuilt() {
+    let repo = tempfile::tempdir().unwrap();
+    write_repo(repo.path(), 3);
+    let cache = tempfile::tempdir().unwrap();
+    let cold = open(repo.path(), cache.path());
+    assert_eq!(cold.stats.parsed, 3);
+    assert_eq!(open(repo.path(), cache.path()).stats.parsed, 0, "warm: nothing parsed again");
+    let manifest = largest_file(cold.cache_entry.as_ref().unwrap(), super::MANIFEST_FILE);
+    let mut bytes = std::fs::read(&manifest).unwrap();
+    // The framing's version is the build's parse code: another build wrote this one.
+    let other = super::MANIFEST_VERSION.wrapping_add(1).to_le_bytes();
+    bytes[8..12].copy_from_slice(&other);
+    std::fs::write(&manifest, bytes).unwrap();
+    let reopened = open(repo.path(), cache.path());
+    assert_eq!(reopened.stats.parsed, 3, "every file parsed again");
+    let notes: Vec<&String> = reopened.notes.iter().filter(|n| n.contains("another build")).collect();
+    assert_eq!(notes.len(), 1, "one line says why: {:?}", reopened.notes);
+    assert_eq!(rankings(&reopened), rankings(&cold));
+}
+
+/// build.rs hashes what `PARSE_CODE_PATHS` names, and those paths exist: a moved chunker cannot
+/// silently leave the hash.
+#[test]
+fn the_parse_code_hash_covers_the_chunker_and_the_rows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let build = std::fs::read_to_string(root.join("build.rs")).unwrap();
+    for path in super::manifest::PARSE_CODE_PATHS {
+        assert!(build.contains(&format!("\"{path}\"")), "build.rs does not hash {path}");
+        assert!(root.join(path).exists(), "{path} does not exist");
+    }
+    for needed in ["src/chunk", "src/lang", "Cargo.lock"] {
+        assert!(super::manifest::PARSE_CODE_PATHS.contains(&needed), "{needed} decides chunks");
+    }
+}

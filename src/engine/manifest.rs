@@ -15,12 +15,26 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Bump when the manifest layout or chunking output changes: older caches are rebuilt.
-// 3: files carry their ctime and inode.
-// 4: syntax keeps `self.attr = …` assignments and marks calls to chunk-local definitions.
-// 5: macro and window chunks; chunks say whether their language marks them as tests (Rust `#[test]`).
-// 6: C/C++ definitions after bare macro lines (`FMT_BEGIN_NAMESPACE`) are chunks.
-pub(super) const MANIFEST_VERSION: u32 = 6;
+include!(concat!(env!("OUT_DIR"), "/parse_code.rs"));
+
+/// The parse cache's framing version: build.rs's hash of the code that decides a file's chunks
+/// ([`PARSE_CODE_PATHS`]), so that a binary with another chunker, row or grammar rebuilds every
+/// cached parse instead of serving yesterday's chunks (issue 73); no number to remember to bump.
+pub(super) const MANIFEST_VERSION: u32 = PARSE_CODE;
+
+/// What build.rs hashes into [`PARSE_CODE`]: everything `chunk_file` and the manifest's
+/// token counts depend on, and Cargo.lock for the grammar crates' versions.
+#[cfg(test)]
+pub(super) const PARSE_CODE_PATHS: [&str; 8] = [
+    "src/chunk",
+    "src/lang",
+    "src/repo/source.rs",
+    "src/index/bm25.rs",
+    "src/index/code_tokens.rs",
+    "src/engine/manifest.rs",
+    "src/engine/syntax_store.rs",
+    "Cargo.lock",
+];
 pub(super) const MANIFEST_FILE: &str = "manifest.bin";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

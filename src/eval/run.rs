@@ -12,8 +12,8 @@ use crate::index::dense::VectorStore;
 use crate::index::{Hit, Retriever};
 use crate::progress::{EmbedOnly, Phase, Progress};
 use crate::rank::fusion::FusionParams;
-use crate::rank::searcher::Searcher;
 use crate::rank::semantic::{DenseOptions, Scope, Tier};
+use crate::rank::{Answer, Ask, Searcher};
 use crate::repo::git::find_repo;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -28,6 +28,8 @@ pub struct DenseEval {
     pub opts: DenseOptions,
     /// One vector log per repository lives here, shared by all its commits.
     pub store_dir: PathBuf,
+    /// The static tier beside the transformer (the mixed tier), when its weight is above 0.
+    pub static_side: Option<Arc<crate::model::static_tier::StaticTable>>,
 }
 
 pub struct EvalConfig {
@@ -435,6 +437,9 @@ fn rankings(
                 return Err(Error::invalid("the transformer's vector store is not open"))
             }
         };
+        if let (Some(table), Tier::Transformer(_)) = (&d.static_side, &d.tier) {
+            searcher = searcher.with_static_side(table.clone(), d.opts.clone())?;
+        }
         if let Some(dense) = &searcher.dense {
             result.embedded = Some(dense.embedded);
             result.reused = Some(dense.reused);
@@ -444,11 +449,9 @@ fn rankings(
         searcher.history = history_before(cfg, st, base_commit)?;
     }
     searcher.reranker = cfg.rerank.clone();
-    let lists = searcher.rankings(query, &cfg.retrievers, cfg.depth)?;
-    let reranked = match lists.iter().find(|(r, _)| crate::rerank::reorders(*r)) {
-        Some((_, hits)) => searcher.rerank(query, hits)?,
-        None => None,
-    };
+    let ask = Ask { query, retrievers: &cfg.retrievers, top: cfg.depth, rerank: true };
+    let Answer { lists, reranked } = searcher.answer(&ask)?;
+    let reranked = reranked.map(|r| r.hits);
     let mut lists: Rankings = lists.into_iter().map(|(r, hits)| (r.as_str(), hits)).collect();
     lists.extend(reranked.map(|hits| ("rerank", hits)));
     Ok((searcher.repo.clone(), lists))

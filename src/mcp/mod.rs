@@ -8,7 +8,6 @@
 //! answer says whether it was ready. A `locate` waits for the dense side at most
 //! [`LOCATE_WAIT`]. Ranking goes through the one [`crate::rank::searcher::Searcher`].
 
-pub mod code;
 mod dense_worker;
 pub mod sandbox;
 mod server;

@@ -2,14 +2,15 @@
 //! `read`. Doc comments on the argument and answer types are the schemas' descriptions an
 //! agent reads.
 
-use super::code::{line_count, span_lines};
 use super::sandbox::{resolve, SandboxError};
 use super::{DenseStatus, LOCATE_WAIT};
 use crate::chunk::Chunk;
 use crate::engine::RepoIndex;
 use crate::index::Retriever;
-use crate::rank::searcher::{query_first_size, Searcher};
+use crate::rank::searcher::query_first_size;
 use crate::rank::semantic::DenseSearcher;
+use crate::rank::{Ask, Searcher};
+use crate::repo::lines::{line_count, span_lines};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -255,14 +256,10 @@ pub fn locate_within(
     let view = Searcher { dense: ranked_with, fusion, ..searcher.clone_sides() };
     let repo = &searcher.repo;
     let mut sources = HashMap::new();
-    let mut hits = view.search(&req.issue, retriever, view.rerank_depth(top_k))?;
-    let mut reranked = false;
-    if crate::rerank::reorders(retriever) {
-        if let Some(r) = view.rerank(&req.issue, &hits)? {
-            (hits, reranked) = (r, true);
-        }
-    }
-    hits.truncate(top_k);
+    let ask = Ask { query: &req.issue, retrievers: &[retriever], top: top_k, rerank: true };
+    let answer = view.answer(&ask)?;
+    let reranked = answer.reranked.is_some();
+    let mut hits = answer.final_hits(retriever).to_vec();
     hits.retain(|h| repo.chunks.get(h.chunk as usize).is_some_and(|c| req.include_tests || !c.is_test()));
     let files = crate::rank::group::group_in(repo, &hits)
         .into_iter()
@@ -294,10 +291,9 @@ pub fn locate_within(
         dense_status: status,
         dense_coverage: coverage.map(|(ranked, of)| DenseCoverage { ranked, of }),
         dense_tier: searcher
-            .dense
-            .as_ref()
+            .dense_tier()
             .filter(|_| matches!(retriever, Retriever::Dense | Retriever::Hybrid))
-            .map(|d| d.tier().name().to_string()),
+            .map(str::to_string),
         note,
         index: summary(repo),
         query_shape: crate::rank::QueryShape::of(&req.issue).as_str().into(),

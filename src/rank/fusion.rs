@@ -51,6 +51,9 @@ pub struct FusionParams {
     pub dense_weight: f32,
     /// The dense weight when the static tier made the dense ranking (docs/GUIDE.md "Tiers").
     pub static_weight: f32,
+    /// The static tier's share beside the transformer's ranking in the mixed tier (0: not
+    /// fused; docs/GUIDE.md "Tiers").
+    pub mixed_static_weight: f32,
     /// Extra score for chunks of files the query names: first-place votes (RRF) or standard
     /// deviations (score fusion).
     pub path_boost: f32,
@@ -101,6 +104,9 @@ impl Default for FusionParams {
             dense_weight: 2.0,
             // The static tier's share, measured on the 51 (docs/RESULTS.md "The static tier").
             static_weight: 0.5,
+            // Not fused until measured better than the two-way hybrid on both dev sets
+            // (issue 72's rule; docs/RESULTS.md "The static tier").
+            mixed_static_weight: 0.0,
             // With those adapters, on the 51: PR@5 / PR@20 0.471 / 0.627 without the boost,
             // 0.490 / 0.627 at 0.5, 0.490 / 0.647 at 1, 0.490 / 0.667 at 2 (MRR 0.421 to
             // 0.418); held-out sympy agreed at 1 (PR@20 0.545 → 0.564). An issue that names a

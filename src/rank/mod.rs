@@ -1,13 +1,16 @@
-//! Ranking's own room: what a ranked chunk list becomes before a person (or an agent) reads it.
+//! Ranking: from a query to the ranked chunks and files every client shows.
+//! - [`answer`]: the front door, [`Searcher::answer`]: search → rerank → truncate, the same
+//!   for the TUI, `--query`, MCP and eval; [`Answer::groups`] is the view by file.
+//! - [`searcher`]: a repository's retrievers (BM25, dense, history) and the hybrid over them.
+//! - [`fusion`]: how the hybrid combines its lists and demotes tests.
+//! - [`semantic`]: the dense retriever (transformer or static tier) over
+//!   [`crate::index::dense`]'s vectors; [`query_first`]: a cold query's own chunks first.
 //! - [`group`]: the grouped view of a ranking, one row per file at its best chunk's rank.
 //! - [`shape`]: what kind of query this is (an issue, a short question, a name) and which
 //!   order, flat or grouped, it is shown in.
-//! - [`names`]: a query that names a definition (`Router`, `Runtime::spawn`) finds where it is
-//!   defined; a short question's words weakly match file and directory names.
-//!
-//! Fusion itself lives in [`crate::rank::fusion`] and the searcher in [`crate::rank::searcher`]; both
-//! call down into this module, never the other way.
+//! - [`names`], [`mentions`]: what a query names (definitions, files, symbols).
 
+pub mod answer;
 pub mod fusion;
 pub mod group;
 pub mod mentions;
@@ -17,5 +20,7 @@ pub mod searcher;
 pub mod semantic;
 pub mod shape;
 
+pub use answer::{Answer, Ask};
 pub use group::{group_hits, FileGroup};
+pub use searcher::Searcher;
 pub use shape::{QueryShape, ResultOrder};

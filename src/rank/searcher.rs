@@ -11,7 +11,7 @@ use crate::model::Towers;
 use crate::progress::Progress;
 use crate::rank::fusion::{demote_tests, fuse, FusionParams, FUSION_DEPTH};
 use crate::rank::mentions::{NamedFiles, NamedSymbols};
-use crate::rank::semantic::{DenseOptions, DenseSearcher, Scope};
+use crate::rank::semantic::{DenseOptions, DenseSearcher, Scope, Tier};
 use crate::rerank::{self, Reranker};
 use std::sync::Arc;
 
@@ -30,11 +30,22 @@ pub struct Searcher {
     pub history: Option<HistoryView>,
     pub fusion: FusionParams,
     pub reranker: Option<Arc<Reranker>>,
+    /// The static tier beside a transformer dense index: a third list of the hybrid
+    /// (`FusionParams::mixed_static_weight`; docs/GUIDE.md "Tiers"). Unused without a
+    /// transformer index or at weight 0.
+    pub static_side: Option<Arc<DenseSearcher>>,
 }
 
 impl Searcher {
     pub fn bm25_only(repo: Arc<RepoIndex>) -> Self {
-        Searcher { repo, dense: None, history: None, fusion: FusionParams::default(), reranker: None }
+        Searcher {
+            repo,
+            dense: None,
+            history: None,
+            fusion: FusionParams::default(),
+            reranker: None,
+            static_side: None,
+        }
     }
 
     /// Adds the dense index: vectors come from the repository's cache entry when it has one
@@ -109,6 +120,26 @@ impl Searcher {
         Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
     }
 
+    /// This searcher with the static tier beside its dense index, as the hybrid's third list
+    /// (the mixed tier).
+    pub fn with_static_side(&self, table: Arc<StaticTable>, opts: DenseOptions) -> Result<Searcher> {
+        let side = DenseSearcher::build_static(table, &self.repo.chunks, opts)?;
+        Ok(Searcher { dense: self.dense.clone(), static_side: Some(Arc::new(side)), ..self.clone_sides() })
+    }
+
+    /// Whether the hybrid fuses the static tier beside the transformer's ranking.
+    pub fn mixes_static(&self) -> bool {
+        let transformer = self.dense.as_ref().is_some_and(|d| !matches!(d.tier(), Tier::Static(_)));
+        transformer && self.static_side.is_some() && self.fusion.mixed_static_weight > 0.0
+    }
+
+    /// The tier that made the dense half of the hybrid: `static`, `transformer`, or `mixed`
+    /// (both fused); `None` without a dense index.
+    pub fn dense_tier(&self) -> Option<&'static str> {
+        let dense = self.dense.as_ref()?;
+        Some(if self.mixes_static() { "mixed" } else { dense.tier().name() })
+    }
+
     /// The chunks a query needs embedded first when the dense index is not complete: BM25's
     /// top `bm25_top` of the chunks the dense index holds (`skip_tests`: test files are left
     /// out before the top is taken, so that the candidates are the best of what the ranking
@@ -159,6 +190,7 @@ impl Searcher {
             history: self.history.clone(),
             fusion: self.fusion,
             reranker: self.reranker.clone(),
+            static_side: self.static_side.clone(),
         }
     }
 
@@ -243,7 +275,7 @@ impl Searcher {
                 fuse_dense_depth = PARTIAL_FUSION_DEPTH;
             }
             // Each tier has its own measured share of the hybrid.
-            if matches!(d.tier(), crate::rank::semantic::Tier::Static(_)) {
+            if matches!(d.tier(), Tier::Static(_)) {
                 fusion.dense_weight = fusion.static_weight;
             }
             demote_tests_in(&self.repo, d.search(query, depth)?, w)
@@ -251,6 +283,12 @@ impl Searcher {
             Vec::new()
         };
         let dense_for_fusion = &dense[..dense.len().min(fuse_dense_depth)];
+        let static_side = match &self.static_side {
+            Some(side) if fused && self.mixes_static() => {
+                demote_tests_in(&self.repo, side.search(query, depth)?, w)
+            }
+            _ => Vec::new(),
+        };
         let history = match &self.history {
             Some(view) if history_asked || fuse_history => {
                 let ranked = history_ranking(&self.repo, view, query, &bm25, self.fusion.history, depth);
@@ -268,7 +306,13 @@ impl Searcher {
                     Retriever::Bm25 => bm25.clone(),
                     Retriever::Dense => dense.clone(),
                     Retriever::Hybrid => {
-                        hybrid(&self.repo, query, &bm25, dense_for_fusion, &history, fusion, k)
+                        let lists = HybridLists {
+                            bm25: &bm25,
+                            dense: dense_for_fusion,
+                            history: &history,
+                            static_side: &static_side,
+                        };
+                        hybrid(&self.repo, query, lists, fusion, k)
                     }
                     Retriever::History => history.clone(),
                 };
@@ -359,18 +403,26 @@ pub fn demote_tests_in(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit
     demote_tests(hits, weight, |c| repo.chunks.get(c as usize).is_some_and(|ch| ch.is_test()))
 }
 
-/// The hybrid ranking: the fusion (`params.method`) of the BM25, dense and (when given) history lists,
-/// with the boosts for chunks the query names.
-pub fn hybrid(
-    repo: &RepoIndex,
-    query: &str,
-    bm25: &[Hit],
-    dense: &[Hit],
-    history: &[Hit],
-    params: FusionParams,
-    k: usize,
-) -> Vec<Hit> {
-    let lists = [(bm25, params.bm25_weight), (dense, params.dense_weight), (history, params.history_weight)];
+/// The rankings a hybrid fuses; an empty list takes no part.
+#[derive(Clone, Copy, Default)]
+pub struct HybridLists<'a> {
+    pub bm25: &'a [Hit],
+    pub dense: &'a [Hit],
+    pub history: &'a [Hit],
+    /// The static tier beside a transformer's `dense` (the mixed tier).
+    pub static_side: &'a [Hit],
+}
+
+/// The hybrid ranking: the fusion (`params.method`) of `lists`, each with its weight, with the
+/// boosts for chunks the query names.
+pub fn hybrid(repo: &RepoIndex, query: &str, lists: HybridLists, params: FusionParams, k: usize) -> Vec<Hit> {
+    let HybridLists { bm25, dense, history, static_side } = lists;
+    let lists = [
+        (bm25, params.bm25_weight),
+        (dense, params.dense_weight),
+        (history, params.history_weight),
+        (static_side, params.mixed_static_weight),
+    ];
     let mut bonus = mention_bonus(repo, query, params);
     add_name_bonus(repo, query, params, [bm25, dense], &mut bonus);
     let reorders = params.graph_weight > 0.0 || params.module_weight > 0.0;
@@ -589,7 +641,7 @@ mod tests {
         let bm25 = repo.search_bm25(query, 10).unwrap();
         let top = |symbol_boost| {
             let p = FusionParams { symbol_boost, ..Default::default() };
-            let hits = hybrid(&repo, query, &bm25, &[], &[], p, 10);
+            let hits = hybrid(&repo, query, HybridLists { bm25: &bm25, ..Default::default() }, p, 10);
             repo.chunks[hits[0].chunk as usize].name.clone()
         };
         assert_ne!(top(0.0), "port_number", "BM25 alone prefers the words");
@@ -637,9 +689,7 @@ mod tests {
         let without = hybrid(
             &repo,
             query,
-            &[],
-            &[],
-            &ranked,
+            HybridLists { history: &ranked, ..Default::default() },
             FusionParams { history_weight: 0.0, ..Default::default() },
             10,
         );
@@ -647,9 +697,7 @@ mod tests {
         let with = hybrid(
             &repo,
             query,
-            &[],
-            &[],
-            &ranked,
+            HybridLists { history: &ranked, ..Default::default() },
             FusionParams { history_weight: 0.15, ..Default::default() },
             10,
         );
@@ -713,7 +761,7 @@ mod tests {
         let repo = RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap();
         let top = |query: &str, p: FusionParams| {
             let bm25 = repo.search_bm25(query, 10).unwrap();
-            let hits = hybrid(&repo, query, &bm25, &[], &[], p, 10);
+            let hits = hybrid(&repo, query, HybridLists { bm25: &bm25, ..Default::default() }, p, 10);
             let c = &repo.chunks[hits[0].chunk as usize];
             format!("{}::{}", c.path, c.name)
         };
@@ -727,7 +775,7 @@ mod tests {
         // definition and the file named like the question lead by the boost.
         let score = |query: &str, p: FusionParams, path: &str| {
             let bm25 = repo.search_bm25(query, 10).unwrap();
-            let hits = hybrid(&repo, query, &bm25, &[], &[], p, 10);
+            let hits = hybrid(&repo, query, HybridLists { bm25: &bm25, ..Default::default() }, p, 10);
             let margin =
                 |h: &Hit| if repo.chunks[h.chunk as usize].path == path { h.score } else { -h.score };
             hits.iter().take(2).map(margin).sum::<f32>()
@@ -738,8 +786,8 @@ mod tests {
         let issue = format!("{question}. {}", "The runtime starts fewer threads than configured. ".repeat(4));
         let bm25 = repo.search_bm25(&issue, 10).unwrap();
         assert_eq!(
-            hybrid(&repo, &issue, &bm25, &[], &[], on, 10),
-            hybrid(&repo, &issue, &bm25, &[], &[], off, 10)
+            hybrid(&repo, &issue, HybridLists { bm25: &bm25, ..Default::default() }, on, 10),
+            hybrid(&repo, &issue, HybridLists { bm25: &bm25, ..Default::default() }, off, 10)
         );
     }
 
@@ -752,18 +800,23 @@ mod tests {
         let many: String = (0..1000).map(|i| format!("ident_{i} ")).collect();
         for query in ["x", "?", "é", many.as_str()] {
             let bm25 = searcher.search(query, Retriever::Bm25, 10).unwrap();
-            let fused = hybrid(&repo, query, &bm25, &[], &[], FusionParams::default(), 10);
+            let fused = hybrid(
+                &repo,
+                query,
+                HybridLists { bm25: &bm25, ..Default::default() },
+                FusionParams::default(),
+                10,
+            );
             let groups = crate::rank::group::group_in(&repo, &fused);
             assert!(groups.iter().map(|g| g.hits.len()).sum::<usize>() == fused.len());
         }
         let bm25 = searcher.search(&many, Retriever::Bm25, 10).unwrap();
         assert_eq!(repo.chunks[bm25[0].chunk as usize].name, "ident_7");
+        let bm25 = searcher.search("x", Retriever::Bm25, 10).unwrap();
         let one = hybrid(
             &repo,
             "x",
-            &searcher.search("x", Retriever::Bm25, 10).unwrap(),
-            &[],
-            &[],
+            HybridLists { bm25: &bm25, ..Default::default() },
             FusionParams::default(),
             10,
         );

@@ -822,4 +822,56 @@ mod tests {
         // A query with no token the table knows gives a defined ranking (zeros), never NaN.
         assert!(d.search("", 3).unwrap().iter().all(|h| h.score.is_finite()));
     }
+
+    /// The mixed tier: the static tier as the hybrid's third list beside the transformer's;
+    /// the answer says so, and at weight 0 it is today's hybrid to the bit.
+    #[test]
+    fn the_mixed_tier_fuses_the_static_tier_beside_the_transformer_and_says_so() {
+        use crate::index::Retriever;
+        use crate::rank::fusion::FusionParams;
+        use crate::rank::Searcher;
+        let dir = tempfile::tempdir().unwrap();
+        let enc = encoder(dir.path());
+        let table = Arc::new(crate::testkit::tiny_static_table(&["alpha", "beta", "gamma", "run"], 64));
+        let r = Arc::new(repo(""));
+        let mut store = VectorStore::in_memory(enc.dim());
+        let two_way = Searcher::bm25_only(r.clone())
+            .with_dense_store(
+                Towers::tied(enc.clone()),
+                with_callees(),
+                &mut store,
+                &crate::progress::NoProgress,
+            )
+            .unwrap();
+        assert_eq!(two_way.dense_tier(), Some("transformer"));
+        let off = two_way.with_static_side(table.clone(), DenseOptions::default()).unwrap();
+        assert_eq!(off.dense_tier(), Some("transformer"), "weight 0: not fused");
+        let query = "gamma run alpha";
+        let hybrid = |s: &Searcher| s.search(query, Retriever::Hybrid, 5).unwrap();
+        assert_eq!(hybrid(&off), hybrid(&two_way));
+        // The static list alone (the others silenced, no boosts): the hybrid is its order.
+        let fusion = FusionParams {
+            bm25_weight: 0.0,
+            dense_weight: 0.0,
+            mixed_static_weight: 1.0,
+            path_boost: 0.0,
+            symbol_boost: 0.0,
+            name_boost: 0.0,
+            path_word_boost: 0.0,
+            module_weight: 0.0,
+            ..FusionParams::default()
+        };
+        let mixed = Searcher { fusion, ..off.clone_sides() };
+        let mixed = Searcher { dense: off.dense.clone(), ..mixed };
+        assert_eq!(mixed.dense_tier(), Some("mixed"));
+        let static_alone = table_ranking(&table, &r, query);
+        let top = hybrid(&mixed);
+        assert_eq!(top[0].chunk, static_alone, "the static tier's best leads");
+        assert!(top.iter().all(|h| h.score.is_finite()));
+    }
+
+    fn table_ranking(table: &Arc<StaticTable>, r: &RepoIndex, query: &str) -> u32 {
+        let d = DenseSearcher::build_static(table.clone(), &r.chunks, DenseOptions::default()).unwrap();
+        d.search(query, 1).unwrap()[0].chunk
+    }
 }

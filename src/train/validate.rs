@@ -103,6 +103,7 @@ fn full_eval(
             tier: crate::rank::semantic::Tier::Transformer(crate::model::Towers::tied(encoder)),
             opts: dense.clone(),
             store_dir: store.path().to_path_buf(),
+            static_side: None,
         }),
     };
     let summary = run_eval(instances, &cfg, &NoProgress, &mut |_| Ok(()))?;

@@ -3,7 +3,7 @@
 use super::backend::Backend;
 use crate::index::{Hit, Retriever};
 use crate::rank::fusion::FusionParams;
-use crate::rank::searcher::Searcher;
+use crate::rank::{Ask, Searcher};
 use crate::Chunk;
 
 impl Backend for Searcher {
@@ -32,7 +32,9 @@ impl Backend for Searcher {
     }
 
     fn search(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Vec<Hit>> {
-        Ok(Searcher::search(self, query, retriever, k)?)
+        // The reranked order follows as its own answer (`Backend::rerank`), so not here.
+        let ask = Ask { query, retrievers: &[retriever], top: k, rerank: false };
+        Ok(self.answer(&ask)?.lists.pop().map(|(_, hits)| hits).unwrap_or_default())
     }
 
     fn search_now(&self, query: &str, retriever: Retriever, k: usize) -> anyhow::Result<Option<Vec<Hit>>> {
@@ -52,7 +54,7 @@ impl Backend for Searcher {
     }
 
     fn dense_tier(&self) -> Option<&'static str> {
-        self.dense.as_ref().map(|d| d.tier().name())
+        Searcher::dense_tier(self)
     }
 
     fn rerank_depth(&self) -> Option<usize> {
