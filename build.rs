@@ -53,9 +53,20 @@ fn hash_of(roots: &[&str]) -> u64 {
     let mut h = std::hash::DefaultHasher::new();
     for f in &files {
         f.hash(&mut h);
-        std::fs::read(f).unwrap_or_default().hash(&mut h);
+        let bytes = std::fs::read(f).unwrap_or_default();
+        if f.ends_with("Cargo.lock") {
+            grammar_packages(&String::from_utf8_lossy(&bytes)).hash(&mut h);
+        } else {
+            bytes.hash(&mut h);
+        }
     }
     h.finish()
+}
+
+/// Cargo.lock's entries of the tree-sitter crates (the grammars and their runtime): what of
+/// the lock decides a parse, so that adding an unrelated dependency keeps every cache.
+fn grammar_packages(lock: &str) -> Vec<&str> {
+    lock.split("[[package]]").filter(|p| p.contains("name = \"tree-sitter")).collect()
 }
 
 fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -78,6 +78,14 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub max_len: usize,
 
+    /// The team's vector store, postgres://USER:PASSWORD@HOST:PORT/DB (PostgreSQL with pgvector; scripts/store/pg.sh starts one): vectors are read from it before anything is embedded and written to it after.
+    #[arg(help_heading = "Model", long, env = "CORET_STORE", value_name = "URL")]
+    pub store: Option<String>,
+
+    /// Only the encoder's first N layers (a probe of issue 72's smaller-transformer route).
+    #[arg(long, hide = true, value_parser = count::<1, 64>, value_name = "N")]
+    pub encoder_layers: Option<usize>,
+
     /// Encoder weights: trained (the project's CoRet adapters over the default model, where built in), pretrained, or an adapter file written by training.
     #[arg(help_heading = "Model", long, default_value = "trained", value_name = "WEIGHTS")]
     pub weights: coret::model::WeightsChoice,

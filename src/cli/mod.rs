@@ -91,6 +91,8 @@ fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
 }
 
 fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
+    // A store that cannot be used as given (URL, login, host, pgvector) fails before any work.
+    model::shared_store(&args)?;
     if let Some(what) = args.bench.clone() {
         return bench::run(&args, &what);
     }

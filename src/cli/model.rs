@@ -3,6 +3,7 @@
 use super::args::Args;
 use super::Usage;
 use candle_core::Device;
+use coret::index::shared::{SharedHandle, SharedVectors};
 use coret::model::static_tier::StaticTable;
 use coret::model::{
     apply_weights, resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder,
@@ -142,6 +143,7 @@ pub fn encoder_options(args: &Args) -> EncoderOptions {
         max_len: args.max_len,
         batch_size: args.batch_size.max(1),
         precision: args.precision,
+        layers: args.encoder_layers,
         ..EncoderOptions::default()
     }
 }
@@ -154,7 +156,24 @@ pub fn dense_options(args: &Args) -> DenseOptions {
         query_max_len: args.query_max_len,
         skip_tests: !args.dense_tests,
         static_idf: !args.static_no_idf,
+        // Connected (or refused, exit 2) by `dispatch` before anything else runs.
+        shared: shared_store(args).ok().flatten(),
     }
+}
+
+/// `--store` (`CORET_STORE`): the team's vector store, connected once per process. A server
+/// that is down is no error (the local cache answers and `stats.store` says why); a URL, login,
+/// host or server that cannot work is the user's to fix: exit 2.
+pub fn shared_store(args: &Args) -> anyhow::Result<Option<SharedHandle>> {
+    static STORE: std::sync::OnceLock<Option<SharedHandle>> = std::sync::OnceLock::new();
+    if let Some(store) = STORE.get() {
+        return Ok(store.clone());
+    }
+    let Some(url) = args.store.as_deref().map(str::trim).filter(|u| !u.is_empty()) else {
+        return Ok(None);
+    };
+    let store = SharedVectors::connect(url).map_err(|e| Usage(e.to_string()))?;
+    Ok(STORE.get_or_init(|| Some(SharedHandle(store))).clone())
 }
 
 pub fn fusion_params(args: &Args) -> coret::rank::fusion::FusionParams {

@@ -138,6 +138,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             );
         }
     }
+    if let Some(trouble) = opts.shared.as_ref().and_then(|s| s.0.stats().trouble) {
+        let shown = opts.shared.as_ref().map_or("", |s| s.0.shown());
+        eprintln!("note: store {shown}: {trouble}");
+    }
     let dense_tier = searcher.dense_tier();
     let embed_seconds = embed_started.elapsed().as_secs_f64();
     let search_started = std::time::Instant::now();
@@ -181,6 +185,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         if let Some(why) = fallback {
             v["stats"]["fallback"] = Value::String(why);
+        }
+        if let Some(shared) = &opts.shared {
+            v["stats"]["store"] = serde_json::to_value(shared.0.stats())?;
         }
         v["stats"]["timings"] = serde_json::to_value(timings)?;
         println!("{}", serde_json::to_string(&v)?);

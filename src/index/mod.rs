@@ -5,4 +5,5 @@ pub mod code_tokens;
 pub mod dense;
 mod hit;
 pub mod query_terms;
+pub mod shared;
 pub use hit::{Hit, Retriever};

@@ -44,11 +44,21 @@ pub struct EncoderOptions {
     /// The CPU forward pass's linear layers: `Bf16` (the default) runs them with bf16 inputs
     /// where the CPU has AVX-512 BF16 and in f32 elsewhere (docs/RESULTS.md "Speed and memory").
     pub precision: Precision,
+    /// Only the first this many transformer layers (issue 72's cheaper-model route, measured
+    /// as a probe: docs/RESULTS.md "The static tier"); `None`: all of them. Part of the
+    /// model's id, so vectors of a shorter stack never mix with the full one's.
+    pub layers: Option<usize>,
 }
 
 impl Default for EncoderOptions {
     fn default() -> Self {
-        EncoderOptions { max_len: 256, batch_size: 32, dtype: DType::F32, precision: Precision::Auto }
+        EncoderOptions {
+            max_len: 256,
+            batch_size: 32,
+            dtype: DType::F32,
+            precision: Precision::Auto,
+            layers: None,
+        }
     }
 }
 
@@ -104,7 +114,17 @@ fn tensor_err(e: candle_core::Error) -> Error {
 impl Encoder {
     /// Loads `dir/{config.json, tokenizer.json, model.safetensors}`.
     pub fn load(dir: &Path, device: &Device, opts: EncoderOptions) -> Result<Encoder> {
-        let config = load_bert_config(dir)?;
+        let mut config = load_bert_config(dir)?;
+        if let Some(n) = opts.layers {
+            if n == 0 || n > config.num_hidden_layers {
+                return Err(Error::invalid(format!(
+                    "{}: {n} layers asked for, the model has 1 to {}",
+                    dir.display(),
+                    config.num_hidden_layers
+                )));
+            }
+            config.num_hidden_layers = n;
+        }
         if device.is_cpu() {
             tune_allocator();
         }
@@ -119,7 +139,10 @@ impl Encoder {
         drop(bytes);
         let vb = VarBuilder::from_tensors(tensors.clone(), opts.dtype, device);
         let bert = BertModel::load(vb, &config).map_err(weights_err)?;
-        let model_id = model_id(dir, &digest);
+        let model_id = match opts.layers {
+            Some(n) => format!("{}-L{n}", model_id(dir, &digest)),
+            None => model_id(dir, &digest),
+        };
         let mut encoder = Self::from_parts(bert, tokenizer, config, device.clone(), opts, model_id)
             .map_err(|e| Error::context(dir.display().to_string(), e))?;
         encoder.cpu_bert = encoder.cpu_forward(&tensors);
@@ -230,6 +253,7 @@ impl Encoder {
             batch_size: opts.batch_size.max(1),
             dtype: opts.dtype,
             precision: opts.precision,
+            layers: opts.layers,
         };
         Ok(Encoder {
             bert,

@@ -30,6 +30,9 @@ pub struct DenseOptions {
     pub skip_tests: bool,
     /// The static tier weighs tokens by the repository's idf (docs/RESULTS.md "The static tier").
     pub static_idf: bool,
+    /// The team's vector store (`--store`): asked before embedding, given what was embedded.
+    /// Changes no embedding.
+    pub shared: Option<crate::index::shared::SharedHandle>,
 }
 
 impl Default for DenseOptions {
@@ -49,6 +52,7 @@ impl Default for DenseOptions {
             query_max_len: 256,
             skip_tests: true,
             static_idf: true,
+            shared: None,
         }
     }
 }
@@ -211,8 +215,26 @@ impl DensePlan {
         let tkeys: Vec<VectorKey> =
             tokenized.par_iter().map(|t| token_key(&ttag, &t.ids, &t.type_ids)).collect();
         let mut fresh = HashSet::new();
-        let new: Vec<usize> =
+        let mut new: Vec<usize> =
             (0..total).filter(|&j| !store.contains(&tkeys[j]) && fresh.insert(tkeys[j])).collect();
+        // The team's store first: what another machine embedded is not embedded again.
+        let tower = encoder.fingerprint();
+        if let Some(shared) = &opts.shared {
+            let wanted: Vec<VectorKey> = new.iter().map(|&j| tkeys[j]).collect();
+            let found = shared.0.fetch(&tower, encoder.dim(), &wanted)?;
+            if !found.is_empty() {
+                let (keys, vectors): (Vec<VectorKey>, Vec<Vec<f32>>) = found.into_iter().unzip();
+                store.add_batch(&keys, &vectors)?;
+                new.retain(|&j| !store.contains(&tkeys[j]));
+            }
+        }
+        let share = |keys: &[VectorKey], vectors: &[Vec<f32>]| {
+            if let Some(shared) = &opts.shared {
+                let rows: Vec<(VectorKey, Vec<f32>)> =
+                    keys.iter().copied().zip(vectors.iter().cloned()).collect();
+                shared.0.put(&tower, &rows);
+            }
+        };
         let tokens_total: usize = tokenized.iter().map(TokenizedInput::len).sum();
         let known_tokens = tokens_total - new.iter().map(|&j| tokenized[j].len()).sum::<usize>();
         let known = total - new.len();
@@ -232,6 +254,7 @@ impl DensePlan {
                 }
                 if keys.len() >= slice {
                     store.add_batch(&keys, &vectors)?;
+                    share(&keys, &vectors);
                     stored += keys.len();
                     (keys, vectors) = (Vec::new(), Vec::new());
                 }
@@ -247,6 +270,7 @@ impl DensePlan {
         // keeps its finished batches). A crash between the two appends leaves vectors whose
         // raw keys are re-derived (tokenised, found) on the next run.
         store.add_batch(&keys, &vectors)?;
+        share(&keys, &vectors);
         stored += keys.len();
         let aliases: Vec<(VectorKey, VectorKey)> = positions
             .iter()

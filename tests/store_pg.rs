@@ -1,0 +1,190 @@
+//! The team's vector store (issue 71) against a real PostgreSQL with pgvector, started by
+//! `scripts/store/pg.sh` as a team would (`.ci/run` installs it): two machines over one store
+//! embed a chunk once, the read-only role reads and never writes, and every way a store can be
+//! wrong is one line, never a wrong ranking.
+#[path = "../src/testkit.rs"]
+mod testkit;
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A server of our own in a temporary directory, stopped when dropped.
+struct Server {
+    dir: tempfile::TempDir,
+    writer: String,
+    reader: String,
+}
+
+fn pg(args: &[&str]) -> std::process::Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/store/pg.sh");
+    std::process::Command::new("bash").arg(script).args(args).output().expect("bash runs")
+}
+
+impl Server {
+    fn start() -> Server {
+        let ok = |out: std::process::Output, what: &str| {
+            assert!(out.status.success(), "pg.sh {what}: {}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        ok(pg(&["install"]), "install (.ci/run runs it first)");
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap().to_string();
+        // A port of our own: bound then released, so parallel tests do not meet.
+        let port =
+            std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+        ok(pg(&["init", &d]), "init");
+        ok(pg(&["start", &d, &port]), "start");
+        ok(pg(&["setup", &d]), "setup");
+        let urls = ok(pg(&["url", &d]), "url");
+        let url = |name: &str| {
+            urls.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .expect("pg.sh url names it")
+                .to_string()
+        };
+        Server { writer: url("CORET_PG_WRITER_URL"), reader: url("CORET_PG_READER_URL"), dir }
+    }
+
+    fn admin(&self, sql: &str) {
+        self.psql("admin", sql)
+    }
+
+    fn psql(&self, role: &str, sql: &str) {
+        let d = self.dir.path().to_str().unwrap();
+        let out = pg(&["psql", d, role, "-q", "-d", "coret", "-c", sql]);
+        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = pg(&["stop", self.dir.path().to_str().unwrap()]);
+    }
+}
+
+fn tiny_model(dir: &Path) {
+    testkit::write_tiny_bert(dir, &["cart", "total", "price", "discount", "tax", "def", "return"]);
+}
+
+/// One machine: its own cache directory, the shared model, the transformer tier.
+fn machine(cache: &Path, model: &Path, store: &str) -> Command {
+    let mut cmd = Command::cargo_bin("coret-tui").unwrap();
+    cmd.env("CORET_CACHE_DIR", cache).env("CORET_MODEL", model).env("CORET_OFFLINE", "1");
+    cmd.env("CORET_DENSE", "transformer").env("CORET_STORE", store);
+    cmd
+}
+
+fn query(cmd: &mut Command, repo: &Path) -> Value {
+    let out = cmd.arg(repo).args(["--query", "total price", "--json", "--wait-index"]).output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+fn names(v: &Value, retriever: &str) -> Vec<String> {
+    v["results"][retriever]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    model: PathBuf,
+    caches: PathBuf,
+}
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("model");
+    tiny_model(&model);
+    Setup { model, caches: tmp.path().to_path_buf(), _tmp: tmp }
+}
+
+#[test]
+fn a_second_machine_over_the_store_embeds_nothing_the_first_embedded() {
+    let server = Server::start();
+    let repo = common::fixture_repo();
+    let s = setup();
+    let first = query(&mut machine(&s.caches.join("a"), &s.model, &server.writer), repo.path());
+    let embedded = first["stats"]["embedded"].as_u64().unwrap();
+    assert!(embedded > 0, "{}", first["stats"]);
+    assert_eq!(first["stats"]["store"]["pushed"].as_u64(), Some(embedded), "{}", first["stats"]);
+    let second = query(&mut machine(&s.caches.join("b"), &s.model, &server.writer), repo.path());
+    assert_eq!(second["stats"]["embedded"].as_u64(), Some(0), "{}", second["stats"]);
+    assert_eq!(second["stats"]["store"]["pulled"].as_u64(), Some(embedded));
+    assert_eq!(names(&second, "hybrid"), names(&first, "hybrid"), "the same vectors, the same ranking");
+
+    // The searchers' role reads what the team embedded and cannot write.
+    let reader = query(&mut machine(&s.caches.join("c"), &s.model, &server.reader), repo.path());
+    assert_eq!(reader["stats"]["embedded"].as_u64(), Some(0));
+    assert_eq!(names(&reader, "hybrid"), names(&first, "hybrid"));
+    let other = common::fixture_repo();
+    common::write(other.path(), "shop/extra.py", "def tax_total(cart):\n    return sum(cart) * 1.2\n");
+    let wrote = query(&mut machine(&s.caches.join("c"), &s.model, &server.reader), other.path());
+    assert!(wrote["stats"]["embedded"].as_u64().unwrap() > 0);
+    assert_eq!(wrote["stats"]["store"]["pushed"].as_u64(), Some(0), "{}", wrote["stats"]);
+    assert!(wrote["stats"]["store"]["trouble"].as_str().unwrap().contains("not write"), "{}", wrote["stats"]);
+}
+
+#[test]
+fn a_store_that_is_wrong_is_one_line_and_a_store_that_is_down_costs_no_answer() {
+    let server = Server::start();
+    let repo = common::fixture_repo();
+    let s = setup();
+    let refused = |url: &str, says: &str| {
+        let out = machine(&s.caches.join("x"), &s.model, url)
+            .arg(repo.path())
+            .args(["--query", "total price", "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{url}: {stderr}");
+        assert!(stderr.contains(says), "{url}: expected `{says}` in: {stderr}");
+        assert!(!stderr.contains("coret-writer-local"), "no password in messages: {stderr}");
+        assert!(out.stdout.is_empty());
+    };
+    refused(&server.writer.replace("coret-writer-local", "wrong"), "password authentication failed");
+    refused("postgres://coret_writer:pw@127.0.0.1:notaport/coret", "malformed URL");
+    refused("postgres://coret_writer:pw@no-such-host.invalid:5432/coret", "no-such-host.invalid");
+    server.admin("CREATE DATABASE plain OWNER coret_writer");
+    let plain = format!("{}/plain", server.writer.rsplit_once('/').unwrap().0);
+    refused(&plain, "no pgvector");
+    // Tables an older coret made, as the team's writer.
+    server.psql("writer", "CREATE TABLE IF NOT EXISTS coret_meta (key text PRIMARY KEY, value text NOT NULL); \
+                  INSERT INTO coret_meta VALUES ('schema', 'coret-vectors/0') ON CONFLICT (key) DO UPDATE SET value = 'coret-vectors/0'");
+    refused(&server.writer, "another version");
+
+    // Down: a port nothing listens on. The answer comes from the local cache, the status says why.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let down = format!("postgres://coret_writer:pw@127.0.0.1:{port}/coret");
+    let answer = query(&mut machine(&s.caches.join("d"), &s.model, &down), repo.path());
+    assert!(!names(&answer, "hybrid").is_empty());
+    assert!(
+        answer["stats"]["store"]["trouble"].as_str().unwrap().contains("not answering"),
+        "{}",
+        answer["stats"]
+    );
+    assert!(answer["stats"]["store"]["pending"].as_u64().unwrap() > 0, "kept to send when it answers");
+}
+
+#[test]
+fn a_vector_of_the_wrong_width_in_the_store_is_refused_by_name() {
+    let server = Server::start();
+    let repo = common::fixture_repo();
+    let s = setup();
+    query(&mut machine(&s.caches.join("a"), &s.model, &server.writer), repo.path());
+    server.admin("UPDATE coret_vectors SET dim = 3, v = '[1,2,3]' WHERE ctid = (SELECT ctid FROM coret_vectors LIMIT 1)");
+    let out = machine(&s.caches.join("b"), &s.model, &server.writer)
+        .arg(repo.path())
+        .args(["--query", "total price", "--json", "--wait-index"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "never a ranking from it");
+    assert!(stderr.contains("width 3") && stderr.contains("refusing to rank"), "{stderr}");
+}
