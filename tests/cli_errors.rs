@@ -47,6 +47,13 @@ fn impossible_flag_values_are_usage_errors_naming_the_flag() {
     let (code, err) = fails(coret(cache.path()).arg(repo.path()).arg("--json"));
     assert_eq!(code, 2);
     assert!(err.contains("--query"), "a hint about --query: {err}");
+    // Issue 70: `--lang ''` read "(supported: at least one language)".
+    let (code, err) = fails(&mut q(&["--lang", ""]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--lang") && err.contains("no language named") && err.contains("python, rust"),
+        "{err}"
+    );
 }
 
 /// Reported (issue #61): without a terminal, a missing path read "the TUI needs a terminal".

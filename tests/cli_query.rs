@@ -71,6 +71,16 @@ fn skips_bad_files_and_honours_ignores() {
     assert!(names.iter().any(|n| n == "ok_function"), "{names:?}");
     // Six Python files are indexable: cart, pricing, tax, __init__, broken (+ none from the loop).
     assert_eq!(v["stats"]["files"], 5);
+    let notes = v["stats"]["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("binary")), "{notes:?}");
+
+    // Issue 70: a warm run does not repeat the notes on stderr (`stats.notes` keeps them), and
+    // the text summary counts the skips `stats.skipped` counts.
+    let warm = coret(cache.path()).arg(repo.path()).args(["--query", "function"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&warm.stderr);
+    assert!(!stderr.contains("skipped, binary") && !stderr.contains("syntax errors;"), "{stderr}");
+    let skipped: u64 = v["stats"]["skipped"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+    assert!(stderr.contains(&format!("{skipped} skipped (binary 1, not UTF-8 1")), "{stderr}");
 }
 
 #[test]
@@ -165,6 +175,10 @@ fn query_from_stdin_and_readable_output() {
     let empty = coret(cache.path()).arg(repo.path()).args(["--query", "-"]).write_stdin("").output().unwrap();
     assert_eq!(empty.status.code(), Some(2), "an empty query from stdin is a usage error");
     assert!(String::from_utf8_lossy(&empty.stderr).contains("stdin was empty"));
+    let blank =
+        coret(cache.path()).arg(repo.path()).args(["--query", "-"]).write_stdin(" \n\t\n").output().unwrap();
+    assert_eq!(blank.status.code(), Some(2), "a blank query from stdin is a usage error");
+    assert!(String::from_utf8_lossy(&blank.stderr).contains("stdin held only whitespace"));
 }
 
 #[test]
@@ -464,4 +478,28 @@ fn json_groups_hits_by_file_and_says_the_order() {
         let v = query_json(repo.path(), cache.path(), &query);
         assert!(v["files"]["bm25"].is_array(), "{query:.20} answers");
     }
+}
+
+/// Issue 70: Dapper's two `SqlMapper.Execute` overloads read alike among `callers`; each key
+/// carries its line where two would read the same.
+#[test]
+fn overloads_among_callers_carry_their_lines() {
+    let repo = tempfile::tempdir().unwrap();
+    common::write(
+        repo.path(),
+        "Dapper/SqlMapper.cs",
+        "namespace Dapper\n{\n    public static partial class SqlMapper\n    {\n\
+         public static int Execute(string sql)\n        {\n            return ExecuteImpl(sql, null);\n        }\n\n\
+         public static int Execute(string sql, object param)\n        {\n            return ExecuteImpl(sql, param);\n        }\n\n\
+         private static int ExecuteImpl(string sql, object param)\n        {\n            return 0;\n        }\n    }\n}\n",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let v = query_json(repo.path(), cache.path(), "ExecuteImpl");
+    let hits = v["results"]["bm25"].as_array().unwrap();
+    let imp = hits.iter().find(|h| h["name"] == "SqlMapper.ExecuteImpl").expect("ExecuteImpl ranked");
+    let callers: Vec<&str> = imp["callers"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(
+        callers,
+        ["Dapper/SqlMapper.cs::SqlMapper.Execute:5", "Dapper/SqlMapper.cs::SqlMapper.Execute:10"]
+    );
 }

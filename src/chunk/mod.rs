@@ -75,6 +75,17 @@ pub struct Chunk {
     pub test: bool,
 }
 
+/// Labels for a list of neighbours (one chunk's callers, or its callees), each `(label, first
+/// line)`: the label, and where two read the same (C# overloads: `SqlMapper.Execute` twice)
+/// each of those with its line, `SqlMapper.Execute:123`, so they can be told apart.
+pub fn told_apart(labels: &[(String, usize)]) -> Vec<String> {
+    let repeated = |label: &String| labels.iter().filter(|(l, _)| l == label).count() > 1;
+    labels
+        .iter()
+        .map(|(label, line)| if repeated(label) { format!("{label}:{line}") } else { label.clone() })
+        .collect()
+}
+
 impl Chunk {
     /// Stable human-readable key, `path::qualified_name`.
     pub fn key(&self) -> String {

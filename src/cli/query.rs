@@ -23,7 +23,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     coret::engine::check_checkout(&args.path, args.langs.unwrap_or_default())?;
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
     if query.trim().is_empty() {
-        let from = if args.query.as_deref() == Some("-") { " (stdin was empty)" } else { "" };
+        let from = empty_from(args.query.as_deref(), &query);
         anyhow::bail!(Usage(format!("--query: nothing to search for{from}")));
     }
     let mut retrievers = args.retrievers_or(&[DEFAULT_RETRIEVER]);
@@ -197,6 +197,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where a query with nothing to search came from, for its error: stdin that was empty, or
+/// held only whitespace (issue 70: a blank line read "stdin was empty").
+fn empty_from(arg: Option<&str>, query: &str) -> &'static str {
+    match (arg, query.is_empty()) {
+        (Some("-"), true) => " (stdin was empty)",
+        (Some("-"), false) => " (stdin held only whitespace)",
+        _ => "",
+    }
+}
+
 fn read_query(arg: &str) -> anyhow::Result<String> {
     if arg != "-" {
         return Ok(arg.to_string());
@@ -209,8 +219,10 @@ fn read_query(arg: &str) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// The neighbours' keys, an overload's with its line (`coret::chunk::told_apart`).
 fn neighbour_keys(index: &RepoIndex, ids: &[u32]) -> Vec<String> {
-    ids.iter().filter_map(|&i| index.chunks.get(i as usize)).map(|c| c.key()).collect()
+    let chunks = ids.iter().filter_map(|&i| index.chunks.get(i as usize));
+    coret::chunk::told_apart(&chunks.map(|c| (c.key(), c.start_line)).collect::<Vec<_>>())
 }
 
 /// Whether a hit was ranked as if at rank / `test_weight` (a test file's): its `score` stays the
@@ -324,6 +336,8 @@ pub fn to_json(index: &RepoIndex, query: &str, results: &[(Retriever, Vec<Hit>)]
             "edges": s.edges,
             "skipped": s.skipped,
             "syntax_errors": s.syntax_errors,
+            // Every note of the index, also those stderr said on an earlier run.
+            "notes": index.notes,
             "cache": s.cache,
             "seconds": s.seconds,
             "test_weight": test_weight,
@@ -378,11 +392,11 @@ fn print_table(
     let s = &index.stats;
     let cache = s.cache.describe();
     eprintln!(
-        "{} files, {} chunks, {} call edges, {} skipped; {:.2}s in all: indexed in {:.2}s ({cache}), embedded in {:.2}s, ranked in {:.2}s",
+        "{} files, {} chunks, {} call edges, {}; {:.2}s in all: indexed in {:.2}s ({cache}), embedded in {:.2}s, ranked in {:.2}s",
         s.files,
         s.chunks,
         s.edges,
-        s.skipped.total(),
+        s.skipped.describe(),
         t.total,
         t.index,
         t.embed,
@@ -413,19 +427,22 @@ pub(super) fn index_options(args: &Args) -> IndexOptions {
     }
 }
 
-/// Indexes `args.path` with a progress bar on stderr and prints the index's notes there.
+/// Indexes `args.path` with a progress bar on stderr and prints there the index's notes that
+/// are new since the last run over its cache (a warm run does not repeat them; `--json` lists
+/// them all in `stats.notes`).
 pub(super) fn open_index(args: &Args, opts: &IndexOptions) -> anyhow::Result<RepoIndex> {
     let progress = BarProgress::new();
     let index = RepoIndex::open(&args.path, opts, &progress);
     progress.finish();
     let index = index?;
+    let notes = index.notes_new_since_last_run();
     // A checkout with thousands of vendored or generated files should not bury the results.
     const MAX_NOTES: usize = 20;
-    for note in index.notes.iter().take(MAX_NOTES) {
+    for note in notes.iter().take(MAX_NOTES) {
         eprintln!("note: {note}");
     }
-    if index.notes.len() > MAX_NOTES {
-        eprintln!("note: … and {} more", index.notes.len() - MAX_NOTES);
+    if notes.len() > MAX_NOTES {
+        eprintln!("note: … and {} more", notes.len() - MAX_NOTES);
     }
     Ok(index)
 }

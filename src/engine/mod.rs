@@ -8,6 +8,7 @@
 mod bm25_sync;
 mod graph_cache;
 mod manifest;
+mod notes_seen;
 mod snapshots;
 mod syntax_store;
 

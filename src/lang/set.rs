@@ -8,13 +8,30 @@ pub struct LangSet {
     bits: u16,
 }
 
-/// A `--lang` value that names no supported language.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown language '{name}' (supported: {supported})")]
+/// A `--lang` value that names no supported language: one it does not know (`name`), or none
+/// at all (`name` empty: `--lang ''`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownLanguage {
     pub name: String,
     pub supported: String,
 }
+
+impl std::fmt::Display for UnknownLanguage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let supported = &self.supported;
+        match self.name.as_str() {
+            // Issue 70: an empty list read "(supported: at least one language)".
+            "" => write!(
+                f,
+                "no language named: give one or more of {supported} (commas between; aliases such as \
+                 py, rs or ts work too), or all"
+            ),
+            name => write!(f, "unknown language '{name}' (supported: {supported})"),
+        }
+    }
+}
+
+impl std::error::Error for UnknownLanguage {}
 
 impl Default for LangSet {
     fn default() -> Self {
@@ -60,10 +77,7 @@ impl LangSet {
             set = set.with(lang);
         }
         if set.bits == 0 {
-            return Err(UnknownLanguage {
-                name: text.to_string(),
-                supported: "at least one language".into(),
-            });
+            return Err(UnknownLanguage { name: String::new(), supported: super::ids() });
         }
         Ok(set)
     }

@@ -96,6 +96,16 @@ fn lang_lists_parse_with_aliases_and_name_the_unknown() {
     assert!(LangSet::parse(" , ").is_err());
 }
 
+/// Issue 70: `--lang ''` said "(supported: at least one language)"; it names the spellings.
+#[test]
+fn an_empty_lang_list_names_the_accepted_spellings() {
+    for empty in ["", " , ", ","] {
+        let err = LangSet::parse(empty).unwrap_err().to_string();
+        assert!(err.starts_with("no language named"), "{err}");
+        assert!(err.contains(&ids()) && err.contains("or all"), "{err}");
+    }
+}
+
 #[test]
 fn c_keeps_the_headers_cpp_owns() {
     let c = LangSet::only(Lang::C);

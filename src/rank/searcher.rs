@@ -425,10 +425,16 @@ pub fn hybrid(repo: &RepoIndex, query: &str, lists: HybridLists, params: FusionP
     ];
     let mut bonus = mention_bonus(repo, query, params);
     add_name_bonus(repo, query, params, [bm25, dense], &mut bonus);
-    let reorders = params.graph_weight > 0.0 || params.module_weight > 0.0;
+    // A name query's types lead their members (`names::types_lead_members`), with the boost.
+    let types_lead =
+        params.name_boost > 0.0 && crate::rank::QueryShape::of(query) == crate::rank::QueryShape::Name;
+    let reorders = params.graph_weight > 0.0 || params.module_weight > 0.0 || types_lead;
     let mut hits = fuse(&lists, params, if reorders { usize::MAX } else { k }, &bonus);
     if params.graph_weight > 0.0 {
         hits = propagate(&repo.graph, hits, params.graph_weight);
+    }
+    if types_lead {
+        hits = crate::rank::names::types_lead_members(query, hits, |id| repo.chunks.get(id as usize));
     }
     if params.module_weight > 0.0 {
         hits = modules_follow(repo, hits, params.module_weight);
@@ -789,6 +795,68 @@ mod tests {
             hybrid(&repo, &issue, HybridLists { bm25: &bm25, ..Default::default() }, on, 10),
             hybrid(&repo, &issue, HybridLists { bm25: &bm25, ..Default::default() }, off, 10)
         );
+    }
+
+    /// tokio's `task/local.rs` (issue 70 item 9): the `LocalSet` struct inside `cfg_rt!` under
+    /// a 200-line doc comment, then short methods that each say `LocalSet` two or three times.
+    fn local_set_repo() -> RepoIndex {
+        const PROSE: [&str; 8] = [
+            "In some cases, it is necessary to run one or more futures that do not implement Send",
+            "and thus are unsafe to send between threads. In these cases, a local task set may be",
+            "used to schedule one or more futures to run together on the same thread.",
+            "For example, the following code will not compile: the reference counted pointer",
+            "does not implement Send, and thus may not be sent between threads or spawned.",
+            "Awaiting the set drives every task spawned on it until all of them complete, which",
+            "can be used to run several futures together and drive the whole set until they finish.",
+            "Note: awaiting can only be done inside a runtime; use a new thread for something else.",
+        ];
+        let doc: String = (0..200).map(|i| format!("    /// {}\n", PROSE[i % PROSE.len()])).collect();
+        let method = |name: &str, body: &str| {
+            format!("impl LocalSet {{\n    /// Part of the local set.\n    pub fn {name}(&self) -> LocalSet {{\n        {body}\n    }}\n}}\n\n")
+        };
+        let methods: String = [
+            ("enter", "LocalSet::new()"),
+            ("id", "LocalSet::new()"),
+            ("tick", "LocalSet::new()"),
+            ("with", "LocalSet::new()"),
+        ]
+        .iter()
+        .map(|(n, b)| method(n, b))
+        .collect();
+        let local = format!(
+            "use std::cell::Cell;\n\ncfg_rt! {{\n    /// A set of tasks which are executed on the same thread.\n{doc}    \
+             pub struct LocalSet {{\n        tick: Cell<u8>,\n    }}\n}}\n\n{methods}\
+             impl Default for LocalSet {{\n    fn default() -> LocalSet {{\n        LocalSet::new()\n    }}\n}}\n"
+        );
+        let files = vec![("tokio/src/task/local.rs".to_string(), local)];
+        RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap()
+    }
+
+    /// Reported (issue 70): `LocalSet` on tokio ranked `LocalSet.default` first, the struct
+    /// (inside `cfg_rt!`, under a 200-line doc comment) seventh in BM25 and not first in the
+    /// hybrid. The chunker finds the struct in the macro, doc and all; the hybrid ranks it
+    /// first, above its methods, where the dense list ranks them above it as the BM25 does.
+    #[test]
+    fn a_name_query_ranks_its_type_above_the_types_own_methods() {
+        let repo = local_set_repo();
+        let id = |name: &str| repo.chunks.iter().position(|c| c.name == name).unwrap() as u32;
+        let set = &repo.chunks[id("LocalSet") as usize];
+        assert_eq!((set.kind, set.start_line), (ChunkKind::Class, 4), "the struct, its doc comment first");
+        let bm25 = repo.search_bm25("LocalSet", 10).unwrap();
+        let name_of = |h: &Hit| repo.chunks[h.chunk as usize].name.clone();
+        assert_ne!(name_of(&bm25[0]), "LocalSet", "BM25 alone prefers the short methods");
+        let methods = ["LocalSet.default", "LocalSet.enter", "LocalSet.id", "LocalSet.tick", "LocalSet.with"];
+        let dense: Vec<Hit> = methods
+            .iter()
+            .chain(&["<module>", "LocalSet"])
+            .zip([0.82, 0.74, 0.73, 0.72, 0.71, 0.70, 0.69])
+            .map(|(n, score)| Hit { chunk: id(n), score })
+            .collect();
+        for dense in [&dense[..], &[]] {
+            let lists = HybridLists { bm25: &bm25, dense, ..Default::default() };
+            let hits = hybrid(&repo, "LocalSet", lists, FusionParams::default(), 10);
+            assert_eq!(name_of(&hits[0]), "LocalSet", "{:?}", hits.iter().map(name_of).collect::<Vec<_>>());
+        }
     }
 
     /// A query of one character or of a thousand identifiers answers, never panics.

@@ -67,10 +67,34 @@ impl SkipCounts {
         }
     }
 
-    /// Files that could not be indexed (code in other languages is not counted here: it was
-    /// never meant to be).
+    /// Each reason with its count, as `stats.skipped` lists them: the one list every count of
+    /// skips reads (issue 70: the text said "0 skipped" beside 94 `other_language`).
+    pub fn by_reason(&self) -> [(SkipReason, usize); 8] {
+        [
+            (SkipReason::Binary, self.binary),
+            (SkipReason::TooLarge, self.too_large),
+            (SkipReason::NotUtf8, self.not_utf8),
+            (SkipReason::Unreadable, self.unreadable),
+            (SkipReason::OutsideRoot, self.outside_root),
+            (SkipReason::NotRegular, self.not_regular),
+            (SkipReason::OtherLanguage, self.other_language),
+            (SkipReason::NoGrammar, self.no_grammar),
+        ]
+    }
+
+    /// Every file skipped, whatever the reason (the sum of `stats.skipped`).
     pub fn total(&self) -> usize {
-        self.binary + self.too_large + self.not_utf8 + self.unreadable + self.outside_root + self.not_regular
+        self.by_reason().iter().map(|(_, n)| n).sum()
+    }
+
+    /// For people: `94 skipped (another language 94)`, `0 skipped`.
+    pub fn describe(&self) -> String {
+        let reasons: Vec<String> =
+            self.by_reason().iter().filter(|(_, n)| *n > 0).map(|(why, n)| format!("{why} {n}")).collect();
+        match reasons.is_empty() {
+            true => "0 skipped".to_string(),
+            false => format!("{} skipped ({})", self.total(), reasons.join(", ")),
+        }
     }
 }
 
@@ -146,5 +170,21 @@ mod tests {
         c.add(SkipReason::NotUtf8);
         c.add(SkipReason::NotUtf8);
         assert_eq!((c.binary, c.not_utf8, c.total()), (1, 2, 3));
+        assert_eq!(c.describe(), "3 skipped (binary 1, not UTF-8 2)");
+        assert_eq!(SkipCounts::default().describe(), "0 skipped");
+    }
+
+    /// Issue 70: the text summary said "0 skipped" where `stats.skipped` counted 94 files of
+    /// other languages; both count every field now.
+    #[test]
+    fn the_text_counts_every_skip_the_json_counts() {
+        let mut c = SkipCounts::default();
+        for reason in [SkipReason::OtherLanguage, SkipReason::OtherLanguage, SkipReason::NoGrammar] {
+            c.add(reason);
+        }
+        let json = serde_json::to_value(c).unwrap();
+        let listed: u64 = json.as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(c.total() as u64, listed);
+        assert_eq!(c.describe(), "3 skipped (another language 2, its grammar does not load 1)");
     }
 }

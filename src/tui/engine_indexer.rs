@@ -76,11 +76,11 @@ impl EngineIndexer {
         };
         let s = &index.stats;
         reporter.info(format!(
-            "indexed {} files, {} chunks, {} call edges, {} skipped ({})",
+            "indexed {} files, {} chunks, {} call edges, {}; {}",
             s.files,
             s.chunks,
             s.edges,
-            s.skipped.total(),
+            s.skipped.describe(),
             s.cache.describe()
         ));
         let bm25 = |repo: Arc<RepoIndex>| Searcher { fusion, ..Searcher::bm25_only(repo) };

@@ -2,6 +2,7 @@
 //! selectable) the calls the graph left unresolved, so that its holes are visible.
 
 use super::{dim_line, kind_span, pad_line, pane_block, truncate_end, truncate_start, width};
+use crate::chunk::told_apart;
 use crate::tui::action::Pane;
 use crate::tui::app::{list_rows, App, Direction, Neighbour};
 use ratatui::layout::Rect;
@@ -63,6 +64,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     }
     let neighbours = app.neighbours();
+    let names = names(app, &neighbours);
     let rows = display_rows(&neighbours);
     let height = list_rows(area);
     let top = scroll_top(&rows, app.neighbour_selected, height);
@@ -101,7 +103,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Row::Empty => dim_line(theme, "  none"),
             Row::Item(i) => {
                 let selected = i == app.neighbour_selected;
-                let line = item_line(app, neighbours[i].chunk, w, selected);
+                let line = item_line(app, neighbours[i].chunk, &names[i], w, selected);
                 if selected {
                     let style = theme.style_or("selection", focused);
                     pad_line(line, w, style).style(style)
@@ -153,14 +155,31 @@ pub fn unresolved_lines(label: &str, names: &[String], w: usize) -> Vec<String> 
     lines
 }
 
-fn item_line(app: &App, id: u32, w: usize, selected: bool) -> Line<'static> {
+/// Each neighbour's name as its row shows it: an overload's with its line, within its section
+/// (`told_apart`: two `SqlMapper.Execute` callers read `SqlMapper.Execute:40` and `:52`, also
+/// where the row has no room for its location).
+fn names(app: &App, neighbours: &[Neighbour]) -> Vec<String> {
+    let mut names = vec![String::new(); neighbours.len()];
+    for direction in [Direction::Caller, Direction::Callee] {
+        let at: Vec<usize> =
+            (0..neighbours.len()).filter(|&i| neighbours[i].direction == direction).collect();
+        let named = |i: usize| app.chunk(neighbours[i].chunk).map(|c| (c.name.clone(), c.start_line));
+        let labels: Vec<(String, usize)> = at.iter().map(|&i| named(i).unwrap_or_default()).collect();
+        for (i, name) in at.into_iter().zip(told_apart(&labels)) {
+            names[i] = name;
+        }
+    }
+    names
+}
+
+fn item_line(app: &App, id: u32, name: &str, w: usize, selected: bool) -> Line<'static> {
     let theme = &app.theme;
     let Some(chunk) = app.chunk(id) else {
         return Line::raw(format!("  <chunk {id} missing>"));
     };
     let location = format!("{}:{}", chunk.path, chunk.start_line);
     let available = w.saturating_sub(5);
-    let name = truncate_end(&chunk.name, available.min(width(&chunk.name)));
+    let name = truncate_end(name, available.min(width(name)));
     let room = available.saturating_sub(width(&name));
     let location = if room >= 12 { truncate_start(&location, room) } else { String::new() };
     Line::from(vec![
@@ -264,6 +283,25 @@ class PromptBase:
         assert!(find(&screen, "callers (0 resolved, 1 by name)").is_some(), "{screen:?}");
         assert!(find(&screen, "none resolved").is_some(), "{screen:?}");
         assert!(find(&screen, "called, not resolved: item.go:10").is_some(), "{screen:?}");
+    }
+
+    /// Issue 70: Dapper's two `SqlMapper.Execute` overloads read alike among the callers; each
+    /// carries its line, also where the pane has no room for locations.
+    #[test]
+    fn overloads_among_the_neighbours_carry_their_lines() {
+        let cs = "namespace Dapper\n{\n    public static partial class SqlMapper\n    {\n\
+                  public static int Execute(string sql)\n        {\n            return ExecuteImpl(sql, null);\n        }\n\n\
+                  public static int Execute(string sql, object param)\n        {\n            return ExecuteImpl(sql, param);\n        }\n\n\
+                  private static int ExecuteImpl(string sql, object param)\n        {\n            return 0;\n        }\n    }\n}\n";
+        for width in [30, 80] {
+            let (_, screen) = pane_of(&[("Dapper/SqlMapper.cs", cs)], "SqlMapper.ExecuteImpl", (width, 10));
+            assert!(find(&screen, "callers (2)").is_some(), "{screen:?}");
+            for line in [5, 10] {
+                assert!(find(&screen, &format!("SqlMapper.Execute:{line}")).is_some(), "{width}: {screen:?}");
+            }
+        }
+        let labels = [("A.f".to_string(), 3), ("A.f".to_string(), 9), ("A.g".to_string(), 12)];
+        assert_eq!(told_apart(&labels), ["A.f:3", "A.f:9", "A.g"]);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::tui::app::{
     RowInfo,
 };
 use crate::tui::theme::Theme;
-use crate::Chunk;
+use crate::{Chunk, ChunkKind};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
@@ -326,7 +326,8 @@ impl RowLayout {
     fn new(app: &App, index: usize, fusion: &FusionParams, cells: [usize; 2]) -> Self {
         let mine = RowLayout::unshortened(app, index, fusion, cells[index]);
         let theirs = RowLayout::unshortened(app, 1 - index, fusion, cells[1 - index]);
-        let step = mine.own_step(app, index).deepest(theirs.own_step(app, 1 - index));
+        let root = shared_root(app);
+        let step = mine.own_step(app, index, root).deepest(theirs.own_step(app, 1 - index, root));
         RowLayout { step, ..mine }
     }
 
@@ -359,9 +360,9 @@ impl RowLayout {
 
     /// The step this list's rows need by themselves, beside the other column's ranks (`D3`),
     /// which every row that has one keeps.
-    fn own_step(&self, app: &App, index: usize) -> Shortening {
+    fn own_step(&self, app: &App, index: usize, root: usize) -> Shortening {
         let names = row_names(app, &app.columns[index]);
-        fit::choose(&rows(app, &app.columns[index], &names), self.with_mark())
+        fit::choose(&rows(app, &app.columns[index], &names), root, self.with_mark())
     }
 
     /// The cells before a row's name: cursor, rank, score, demotion flag, named mark, kind.
@@ -412,14 +413,19 @@ impl RowLayout {
         ]);
         debug_assert_eq!(spans.iter().map(|s| width(&s.content)).sum::<usize>(), self.prefix());
         // Locations line up before the marks. A row with a mark always shows it (its name and
-        // file give way instead); one without may take the marks' cells when it needs them.
+        // file give way instead); one without takes the marks' cells when it shows more there.
         let name = self.names.get(row).map_or(chunk.name.as_str(), String::as_str);
         let fit_row = Row { name, path: &chunk.path, line: chunk.start_line };
         let mark =
             self.marks.get(row).copied().flatten().map(|r| format!("{}{r}", marker_letter(self.other)));
-        let aligned = mark.is_some() || fit::fits(&fit_row, self.step, self.with_mark());
-        let available = if aligned { self.with_mark() } else { self.available() };
-        let (name, location) = fit::fit(&fit_row, self.step, available);
+        let (mut available, mut shown) = (self.with_mark(), fit::fit(&fit_row, self.step, self.with_mark()));
+        if mark.is_none() {
+            let wider = fit::fit(&fit_row, self.step, self.available());
+            if width(&wider.0) + width(&wider.1) > width(&shown.0) + width(&shown.1) {
+                (available, shown) = (self.available(), wider);
+            }
+        }
+        let (name, location) = shown;
         let gap = available.saturating_sub(width(&name) + width(&location));
         spans.extend([
             Span::styled(name, theme.style("results.name")),
@@ -432,6 +438,14 @@ impl RowLayout {
         }
         Line::from(spans)
     }
+}
+
+/// How many leading parts every hit's name in both lists shares (`Rack.`), which the rule
+/// drops first (`fit::shared_root`: a method keeps its class).
+fn shared_root(app: &App) -> usize {
+    let hits = app.columns.iter().flat_map(|c| &c.hits);
+    let chunks = hits.filter_map(|h| app.chunk(h.chunk));
+    fit::shared_root(chunks.map(|c| (c.name.as_str(), c.kind == ChunkKind::Method)))
 }
 
 /// Each hit of `column` as its row shows it, with the names of [`row_names`].

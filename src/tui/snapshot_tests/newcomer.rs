@@ -56,9 +56,13 @@ fn at_80x24_every_row_keeps_its_mark_its_class_mark_and_its_file() {
                     let mark = format!("{letter}{rank}");
                     assert!(row.trim_end().ends_with(&mark), "{size:?} no {mark}: {row}");
                 }
-                if let Some((class, _)) = chunk.name.rsplit_once('.') {
-                    let shape = [format!("{class}."), format!("{}….", &class[..1]), " ….".to_string()];
-                    assert!(shape.iter().any(|s| row.contains(s.as_str())), "{size:?} class lost: {row}");
+                if let Some((class, method)) = chunk.name.rsplit_once('.') {
+                    // The class whole, its start and `…`, or `…` alone where the row gave it up.
+                    let shown = row.split(&format!(".{method}")).next().unwrap().rsplit(' ').next().unwrap();
+                    let start = shown.strip_suffix('…').unwrap_or(class);
+                    let kept = shown == class || (class.starts_with(start) && shown.ends_with('…'));
+                    let kept = kept || row.contains(" ….");
+                    assert!(kept, "{size:?} class lost: {row}");
                 }
                 assert!(row.contains(&format!(":{}", chunk.start_line)), "{size:?} line lost: {row}");
                 let file = chunk.path.rsplit('/').next().unwrap();
@@ -93,6 +97,123 @@ fn the_issue_box_wraps_between_words_and_counts_only_lines_with_text() {
                 "the total can exist below zero after a coupon".split(' ').any(|x| x == w),
                 "cut word {w:?}: {text:?}"
             );
+        }
+    }
+}
+
+/// Rack-like Ruby: every name under `Rack.`, `MockResponse.body` beside `Response.body` and a
+/// long-named lint method, in files under `lib/rack/`.
+fn rack_app(size: (u16, u16)) -> App {
+    let pad = "\n".repeat(40);
+    let module = |body: &str| format!("module Rack\n{pad}{body}end\n");
+    let files = [
+        (
+            "lib/rack/mock_response.rb",
+            module(
+                "  # A response of the mock request, its body read whole.\n  class MockResponse\n    # The body of the mock response, joined.\n    def body\n      @body\n    end\n\n    # The response's cookies.\n    def cookies\n      @cookies\n    end\n  end\n",
+            ),
+        ),
+        (
+            "lib/rack/response.rb",
+            module(
+                "  # A response: status, headers and body.\n  class Response\n    # The body of the response.\n    def body\n      @body\n    end\n\n    # Writes the body of the response.\n    def write(chunk)\n      @body << chunk\n    end\n  end\n",
+            ),
+        ),
+        (
+            "lib/rack/lint.rb",
+            module(
+                "  class Lint\n    # Checks the body of the response of a mock request.\n    def check_body_of_the_response(body)\n      body\n    end\n  end\n",
+            ),
+        ),
+    ];
+    searched(size, &files, "the body of the mock response is empty when the response body is written")
+}
+
+/// Dapper-like C#: three classes' `AddParameter` and three overloads of a nested class's
+/// constructor, each in a file named after its class.
+fn dapper_app(size: (u16, u16)) -> App {
+    let pad = "\n".repeat(40);
+    let class = |name: &str, body: &str| {
+        format!("namespace Dapper\n{{\n{pad}    internal sealed class {name}\n    {{\n{body}    }}\n}}\n")
+    };
+    let add = "        /// Adds the parameter to the command.\n        public void AddParameter(IDbCommand command, string name)\n        {\n            command.Parameters.Add(name);\n        }\n";
+    let meta = "        /// Binds the parameter of a dynamic row.\n        public DapperRowMetaObject(Expression expression)\n        {\n        }\n\n        /// Binds the parameter of a dynamic row with restrictions.\n        public DapperRowMetaObject(Expression expression, BindingRestrictions restrictions)\n        {\n        }\n\n        /// Binds the parameter of a dynamic row with restrictions and a value.\n        public DapperRowMetaObject(Expression expression, BindingRestrictions restrictions, object value)\n        {\n        }\n";
+    let files = [
+        ("Dapper/TableValuedParameter.cs", class("TableValuedParameter", add)),
+        ("Dapper/SqlDataRecordListTVPParameter.cs", class("SqlDataRecordListTVPParameter", add)),
+        ("Dapper/DynamicParameters.cs", class("DynamicParameters", add)),
+        (
+            "Dapper/SqlMapper.DapperRowMetaObject.cs",
+            format!(
+                "namespace Dapper\n{{\n    public static partial class SqlMapper\n    {{\n{}    }}\n}}\n",
+                class("DapperRowMetaObject", meta)
+                    .replace("namespace Dapper\n{\n", "")
+                    .trim_end_matches("}\n")
+            ),
+        ),
+    ];
+    searched(
+        size,
+        &files,
+        "AddParameter adds the parameter to the command; binding a dynamic row's parameter",
+    )
+}
+
+/// An app over `files` that searched for `issue`.
+fn searched(size: (u16, u16), files: &[(&str, String)], issue: &str) -> App {
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, s)| (*p, s.as_str())).collect();
+    let mut app = crate::tui::app::tests::new_app(size);
+    let commands = app.update(Action::DenseReady(Arc::new(DemoBackend::new(&files))));
+    settle(&mut app, commands);
+    type_text(&mut app, issue);
+    let commands = app.update(Action::RunSearch);
+    settle(&mut app, commands);
+    app
+}
+
+/// The rows of both lists on `app`'s screen, each with its hit's name.
+fn all_rows(app: &App) -> Vec<(String, String)> {
+    let screen = draw(app);
+    (0..2).flat_map(|i| rows(app, &screen, i)).map(|(row, chunk)| (row, chunk.name)).collect()
+}
+
+/// Reported (issue 70): with the marks (`D1`, `B9`) shown, `Rack.MockResponse.body` read
+/// `Rack.MockRes….body` beside blank cells. The root every row shares goes first, and a row
+/// with room keeps its class whole.
+#[test]
+fn ruby_names_drop_their_shared_root_and_keep_their_class_where_there_is_room() {
+    for size in [(100, 30), (120, 36)] {
+        let rows = all_rows(&rack_app(size));
+        assert!(rows.len() >= 12, "{size:?}: {rows:?}");
+        for (row, name) in &rows {
+            assert!(!row.contains("Rack."), "{size:?} the shared root stays: {row}");
+            if name == "Rack.MockResponse.body" || name == "Rack.Response.body" {
+                let shown = name.strip_prefix("Rack.").unwrap();
+                assert!(row.contains(&format!(" {shown} ")), "{size:?} `{name}` cut: {row}");
+            }
+        }
+    }
+    // At 80 columns too a row with room keeps its class whole.
+    let rows = all_rows(&rack_app((80, 24)));
+    let body = rows.iter().find(|(_, name)| name == "Rack.Response.body").expect("Response.body listed");
+    assert!(body.0.contains(" Response.body "), "{}", body.0);
+}
+
+/// Reported (issue 70): Dapper's `T….AddParameter`, `S….AddParameter` and `D….AddParameter`
+/// shared a column, cut where they differ. From 100 columns each keeps a readable start of
+/// its class; at 80 its first letter and its file's first five tell them apart.
+#[test]
+fn csharp_methods_of_one_name_keep_the_classes_that_tell_them_apart() {
+    let classes = ["TableValuedParameter", "SqlDataRecordListTVPParameter", "DynamicParameters"];
+    for size in [(80, 24), (100, 30), (120, 36)] {
+        let rows = all_rows(&dapper_app(size));
+        for class in classes {
+            let name = format!("{class}.AddParameter");
+            let (row, _) = rows.iter().find(|(_, n)| *n == name).unwrap_or_else(|| panic!("{size:?} {name}"));
+            let kept = if size.0 >= 100 { 8 } else { 1 };
+            assert!(row.contains(&format!(" {}", &class[..kept])), "{size:?} `{name}` lost its class: {row}");
+            assert!(row.contains(&format!(" {}", &class[..5])), "{size:?} `{name}` lost its file: {row}");
+            assert!(row.contains(".AddParameter "), "{size:?} `{name}` cut its method: {row}");
         }
     }
 }
