@@ -230,32 +230,18 @@ fn one_row<const D: usize>(b: &Block, r: usize, scores: &mut [f32], ctx: &mut [f
     }
     scores_tail(b, q, full, row);
     softmax_row(row);
-    // Four independent running sums over the keys, so FMAs overlap.
-    let (mut a0, mut a1, mut a2, mut a3) = ([0f32; D], [0f32; D], [0f32; D], [0f32; D]);
-    let quads = row.len() / 4;
-    for n in 0..quads {
-        let p: &[f32; 4] = row[4 * n..4 * n + 4].try_into().unwrap();
-        let v = |u: usize| -> &[f32; D] { b.v[(4 * n + u) * D..(4 * n + u + 1) * D].try_into().unwrap() };
-        let (v0, v1, v2, v3) = (v(0), v(1), v(2), v(3));
-        for i in 0..D {
-            a0[i] = p[0].mul_add(v0[i], a0[i]);
-            a1[i] = p[1].mul_add(v1[i], a1[i]);
-            a2[i] = p[2].mul_add(v2[i], a2[i]);
-            a3[i] = p[3].mul_add(v3[i], a3[i]);
-        }
-    }
-    // The last keys short of four (their own sums: sharing a0's keeps it out of registers).
-    let mut a4 = [0f32; D];
-    for (j, &p) in row.iter().enumerate().skip(4 * quads) {
+    // One running sum over the keys in order, as `four_rows` keeps for each of its rows: a
+    // row's context must not depend on whether its block left it over (issue 73: a chunk
+    // alone and the same chunk padded in a batch then got other bits). Four interleaved sums
+    // were faster here, for at most three rows a block.
+    let mut a = [0f32; D];
+    for (j, &p) in row.iter().enumerate() {
         let v: &[f32; D] = b.v[j * D..(j + 1) * D].try_into().unwrap();
         for i in 0..D {
-            a4[i] = p.mul_add(v[i], a4[i]);
+            a[i] = p.mul_add(v[i], a[i]);
         }
     }
-    let out = &mut ctx[r * b.hidden..][b.head.clone()];
-    for i in 0..D {
-        out[i] = (a0[i] + a1[i]) + (a2[i] + a3[i]) + a4[i];
-    }
+    ctx[r * b.hidden..][b.head.clone()].copy_from_slice(&a);
 }
 
 /// Scores of keys `from..` (the part of a row short of a full strip).

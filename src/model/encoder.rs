@@ -491,7 +491,12 @@ impl Encoder {
             (None, None) => self.bert.forward(&padded.ids, &padded.type_ids, Some(&padded.mask)),
         }
         .map_err(tensor_err)?;
-        let pooled = mean_pool(&hidden, &padded.mask).map_err(tensor_err)?;
+        // On the CPU, a vector independent of its batch's padding; a GPU keeps the tensor sum.
+        let pooled = match self.device.is_cpu() {
+            true => super::pool::mean_pool_exact(&hidden, &padded.mask),
+            false => mean_pool(&hidden, &padded.mask),
+        }
+        .map_err(tensor_err)?;
         l2_normalize(&pooled).map_err(tensor_err)
     }
 }

@@ -258,3 +258,30 @@ fn trained_files_match_the_weights_by_hash_not_by_directory_name() {
     assert!(!same_weights(default, "all-MiniLM-L6-v2-0123456789ab"), "the same name, other weights");
     assert!(!same_weights(default, "model"));
 }
+
+/// Incremental = clean to the bit (issue 73): a chunk's vector must not depend on the batch
+/// it was computed in (an edit, a resume or a read-only cache batch it otherwise than a clean
+/// build), in f32 and in bf16 (where the CPU has it; elsewhere bf16 runs f32).
+#[test]
+fn a_vector_is_the_same_bits_alone_and_in_batches_of_other_lengths() {
+    for precision in [Precision::F32, Precision::Bf16] {
+        let opts = EncoderOptions { batch_size: 8, precision, ..small_batches() };
+        let (_d, enc) = tiny(&["load", "config", "parse"], opts);
+        let target = "load config and parse it".to_string();
+        let others: Vec<String> = vec![
+            "parse ".repeat(40),
+            "x".into(),
+            "load the config file from disk and parse every line of it ".repeat(2),
+            "config".into(),
+            "".into(),
+        ];
+        let alone = enc.embed_queries(std::slice::from_ref(&target)).unwrap().remove(0);
+        for n in 1..=others.len() {
+            let mut batch: Vec<String> = others[..n].to_vec();
+            batch.insert(n / 2, target.clone());
+            let vectors = enc.embed_queries(&batch).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&vectors[n / 2]), bits(&alone), "{precision}: batch of {} moved it", n + 1);
+        }
+    }
+}

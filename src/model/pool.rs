@@ -16,6 +16,30 @@ pub fn mean_pool(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> 
     summed.broadcast_div(&counts)
 }
 
+/// [`mean_pool`] for inference: each sequence's sum runs over its own tokens, in order, on
+/// the host. The tensor sum ran over the padded length, whose vectorised reduction associated
+/// a sequence's sum otherwise in a batch with a longer one: the same chunk got other last bits
+/// than alone (issue 73). Not differentiable; training keeps [`mean_pool`].
+pub fn mean_pool_exact(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
+    let (b, l, h) = hidden.dims3()?;
+    let hidden = hidden.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+    let mask = mask.to_dtype(DType::U32)?.flatten_all()?.to_vec1::<u32>()?;
+    let mut out = vec![0f32; b * h];
+    for (s, row) in out.chunks_mut(h).enumerate() {
+        let tokens = mask[s * l..(s + 1) * l].iter().filter(|&&m| m != 0).count().max(1);
+        for t in 0..l {
+            if mask[s * l + t] == 0 {
+                continue;
+            }
+            for (o, x) in row.iter_mut().zip(&hidden[(s * l + t) * h..(s * l + t + 1) * h]) {
+                *o += x;
+            }
+        }
+        row.iter_mut().for_each(|o| *o /= tokens as f32);
+    }
+    Tensor::from_vec(out, (b, h), &Device::Cpu)
+}
+
 /// Rows scaled to unit L2 norm (torch's `normalize`, eps 1e-12).
 pub fn l2_normalize(x: &Tensor) -> candle_core::Result<Tensor> {
     let norms = x.sqr()?.sum_keepdim(1)?.sqrt()?.maximum(1e-12)?;
