@@ -56,30 +56,10 @@ impl Linear {
 
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         match self {
-            Linear::F32 { w, b } => row_blocks(x, |block| block.matmul(w))?.broadcast_add(b),
+            Linear::F32 { w, b } => x.matmul(w)?.broadcast_add(b),
             Linear::Bf16(p) => x.apply_op1_no_bwd(&Bf16Linear(p)),
         }
     }
-}
-
-/// Rows per f32 product. The `gemm` crate picks its blocking of the shared dimension from the
-/// product's shape, so one row's sums were associated otherwise in a batch of another size:
-/// the same chunk got other last bits alone than in a clean build's batch (issue 73). Products
-/// of a fixed shape (the last block padded with zeros) sum every row alike, whatever its batch.
-const ROW_BLOCK: usize = 64;
-
-/// `f` over `x` [rows, in] in blocks of [`ROW_BLOCK`] rows, each of that exact shape.
-fn row_blocks(x: &Tensor, f: impl Fn(&Tensor) -> candle_core::Result<Tensor>) -> candle_core::Result<Tensor> {
-    let (rows, width) = x.dims2()?;
-    let padded = rows.div_ceil(ROW_BLOCK) * ROW_BLOCK;
-    let x = match padded - rows {
-        0 => x.clone(),
-        pad => Tensor::cat(&[x, &Tensor::zeros((pad, width), x.dtype(), x.device())?], 0)?,
-    };
-    let blocks = (0..padded / ROW_BLOCK)
-        .map(|i| f(&x.narrow(0, i * ROW_BLOCK, ROW_BLOCK)?))
-        .collect::<candle_core::Result<Vec<_>>>()?;
-    Tensor::cat(&blocks, 0)?.narrow(0, 0, rows)
 }
 
 /// [`PackedBf16`] as a candle op over [rows, in].
