@@ -208,7 +208,9 @@ fn a_chunks_vector_is_the_same_bits_whatever_batch_it_was_embedded_in() {
         let opts = EncoderOptions { precision, ..EncoderOptions::default() };
         let encoder = Encoder::load(&dir, &Device::Cpu, opts).expect("load model");
         let texts: Vec<String> = (0..40)
-            .map(|i| format!("src/pkg/mod{i}.py\ndef f_{i}(x):\n{}", "    x = x * 2 + 1\n".repeat((i * 7) % 40)))
+            .map(|i| {
+                format!("src/pkg/mod{i}.py\ndef f_{i}(x):\n{}", "    x = x * 2 + 1\n".repeat((i * 7) % 40))
+            })
             .collect();
         let inputs: Vec<EncoderInput> = texts.iter().map(|t| EncoderInput::new(t.as_str())).collect();
         let together = encoder.embed_inputs(&inputs, &NoProgress).expect("embed");
@@ -227,4 +229,3 @@ fn a_chunks_vector_is_the_same_bits_whatever_batch_it_was_embedded_in() {
         assert_eq!(differ, 0, "{precision}: a chunk's vector moved by up to {worst} with its batch");
     }
 }
-
