@@ -18,23 +18,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 include!(concat!(env!("OUT_DIR"), "/parse_code.rs"));
 
 /// The parse cache's framing version: build.rs's hash of the code that decides a file's chunks
-/// ([`PARSE_CODE_PATHS`]), so that a binary with another chunker, row or grammar rebuilds every
-/// cached parse instead of serving yesterday's chunks (issue 73); no number to remember to bump.
+/// (`PARSE_CODE_PATHS`, from the same file: everything `chunk_file` and the manifest's token
+/// counts depend on, and Cargo.lock's grammar crates), so that a binary with another chunker,
+/// row or grammar rebuilds every cached parse instead of serving yesterday's chunks (issue 73);
+/// no number to remember to bump.
 pub(super) const MANIFEST_VERSION: u32 = PARSE_CODE;
 
-/// What build.rs hashes into [`PARSE_CODE`]: everything `chunk_file` and the manifest's
-/// token counts depend on, and Cargo.lock for the grammar crates' versions.
-#[cfg(test)]
-pub(super) const PARSE_CODE_PATHS: [&str; 8] = [
-    "src/chunk",
-    "src/lang",
-    "src/repo/source.rs",
-    "src/index/bm25.rs",
-    "src/index/code_tokens.rs",
-    "src/engine/manifest.rs",
-    "src/engine/syntax_store.rs",
-    "Cargo.lock",
-];
 pub(super) const MANIFEST_FILE: &str = "manifest.bin";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
