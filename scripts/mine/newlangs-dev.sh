@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The six new languages' dev files (#63): real fixes (commit message -> the functions it
 # changes) mined from scripts/mine/repos-newlangs-dev.tsv's repositories, two per language,
-# merged into one file per language, OUT/LANGUAGE.jsonl (csharp ruby php kotlin swift scala).
+# merged into one file per language, OUT/LANGUAGE.jsonl (csharp ruby php kotlin swift scala, and
+# #70's elixir bash haskell lua zig).
 #
 #   [CORET_TUI=target/release/coret-tui] [MIRRORS=/work/.mirror] scripts/mine/newlangs-dev.sh [OUT]
 #
@@ -13,6 +14,8 @@
 #   PER_LANG         40: the most instances a language's file keeps
 #   MIN_PER_LANG     25: fewer, and the language's `#spare` repository is mined as well
 #   EVAL_FIRST       3 x PER_LANG: how many candidates the consistency filter looks at
+#   LANGS            the languages to build (a space list; all of LIST's by default): #70's five
+#                    are `LANGS="elixir bash haskell lua zig"`
 #
 # Steps (each repository's mining is resumable: mine-all.sh skips an output that exists):
 #   1. mine-all.sh mines each repository into OUT/mined with MINE_ARGS; the miner's own limits
@@ -55,7 +58,7 @@ rows() {
   awk -F'\t' '$1 == "#spare" && $2 != "" { print "spare", $2, $3; next }
               $1 !~ /^#/ && $1 != "" { print "dev", $1, $2 }' "$LIST"
 }
-LANGS=$(rows | awk '!seen[$3]++ { print $3 }')
+LANGS=${LANGS:-$(rows | awk '!seen[$3]++ { print $3 }')}
 
 # The binary must know every language: one mined without its row yields nothing ("no supported
 # language") after minutes of reading history. --help lists the ids --lang accepts.
@@ -143,7 +146,7 @@ build() {
   [[ $kept -ge $MIN_PER_LANG ]]
 }
 
-: > "$OUT/summary.txt"
+: >> "$OUT/summary.txt"
 short=()
 for lang in $LANGS; do
   mapfile -t dev < <(rows | awk -v l="$lang" '$1 == "dev" && $3 == l { print $2 }')

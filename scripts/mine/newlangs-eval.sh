@@ -15,8 +15,11 @@ MIRRORS=$(realpath -m "${MIRRORS:-/work/.mirror}")
 DEV=$(realpath -m "${1:-$ROOT/target/newlangs-dev}")
 OUT=$(realpath -m "${2:-$ROOT/target/newlangs-eval}")
 QUERY_FIRST=${QUERY_FIRST:-200}
+# The languages to run and tabulate (a space list): #63's six by default, #70's five with
+# LANGS="elixir bash haskell lua zig".
+LANGS=${LANGS:-csharp ruby php kotlin swift scala}
 [[ -x "$BIN" ]] || { echo "newlangs-eval.sh: no coret-tui at $BIN (set CORET_TUI)" >&2; exit 2; }
-for lang in csharp ruby php kotlin swift scala; do
+for lang in $LANGS; do
   file=$DEV/$lang.jsonl
   [[ -s "$file" ]] || { echo "newlangs-eval.sh: no $file (run newlangs-dev.sh)" >&2; exit 2; }
   [[ -s "$OUT/$lang/summary.json" ]] && continue
@@ -26,12 +29,12 @@ for lang in csharp ruby php kotlin swift scala; do
     exit 1
   }
 done
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" $LANGS <<'PY'
 import json, sys
 out = sys.argv[1]
 print("| language | instances | BM25 MRR / R@20 | dense MRR / R@20 | hybrid MRR / R@20 | hybrid PR@5 |")
 print("| --- | --- | --- | --- | --- | --- |")
-for lang in ["csharp", "ruby", "php", "kotlin", "swift", "scala"]:
+for lang in sys.argv[2:]:
     s = json.load(open(f"{out}/{lang}/summary.json"))
     r = s["retrievers"]
     cell = lambda k: f'{r[k]["mrr"]:.3f} / {r[k]["recall@20"]:.3f}'

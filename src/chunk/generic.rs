@@ -280,27 +280,58 @@ impl<'s> Extractor<'s> {
         ty: Option<usize>,
         owner: Option<String>,
     ) -> usize {
-        let start = self.leading_start(outer);
+        let mut start = self.leading_start(outer);
         let end = outer.end_byte();
-        self.cuts.push((start, end));
-        let code = self.lines_of(start, end);
-        let (kind, name, text) = match (ty, owner) {
+        let (kind, name, header) = match (ty, owner) {
             (Some(t), _) => {
                 let ty = &self.types[t];
-                (
-                    ChunkKind::Method,
-                    format!("{}.{name}", ty.name),
-                    format!("{}\n{}\n{code}", self.path, ty.header),
-                )
+                (ChunkKind::Method, format!("{}.{name}", ty.name), Some(ty.header.clone()))
             }
-            (None, Some(owner)) => {
-                (ChunkKind::Method, format!("{owner}.{name}"), format!("{}\n{code}", self.path))
-            }
-            (None, None) => (kind, name, format!("{}\n{code}", self.path)),
+            (None, Some(owner)) => (ChunkKind::Method, format!("{owner}.{name}"), None),
+            (None, None) => (kind, name, None),
         };
-        let chunk = self.push_chunk(kind, name, (start, end), text);
-        self.chunks[chunk].test = self.rules.is_test_item(outer, self.src);
+        let clause_of = self.earlier_clause(&name, kind, outer);
+        if let Some(first) = clause_of {
+            start = self.chunks[first].start_byte;
+        }
+        self.cuts.push((start, end));
+        let code = self.lines_of(start, end);
+        let text = match header {
+            Some(header) => format!("{}\n{header}\n{code}", self.path),
+            None => format!("{}\n{code}", self.path),
+        };
+        let chunk = match clause_of {
+            Some(first) => {
+                let merged = chunk_at(self.path, kind, name, (start, end), &self.lines, text);
+                self.chunks[first] = Chunk { test: self.chunks[first].test, ..merged };
+                first
+            }
+            None => self.push_chunk(kind, name, (start, end), text),
+        };
+        self.chunks[chunk].test |= self.rules.is_test_item(outer, self.src);
         chunk
+    }
+
+    /// The chunk this function continues as a further clause ([`Rules::has_clauses`]): the last
+    /// chunk opened, when it is a function of the same name and kind and only comments stand
+    /// between its end and `outer`.
+    fn earlier_clause(&self, name: &str, kind: ChunkKind, outer: Node) -> Option<usize> {
+        if !self.rules.has_clauses() {
+            return None;
+        }
+        let last = self.chunks.len().checked_sub(1).filter(|&i| i > 0)?;
+        let prev = &self.chunks[last];
+        if prev.kind != kind || prev.name != name || prev.end_byte > outer.start_byte() {
+            return None;
+        }
+        let mut between = outer.prev_sibling();
+        while let Some(node) = between.filter(|n| n.end_byte() > prev.end_byte) {
+            if !self.rules.is_comment(node) && !self.rules.is_leading(node) {
+                return None;
+            }
+            between = node.prev_sibling();
+        }
+        between.is_some_and(|n| n.end_byte() == prev.end_byte).then_some(last)
     }
 
     /// The type's chunk and the scope of its body.

@@ -35,6 +35,11 @@ pub static LANGUAGES: &[LangSpec] = &[
     rows::kotlin::ROW,
     rows::swift::ROW,
     rows::scala::ROW,
+    rows::elixir::ROW,
+    rows::bash::ROW,
+    rows::haskell::ROW,
+    rows::lua::ROW,
+    rows::zig::ROW,
 ];
 
 /// The languages for people, in table order: `Python, Rust, …, C++, C#`.

@@ -157,6 +157,16 @@ pub struct Syntax {
     pub constructors: &'static [&'static str],
     /// Whether a method named as its type is a constructor (Java, C++, C#).
     pub constructor_is_type_name: bool,
+    /// Whether a call-shaped node is no call: a definition's own head (Elixir's `def f(x)` is a
+    /// call of `def` whose argument is the call-shaped `f(x)`), a module attribute (`@doc "…"`).
+    pub not_a_call: fn(Node, &str) -> bool,
+    /// Whether a function is written as clauses, one after another under one name (Elixir's
+    /// `def f(0)` then `def f(n)`, Haskell's equations): adjacent clauses are one chunk, so that
+    /// a call of the name finds one definition, not several to choose from.
+    pub clauses: bool,
+    /// Whether a definition is test code by what it is, wherever its file lies: a Ruby class
+    /// deriving from `Minitest::Test` (a root `test.rb` defining one is a test).
+    pub test_definition: fn(Node, &str) -> bool,
 }
 
 /// The syntax rules of one language, for the generic extractor (`LangSpec::rules`).
@@ -182,7 +192,7 @@ impl Rules {
         let marks = self.marks_test;
         let mut at = Some(node);
         while let Some(n) = at {
-            if self.attributes_above(n, src).any(|a| marks(&a)) {
+            if (self.syntax.test_definition)(n, src) || self.attributes_above(n, src).any(|a| marks(&a)) {
                 return true;
             }
             at = n.parent();
@@ -198,6 +208,11 @@ impl Rules {
         (self.syntax.role)(self, node, src)
     }
 
+    /// Whether adjacent functions of one name are clauses of one definition ([`Syntax::clauses`]).
+    pub fn has_clauses(&self) -> bool {
+        self.syntax.clauses
+    }
+
     /// Whether method `method` of type `type_name` constructs it.
     pub fn is_constructor(&self, method: &str, type_name: &str) -> bool {
         (self.syntax.constructor_is_type_name && method == type_name)
@@ -209,6 +224,9 @@ impl Rules {
     pub fn call<'t>(&self, node: Node<'t>, src: &str) -> Option<(String, Node<'t>, Receiver)> {
         let kind = node.kind();
         let form = self.syntax.calls.iter().find(|f| f.kind() == kind)?;
+        if (self.syntax.not_a_call)(node, src) {
+            return None;
+        }
         let callee = match form {
             CallForm::Method { name, object, .. } => {
                 let name = node.child_by_field_name(name)?;
@@ -328,11 +346,20 @@ impl Rules {
         }
         if self.is_name(node) {
             let t = text(node, src);
-            return Some(vec![if self.syntax.self_words.contains(&t) {
-                "self".into()
-            } else {
-                t.to_string()
-            }]);
+            // One node may hold a dotted name (Elixir's alias `Bank.Ledger`, a Haskell module
+            // qualifier `Data.Map`): its parts, as if written as member accesses.
+            return Some(
+                t.split('.')
+                    .filter(|part| !part.is_empty())
+                    .map(|part| {
+                        if self.syntax.self_words.contains(&part) {
+                            "self".into()
+                        } else {
+                            part.to_string()
+                        }
+                    })
+                    .collect(),
+            );
         }
         if let Some(inner) = self.unwrap(node) {
             return self.path_of(inner, src);

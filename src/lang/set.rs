@@ -5,7 +5,7 @@ use super::{extension, lang_of_path, Lang, LANGUAGES};
 /// A set of languages; the default holds every supported one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LangSet {
-    bits: u16,
+    bits: u32,
 }
 
 /// A `--lang` value that names no supported language: one it does not know (`name`), or none
@@ -49,11 +49,11 @@ impl LangSet {
     }
 
     pub fn with(self, lang: Lang) -> Self {
-        LangSet { bits: self.bits | (1 << lang as u16) }
+        LangSet { bits: self.bits | (1 << lang as u32) }
     }
 
     pub fn contains(self, lang: Lang) -> bool {
-        self.bits & (1 << lang as u16) != 0
+        self.bits & (1 << lang as u32) != 0
     }
 
     pub fn is_all(self) -> bool {

@@ -24,6 +24,11 @@ pub enum Lang {
     Kotlin,
     Swift,
     Scala,
+    Elixir,
+    Bash,
+    Haskell,
+    Lua,
+    Zig,
 }
 
 /// Languages whose definitions calls of one another may reach: TypeScript calls JavaScript,
@@ -40,6 +45,11 @@ pub enum Family {
     Ruby,
     Php,
     Swift,
+    Elixir,
+    Shell,
+    Haskell,
+    Lua,
+    Zig,
 }
 
 /// Which chunker and call resolver read a language.

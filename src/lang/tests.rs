@@ -20,10 +20,27 @@ fn every_extension_has_one_language_and_headers_parse_as_cpp() {
         ("app/src/main/kotlin/Main.kt", Lang::Kotlin),
         ("Sources/App/View.swift", Lang::Swift),
         ("core/src/main/scala/Foo.scala", Lang::Scala),
+        ("lib/oban/queue.ex", Lang::Elixir),
+        ("mix.exs", Lang::Elixir),
+        ("lib/functions/main.sh", Lang::Bash),
+        ("completions/git.bash", Lang::Bash),
+        ("src/PostgREST/App.hs", Lang::Haskell),
+        ("kong/init.lua", Lang::Lua),
+        ("src/vsr/replica.zig", Lang::Zig),
     ] {
         assert_eq!(lang_of_path(path), Some(lang), "{path}");
     }
-    for path in ["README.md", "Makefile", ".py", "a/b.lua", "x.pyc", "build.gradle.kts", "foo.gemspec"] {
+    for path in [
+        "README.md",
+        "Makefile",
+        ".py",
+        "a/b.dart",
+        "x.pyc",
+        "Setup.lhs",
+        "build.zig.zon",
+        "build.gradle.kts",
+        "foo.gemspec",
+    ] {
         assert_eq!(lang_of_path(path), None, "{path}");
     }
 }
@@ -58,6 +75,12 @@ fn each_ecosystem_marks_its_own_test_files() {
         "IntegrationTests/tests_01_http/Main.swift",
         "Fixtures/Miscellaneous/Foo/Sources/Foo.swift",
         "main/src/sbt-test/actions/compile/A.scala",
+        "test/oban/queue_test.exs",
+        "scripts/test_install.sh",
+        "test/Spec.hs",
+        "src/ShellCheck/CheckerSpec.hs",
+        "spec/01-unit/router_spec.lua",
+        "src/io/linux_test.zig",
         "core/src/test/scala/LedgerSpec.scala",
     ] {
         assert!(is_test_path(path), "{path}");
@@ -78,6 +101,11 @@ fn each_ecosystem_marks_its_own_test_files() {
         "okhttp/src/jvmMain/kotlin/Call.kt",
         "Sources/NIOCore/Channel.swift",
         "src/library/scala/collection/Seq.scala",
+        "lib/oban/testing.ex",
+        "lib/functions/testing.sh",
+        "src/ShellCheck/Specification.hs",
+        "kong/pdk/request.lua",
+        "src/testing.zig",
     ] {
         assert!(!is_test_path(path), "{path}");
     }
@@ -205,7 +233,7 @@ fn every_list_of_languages_is_the_table() {
         assert!(names().contains(spec.name), "{}", spec.name);
         assert!(ids().split(", ").any(|id| id == spec.ids[0]), "{}", spec.ids[0]);
     }
-    assert_eq!(names().split(", ").count(), 14);
+    assert_eq!(names().split(", ").count(), 19);
     let err = LangSet::parse("cobol").unwrap_err().to_string();
     assert!(err.contains(&ids()), "{err}");
 }

@@ -6,13 +6,25 @@
 use crate::callgraph::CallGraph;
 use crate::chunk::{chunk_file, FileSyntax};
 
+mod bash;
+mod elixir;
 mod first_eight;
+mod haskell;
+mod lua;
 mod six_more;
+mod zig;
 
 /// The file at `path` (relative to the crate) chunked as the index would.
 fn chunked(path: &str) -> FileSyntax {
     let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     chunk_file(path, &text)
+}
+
+/// A fixture of `src/lang/fixtures/`, chunked; it must parse cleanly.
+fn clean_fixture(name: &str) -> FileSyntax {
+    let file = chunked(&format!("src/lang/fixtures/{name}"));
+    assert!(!file.has_syntax_errors, "{} parses cleanly", file.path);
+    file
 }
 
 /// `(name, kind, start line, end line, first line of code)` of each chunk, in order.

@@ -1,14 +1,7 @@
 //! The six rows added through the table alone (C#, Ruby, PHP, Kotlin, Swift, Scala), each on a
 //! fixture in `src/lang/fixtures/`.
 
-use super::{calls, chunked, expect};
-use crate::chunk::FileSyntax;
-
-fn fixture(name: &str) -> FileSyntax {
-    let file = chunked(&format!("src/lang/fixtures/{name}"));
-    assert!(!file.has_syntax_errors, "{} parses cleanly", file.path);
-    file
-}
+use super::{calls, chunked, clean_fixture as fixture, expect};
 
 #[test]
 fn csharp_classes_constructors_properties_and_this_calls() {
@@ -357,4 +350,24 @@ fn a_parse_that_outlives_its_budget_ends_without_definitions() {
         .chunks
         .iter()
         .all(|c| c.kind == crate::chunk::ChunkKind::Module || c.kind == crate::chunk::ChunkKind::Window));
+}
+
+/// Issue 70: a root `test.rb` that defines a test case is test code (demoted, hidden by `T`,
+/// left to BM25), though its path names no test directory; a class of the same file deriving
+/// from anything else is not.
+#[test]
+fn ruby_classes_deriving_from_a_test_case_are_test_code_wherever_they_are() {
+    let source = "class TestControllerTest < ActionDispatch::IntegrationTest\n  def test_index\n    get \"/\"\n  end\nend\n\nclass Widget < ApplicationRecord\n  def size\n    1\n  end\nend\n\nclass CartTest < Minitest::Test\nend\n";
+    let file = crate::chunk::chunk_file("test.rb", source);
+    let test: Vec<(&str, bool)> = file.chunks.iter().map(|c| (c.name.as_str(), c.is_test())).collect();
+    assert_eq!(
+        test,
+        [
+            ("TestControllerTest", true),
+            ("TestControllerTest.test_index", true),
+            ("Widget", false),
+            ("Widget.size", false),
+            ("CartTest", true),
+        ]
+    );
 }

@@ -5,12 +5,16 @@
 
 use super::rules::{CallForm, Member, Role, Syntax, Wrapper};
 
+pub(super) mod bash;
 pub(super) mod c;
 pub(super) mod csharp;
+pub(super) mod elixir;
 pub(super) mod go;
+pub(super) mod haskell;
 pub(super) mod java;
 pub(super) mod js;
 pub(super) mod kotlin;
+pub(super) mod lua;
 pub(super) mod php;
 pub(super) mod python;
 pub(crate) mod python_builtins;
@@ -18,6 +22,7 @@ pub(super) mod ruby;
 pub(super) mod rust;
 pub(super) mod scala;
 pub(super) mod swift;
+pub(super) mod zig;
 
 /// Identifier-like node kinds of the C-family grammars.
 pub(super) const NAMES: &[&str] = &[
@@ -82,11 +87,24 @@ pub(super) const C_FAMILY: Syntax = Syntax {
     attributes: &[],
     constructors: CONSTRUCTORS,
     constructor_is_type_name: true,
+    not_a_call: no_exceptions,
+    clauses: false,
+    test_definition: no_test_definitions,
 };
 
 /// Languages whose in-file tests the path rule already covers, or that have none the syntax
 /// shows.
 pub(super) fn no_test_attribute(_: &str) -> bool {
+    false
+}
+
+/// Languages whose call-shaped nodes are all calls.
+pub(super) fn no_exceptions(_: tree_sitter::Node, _: &str) -> bool {
+    false
+}
+
+/// Languages whose tests are known by their paths and attributes alone.
+pub(super) fn no_test_definitions(_: tree_sitter::Node, _: &str) -> bool {
     false
 }
 

@@ -40,6 +40,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
         attributes: &[],
         constructors: &["initialize"],
         constructor_is_type_name: false,
+        not_a_call: super::no_exceptions,
+        clauses: false,
+        test_definition: derives_from_a_test_case,
     },
     is_test: ruby_test,
     test_attribute: no_test_attribute,
@@ -167,4 +170,19 @@ fn defines_methods(body: Node) -> bool {
     (0..body.named_child_count())
         .filter_map(|i| body.named_child(i))
         .any(|c| matches!(c.kind(), "method" | "singleton_method" | "singleton_class"))
+}
+
+/// A class deriving from a test case (`Minitest::Test`, `ActiveSupport::TestCase`,
+/// `ActionDispatch::IntegrationTest`, `Test::Unit::TestCase`) is test code wherever its file is:
+/// a root `test.rb` of one must not outrank the code it tests (issue 70).
+fn derives_from_a_test_case(node: Node, src: &str) -> bool {
+    if node.kind() != "class" {
+        return false;
+    }
+    let Some(base) = node.child_by_field_name("superclass").and_then(|s| s.named_child(0)) else {
+        return false;
+    };
+    let base = text(base, src);
+    let last = base.rsplit("::").next().unwrap_or(base);
+    last.ends_with("Test") || last.ends_with("TestCase")
 }

@@ -1,0 +1,143 @@
+//! Lua: functions (`function f`, `local function f`, `local f = function`), and the functions of
+//! a module table (`function M.f`, `function M:m`, `M.f = function`) as methods of `M`, whose
+//! `self` is `M`; calls with `.` and `:`.
+//! Grammar: `tree-sitter-lua`, tree-sitter-grammars' own.
+
+use tree_sitter::Node;
+
+use super::super::rules::{field_text, function, text, type_name, CallForm, Member, Role, Rules, Syntax};
+use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::{file_name, has_dir, no_exceptions, no_mask, no_test_attribute};
+
+pub(in crate::lang) const ROW: LangSpec = LangSpec {
+    lang: Lang::Lua,
+    name: "Lua",
+    ids: &["lua"],
+    extensions: &["lua"],
+    shares: &[],
+    highlight_as: "lua",
+    grammar: |_| tree_sitter_lua::LANGUAGE.into(),
+    reader: Reader::Rules,
+    syntax: Syntax {
+        role,
+        calls: &[CallForm::Callee { kind: "function_call", fields: &["name"] }],
+        members: &[
+            Member { kind: "dot_index_expression", object: &["table"], name: "field" },
+            Member { kind: "method_index_expression", object: &["table"], name: "method" },
+        ],
+        wrappers: &[],
+        names: &["identifier"],
+        selves: &[],
+        // `self` is a plain name to the grammar.
+        self_words: &["self"],
+        supers: &[],
+        path_roots: &[],
+        comments: &["comment"],
+        leading: &["comment"],
+        attributes: &[],
+        constructors: &["new"],
+        constructor_is_type_name: false,
+        not_a_call: no_exceptions,
+        clauses: false,
+        test_definition: super::no_test_definitions,
+    },
+    is_test: lua_test,
+    test_attribute: no_test_attribute,
+    is_builtin: lua_builtin,
+    implicit_self: false,
+    mixins: false,
+    family: Family::Lua,
+    lifts_module: false,
+    mask: no_mask,
+};
+
+/// busted's `spec/` and `*_spec.lua`, and `*_test.lua` / `test_*.lua`.
+fn lua_test(path: &str) -> bool {
+    let file = file_name(path);
+    has_dir(path, &["spec"])
+        || file.ends_with("_spec.lua")
+        || file.ends_with("_test.lua")
+        || file.starts_with("test_")
+}
+
+/// The standard library's global functions: never the repository's, never a hole.
+fn lua_builtin(name: &str, with_receiver: bool) -> bool {
+    const GLOBALS: &[&str] = &[
+        "assert",
+        "collectgarbage",
+        "dofile",
+        "error",
+        "getmetatable",
+        "ipairs",
+        "load",
+        "loadfile",
+        "loadstring",
+        "next",
+        "pairs",
+        "pcall",
+        "print",
+        "rawequal",
+        "rawget",
+        "rawlen",
+        "rawset",
+        "require",
+        "select",
+        "setmetatable",
+        "tonumber",
+        "tostring",
+        "type",
+        "unpack",
+        "xpcall",
+    ];
+    !with_receiver && GLOBALS.contains(&name)
+}
+
+/// `M.f` or `M:m` as `(owner, name)`: the table's last name owns the function.
+fn owned(name: Node, src: &str) -> Option<(Option<String>, String)> {
+    match name.kind() {
+        "identifier" => Some((None, text(name, src).to_string())),
+        "dot_index_expression" => Some((
+            name.child_by_field_name("table").and_then(|t| type_name(t, src)),
+            field_text(name, "field", src)?,
+        )),
+        "method_index_expression" => Some((
+            name.child_by_field_name("table").and_then(|t| type_name(t, src)),
+            field_text(name, "method", src)?,
+        )),
+        _ => None,
+    }
+}
+
+fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
+    let as_function = |name: Node, outer: Node<'t>, def: Node<'t>| match owned(name, src) {
+        Some((None, name)) => function(name, outer, def),
+        Some((owner @ Some(_), name)) => {
+            Role::Function { name, outer, body: def.child_by_field_name("body"), owner, self_name: None }
+        }
+        None => Role::Other,
+    };
+    match node.kind() {
+        "function_declaration" => match node.child_by_field_name("name") {
+            Some(name) => as_function(name, node, node),
+            None => Role::Other,
+        },
+        // `M.f = function(…) … end`, `local f = function(…) … end`: one name, one function.
+        "assignment_statement" => {
+            let (Some(names), Some(values)) = (node.named_child(0), node.named_child(1)) else {
+                return Role::Other;
+            };
+            let (Some(name), Some(def)) = (names.named_child(0), values.named_child(0)) else {
+                return Role::Other;
+            };
+            if names.named_child_count() != 1
+                || values.named_child_count() != 1
+                || def.kind() != "function_definition"
+            {
+                return Role::Other;
+            }
+            let outer = node.parent().filter(|p| p.kind() == "variable_declaration").unwrap_or(node);
+            as_function(name, outer, def)
+        }
+        _ => Role::Other,
+    }
+}
