@@ -380,7 +380,7 @@ impl<'s> Extractor<'s> {
     /// (no blank line between, nothing else on their lines).
     fn leading_start(&self, outer: Node) -> usize {
         let mut start = outer.start_byte();
-        let mut prev = outer.prev_sibling();
+        let mut prev = node_before(outer);
         while let Some(p) = prev.filter(|p| self.rules.is_leading(*p)) {
             let gap = slice(self.src, p.end_byte(), start);
             let own_line = is_blank(slice(self.src, self.lines.line_start(p.start_byte()), p.start_byte()));
@@ -388,7 +388,7 @@ impl<'s> Extractor<'s> {
                 break;
             }
             start = p.start_byte();
-            prev = p.prev_sibling();
+            prev = node_before(p);
         }
         start
     }
@@ -467,6 +467,24 @@ impl<'s> Extractor<'s> {
         }
         out.push_str(slice(self.src, pos, end));
         drop_blank_lines(&out)
+    }
+}
+
+/// The node just before `node` in the source: its previous sibling, or, for the first node of a
+/// body that starts where it does, the body's. Grammars hang comments between a header and
+/// its body's first statement on the header's node (Ruby's `module Rack` + RDoc + `class
+/// Static`): the doc comment of the first class is no sibling of it.
+fn node_before(node: Node) -> Option<Node> {
+    let mut at = node;
+    loop {
+        if let Some(prev) = at.prev_sibling() {
+            return Some(prev);
+        }
+        let parent = at.parent()?;
+        if parent.start_byte() != at.start_byte() {
+            return None;
+        }
+        at = parent;
     }
 }
 

@@ -81,6 +81,8 @@ fn each_ecosystem_marks_its_own_test_files() {
         "src/ShellCheck/CheckerSpec.hs",
         "spec/01-unit/router_spec.lua",
         "src/io/linux_test.zig",
+        "src/state_machine_tests.zig",
+        "src/io/test.zig",
         "core/src/test/scala/LedgerSpec.scala",
     ] {
         assert!(is_test_path(path), "{path}");

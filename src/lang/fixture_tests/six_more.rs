@@ -47,7 +47,8 @@ fn ruby_modules_classes_singleton_methods_and_calls_without_parentheses() {
         &file,
         &[
             ("<module>", "module", 1, 45, "require \"json\""),
-            ("Shop.Cart", "class", 5, 34, "class Cart < Base"),
+            // Its doc comment, the first thing in `module Shop`, belongs to it.
+            ("Shop.Cart", "class", 4, 34, "# A customer's cart."),
             ("Shop.Cart.initialize", "method", 6, 9, "class Cart < Base"),
             ("Shop.Cart.add", "method", 11, 15, "class Cart < Base"),
             ("Shop.Cart.total", "method", 17, 19, "class Cart < Base"),

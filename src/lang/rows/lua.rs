@@ -1,6 +1,7 @@
-//! Lua: functions (`function f`, `local function f`, `local f = function`), and the functions of
-//! a module table (`function M.f`, `function M:m`, `M.f = function`) as methods of `M`, whose
-//! `self` is `M`; calls with `.` and `:`.
+//! Lua: functions (`function f`, `local function f`, `local f = function`), tables built with
+//! fields (`local Widget = { … }`, `Base:extend{ … }`) as types with their function fields, and
+//! the functions of a module table (`function M.f`, `function M:m`, `M.f = function`) as
+//! methods of `M`, whose `self` is `M`; calls with `.` and `:`.
 //! Grammar: `tree-sitter-lua`, tree-sitter-grammars' own.
 
 use tree_sitter::Node;
@@ -92,6 +93,20 @@ fn lua_builtin(name: &str, with_receiver: bool) -> bool {
     !with_receiver && GLOBALS.contains(&name)
 }
 
+/// The table a value builds: a table constructor with fields, or one passed alone to a call
+/// (`Base:extend{ … }`, a class library's idiom).
+fn table_of(value: Node) -> Option<Node> {
+    let table = match value.kind() {
+        "table_constructor" => value,
+        "function_call" => {
+            let args = value.child_by_field_name("arguments")?;
+            (args.named_child_count() == 1).then(|| args.named_child(0))??
+        }
+        _ => return None,
+    };
+    (table.kind() == "table_constructor" && table.named_child_count() > 0).then_some(table)
+}
+
 /// `M.f` or `M:m` as `(owner, name)`: the table's last name owns the function.
 fn owned(name: Node, src: &str) -> Option<(Option<String>, String)> {
     match name.kind() {
@@ -121,23 +136,37 @@ fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
             Some(name) => as_function(name, node, node),
             None => Role::Other,
         },
-        // `M.f = function(…) … end`, `local f = function(…) … end`: one name, one function.
+        // `M.f = function(…) … end`, `local f = function(…) … end`: one name, one function;
+        // `local Widget = { … }` or `Base:extend{ … }`: a table of fields and functions, a type.
         "assignment_statement" => {
             let (Some(names), Some(values)) = (node.named_child(0), node.named_child(1)) else {
                 return Role::Other;
             };
-            let (Some(name), Some(def)) = (names.named_child(0), values.named_child(0)) else {
+            let (Some(name), Some(value)) = (names.named_child(0), values.named_child(0)) else {
                 return Role::Other;
             };
-            if names.named_child_count() != 1
-                || values.named_child_count() != 1
-                || def.kind() != "function_definition"
-            {
+            if names.named_child_count() != 1 || values.named_child_count() != 1 {
                 return Role::Other;
             }
             let outer = node.parent().filter(|p| p.kind() == "variable_declaration").unwrap_or(node);
-            as_function(name, outer, def)
+            match (value.kind(), table_of(value)) {
+                ("function_definition", _) => as_function(name, outer, value),
+                (_, Some(table)) => match owned(name, src) {
+                    Some((_, name)) => Role::Type { name, outer, body: Some(table) },
+                    None => Role::Other,
+                },
+                _ => Role::Other,
+            }
         }
+        // `paint = function(self) … end` inside a table: the table's function.
+        "field" => match (node.child_by_field_name("name"), node.child_by_field_name("value")) {
+            (Some(name), Some(value))
+                if name.kind() == "identifier" && value.kind() == "function_definition" =>
+            {
+                function(text(name, src).to_string(), node, value)
+            }
+            _ => Role::Other,
+        },
         _ => Role::Other,
     }
 }

@@ -49,11 +49,14 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     mask: no_mask,
 };
 
-/// `*_test.zig` and `test_*.zig` beside the shared `tests/` and `test/`; most Zig tests are
-/// `test` blocks inside source files.
+/// `*_test.zig`, `*_tests.zig`, `test_*.zig`, `test.zig` and `tests.zig` beside the shared
+/// `tests/` and `test/`; most Zig tests are `test` blocks inside source files.
 fn zig_test(path: &str) -> bool {
     let file = file_name(path);
-    file.ends_with("_test.zig") || file.starts_with("test_")
+    ["_test.zig", "_tests.zig"].iter().any(|end| file.ends_with(end))
+        || file.starts_with("test_")
+        || file == "test.zig"
+        || file == "tests.zig"
 }
 
 const CONTAINERS: &[&str] =
