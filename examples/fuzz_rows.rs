@@ -7,7 +7,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use coret::lang::fuzz::{fixture_seeds, run, run_traced, Report};
+#[path = "../tests/support/fuzz.rs"]
+mod fuzz;
+
+use fuzz::{fixture_seeds, run, run_traced, Report};
 use rayon::prelude::*;
 
 /// Inputs per rayon task: big enough that seeding is noise, small enough to spread over cores.
@@ -17,7 +20,7 @@ const BLOCK: u64 = 5_000;
 fn merge(mut a: Report, b: Report) -> Report {
     a.inputs += b.inputs;
     a.failures += b.failures;
-    let room = coret::lang::fuzz::MAX_KEPT.saturating_sub(a.kept.len());
+    let room = fuzz::MAX_KEPT.saturating_sub(a.kept.len());
     a.kept.extend(b.kept.into_iter().take(room));
     a
 }

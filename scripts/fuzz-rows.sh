@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 63: every language row's chunker and call resolver on a million mutated fixtures each
-# (src/lang/fuzz.rs); prints a table of inputs, failures and seconds per row, exits 1 on any
+# (tests/support/fuzz.rs); prints a table of inputs, failures and seconds per row, exits 1 on any
 # failure, with the failing inputs under target/fuzz/.
 #
 #   scripts/fuzz-rows.sh [INPUTS_PER_ROW] [LANG,...]

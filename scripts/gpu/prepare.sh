@@ -66,8 +66,8 @@ source "$ROOT/scripts/gpu/lib.sh"
 # binary of an older main made (.gpu/MADE-BY-*.txt names it) after src/chunk moved on.
 # A file that moved keeps hashing under its old path (MOVED: new=old), so that the move alone
 # leaves every stamp fresh.
-SHARD_FILES="src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/rank/semantic.rs src/eval/snapshot.rs"
-MOVED="src/rank/semantic.rs=src/semantic.rs"
+SHARD_FILES="src/train/prepare.rs src/train/mine.rs src/chunk src/model/tokenize.rs src/rank/dense_retriever.rs src/eval/snapshot.rs"
+MOVED="src/rank/dense_retriever.rs=src/semantic.rs"
 shard_code() {
   local m
   if [ -n "${SHARD_COMMIT:-}" ]; then

@@ -19,9 +19,9 @@
 //! ([`CallGraph::unresolved`]), so that clients can say where the graph has holes; builtins,
 //! library calls and built-in type methods (`x.append()`, `", ".join()`) are left out of it.
 
+mod by_name;
 mod modules;
-mod other;
-mod resolve;
+mod python;
 
 use std::collections::{HashMap, HashSet};
 
@@ -29,9 +29,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::{CallSite, FileSyntax, Receiver};
+use by_name::ByName;
 pub use modules::{module_name_of, resolve_relative};
-use other::Other;
-use resolve::{Repo, Target};
+use python::{Repo, Target};
 
 /// How many unresolved calls a chunk keeps (the first ones in its source).
 pub const MAX_UNRESOLVED: usize = 16;
@@ -60,7 +60,7 @@ impl CallGraph {
     pub fn build(files: &[FileSyntax]) -> CallGraph {
         let repo = Repo::new(files);
         let offsets: Vec<u32> = (0..files.len()).map(|f| repo.global_id(f, 0)).collect();
-        let other = Other::new(files, &offsets);
+        let other = ByName::new(files, &offsets);
         type PerChunk = (Vec<u32>, Vec<String>, Vec<(String, u32)>);
         let linked: Vec<PerChunk> = files
             .par_iter()

@@ -95,7 +95,7 @@ pub struct Args {
     pub tower_layers: Option<std::path::PathBuf>,
 
     /// Token budget of a query.
-    #[arg(help_heading = "Model", long, default_value_t = coret::rank::semantic::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
+    #[arg(help_heading = "Model", long, default_value_t = coret::rank::dense_retriever::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
     /// Precision of the encoder's linear layers: auto (bf16 on a GPU; on the CPU whichever of f32 and bf16 measured faster there, once per CPU), bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32) or f32.
@@ -135,7 +135,7 @@ pub struct Args {
     pub no_path: bool,
 
     /// At most this many downstream neighbours per chunk.
-    #[arg(help_heading = "Model", long, default_value_t = coret::rank::semantic::DenseOptions::default().max_neighbours, value_parser = count::<0, 1000>, value_name = "N")]
+    #[arg(help_heading = "Model", long, default_value_t = coret::rank::dense_retriever::DenseOptions::default().max_neighbours, value_parser = count::<0, 1000>, value_name = "N")]
     pub neighbours: usize,
 
     /// Evaluate retrieval on SWE-bench-style instances (.jsonl or .jsonl.gz).

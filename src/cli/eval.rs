@@ -7,7 +7,7 @@ use super::Usage;
 use coret::eval::instances::{parse_id_list, read_instances, select};
 use coret::eval::run::{run_eval, DenseEval, EvalConfig, EvalSummary};
 use coret::index::Retriever;
-use coret::rank::semantic::Tier;
+use coret::rank::dense_retriever::Tier;
 use coret::Error;
 use std::io::Write;
 

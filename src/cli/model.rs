@@ -9,8 +9,8 @@ use coret::model::{
     apply_weights, resolve_model_dir, select_device, with_tower_layers, DeviceChoice, Encoder,
     EncoderOptions, TowerLayers, Towers, WeightsChoice,
 };
+use coret::rank::dense_retriever::DenseOptions;
 use coret::rank::searcher::SearchModels;
-use coret::rank::semantic::DenseOptions;
 use coret::rerank::{RerankSpec, Reranker};
 use std::path::Path;
 use std::sync::Arc;

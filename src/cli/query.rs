@@ -6,8 +6,8 @@ use super::progress::BarProgress;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::index::{Hit, Retriever};
+use coret::rank::dense_retriever::{Scope, Tier};
 use coret::rank::searcher::query_first_size;
-use coret::rank::semantic::{Scope, Tier};
 use coret::rank::{Ask, Searcher};
 use coret::repo::lines::span_lines;
 use serde_json::{json, Value};
@@ -260,7 +260,7 @@ fn add_snippets(index: &RepoIndex, v: &mut Value, results: &[(Retriever, Vec<Hit
             let source = sources.entry(c.path.as_str()).or_insert_with(|| index.file_source(&c.path));
             let code = match source {
                 Some(text) => span_lines(text, c.start_line, c.end_line, n),
-                None => span_lines(coret::rank::semantic::without_path(&c.text), 1, usize::MAX, n),
+                None => span_lines(coret::rank::dense_retriever::without_path(&c.text), 1, usize::MAX, n),
             };
             entry["code"] = Value::String(code.text);
             entry["code_lines"] = Value::from(code.total);

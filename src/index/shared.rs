@@ -348,7 +348,7 @@ fn redact(url: &str) -> String {
     }
 }
 
-/// A store as part of [`crate::rank::semantic::DenseOptions`]: the same store is the same
+/// A store as part of [`crate::rank::dense_retriever::DenseOptions`]: the same store is the same
 /// option (pointer equality), shown by its URL.
 #[derive(Clone)]
 pub struct SharedHandle(pub Arc<SharedVectors>);

@@ -5,8 +5,6 @@
 //! Adding a language is adding a variant to [`Lang`], its row file, its grammar crate and a
 //! fixture; nothing outside `src/lang/` names a language.
 
-#[doc(hidden)]
-pub mod fuzz;
 mod rows;
 pub(crate) mod rules;
 mod set;

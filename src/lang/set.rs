@@ -44,6 +44,11 @@ impl LangSet {
         LANGUAGES.iter().fold(LangSet { bits: 0 }, |set, s| set.with(s.lang))
     }
 
+    /// No language: the start of a set built with [`LangSet::with`].
+    pub fn none() -> Self {
+        LangSet { bits: 0 }
+    }
+
     pub fn only(lang: Lang) -> Self {
         LangSet { bits: 0 }.with(lang)
     }

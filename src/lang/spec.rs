@@ -56,10 +56,10 @@ pub enum Family {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reader {
     /// Python's own extractor (`chunk/python.rs`: decorators, class attributes, imports) and
-    /// module-aware resolver (`callgraph/resolve.rs`).
+    /// module-aware resolver (`callgraph/python.rs`).
     Python,
     /// The generic extractor (`chunk/generic.rs`) reading the row's [`rules::Syntax`], and the
-    /// name-level resolver (`callgraph/other.rs`).
+    /// name-level resolver (`callgraph/by_name.rs`).
     Rules,
 }
 
@@ -103,12 +103,12 @@ pub struct LangSpec {
     pub mixins: bool,
     /// Languages whose definitions calls of this one may reach.
     pub family: Family,
-    /// Whether the hybrid lifts a file's module chunk after the file's best hit
-    /// (`FusionParams::module_weight`): fixes in these languages often add the import, `use`
-    /// or `#include` they need (measured on the multi-language dev set, docs/RESULTS.md
-    /// session 28). Off for Python, where the Python dev set has not measured it, and for the
-    /// six rows added in session 33, whose dev files' hybrid MRR it lowered.
-    pub lifts_module: bool,
+    /// Words that start a module path relative to the package (Rust's `crate`, `super`,
+    /// `self`): an issue's `crate::a::B` names `a` or `a/B` with the row's first extension.
+    pub module_anchors: &'static [&'static str],
+    /// Whether a definition's documentation is inside its body (Python's docstrings) rather
+    /// than in the comments above it.
+    pub docstrings: bool,
     /// A copy of a source with what the grammar cannot read blanked byte for byte (`None`:
     /// parse it as it is); spans, lines and texts still come from the original. C and C++
     /// blank bare macro lines (`FMT_BEGIN_NAMESPACE`), Ruby heredoc openers its scanner

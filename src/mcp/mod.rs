@@ -49,7 +49,7 @@ impl DenseStatus {
     }
 
     /// For answers: `ready`, `building (120 of 900 chunks embedded)`, ... The counts are
-    /// `coverage`, the [`crate::rank::semantic::DenseSearcher::coverage`] of the dense index the
+    /// `coverage`, the [`crate::rank::dense_retriever::DenseSearcher::coverage`] of the dense index the
     /// answer describes (None: there is none yet), so that every number in one answer comes
     /// from one index; the build's progress counters lag or lead it.
     pub fn describe(&self, coverage: Option<(usize, usize)>) -> String {

@@ -7,8 +7,8 @@ use super::{DenseStatus, LOCATE_WAIT};
 use crate::chunk::Chunk;
 use crate::engine::RepoIndex;
 use crate::index::Retriever;
+use crate::rank::dense_retriever::DenseSearcher;
 use crate::rank::searcher::query_first_size;
-use crate::rank::semantic::DenseSearcher;
 use crate::rank::{Ask, Searcher};
 use crate::repo::lines::{line_count, span_lines};
 use schemars::JsonSchema;
@@ -380,7 +380,7 @@ fn located(
     let code = match source {
         Some(text) => span_lines(text, c.start_line, c.end_line, CODE_LINES),
         // The file went away since it was indexed: the retriever's view of the chunk.
-        None => span_lines(crate::rank::semantic::without_path(&c.text), 1, usize::MAX, CODE_LINES),
+        None => span_lines(crate::rank::dense_retriever::without_path(&c.text), 1, usize::MAX, CODE_LINES),
     };
     let code_note = code.is_cut().then(|| {
         let (from, to) = (c.start_line + code.shown, c.start_line + code.total - 1);

@@ -35,10 +35,10 @@ fn partial_index(searcher: &Searcher, model: &Path) -> DenseSearcher {
     let encoder = crate::model::Encoder::load(model, &candle_core::Device::Cpu, opts).unwrap();
     let towers = crate::model::Towers::tied(Arc::new(encoder));
     let pricing = searcher.repo.chunks.iter().position(|c| c.name == "apply_discount").unwrap() as u32;
-    let scope = crate::rank::semantic::Scope::First(std::slice::from_ref(&pricing));
+    let scope = crate::rank::dense_retriever::Scope::First(std::slice::from_ref(&pricing));
     let mut store = crate::index::dense::VectorStore::in_memory(towers.chunk.dim());
     let (chunks, graph) = (&searcher.repo.chunks, &searcher.repo.graph);
-    let opts = crate::rank::semantic::DenseOptions::default();
+    let opts = crate::rank::dense_retriever::DenseOptions::default();
     let progress = crate::progress::NoProgress;
     DenseSearcher::build_scoped(towers, chunks, graph, opts, &mut store, &progress, scope).unwrap()
 }

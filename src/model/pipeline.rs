@@ -10,7 +10,7 @@
 //! quickly (query-first searches), and double up to a few thousand inputs, where sorting a
 //! window saves nearly all the padding a global sort would.
 //!
-//! Every embedding goes through here: indexing (`semantic`), query-first candidates, queries,
+//! Every embedding goes through here: indexing (`rank::dense_retriever`), query-first candidates, queries,
 //! the reranker, validation and `--bench embed`.
 
 use std::collections::VecDeque;

@@ -2,6 +2,7 @@
 //! test chunks are demoted.
 
 use crate::index::Hit;
+use crate::lang::Lang;
 use std::fmt;
 use std::str::FromStr;
 
@@ -74,6 +75,12 @@ pub struct FusionParams {
     /// share of the best score of its file's chunks among the top fused hits (0: off). A fix
     /// that edits a function often adds the import it needs.
     pub module_weight: f32,
+    /// The languages whose module code `module_weight` lifts: fixes in them often add the
+    /// import, `use` or `#include` they need (multi-language dev set, docs/RESULTS.md session
+    /// 28). Not Python, where the Python dev set has not measured it, nor the six rows of
+    /// session 33, whose dev files' hybrid MRR it lowered, nor the five of session 38, whose
+    /// dev files were measured without it.
+    pub module_languages: crate::lang::LangSet,
     /// In the hybrid, for a query that is a name (`Router`, `Runtime::spawn`: see
     /// [`crate::rank::names`]): extra score for the chunks that define it, times the strength
     /// of the definition (standard deviations or first-place votes; 0: off).
@@ -127,6 +134,17 @@ impl Default for FusionParams {
             // 0.241 / 0.411 / 0.469 at 0.95, 0.241 / 0.411 / 0.449 at 1 (the module then comes
             // before its hit). Python's row does not lift modules: not measured there.
             module_weight: 0.95,
+            module_languages: [
+                Lang::Rust,
+                Lang::Go,
+                Lang::JavaScript,
+                Lang::TypeScript,
+                Lang::Java,
+                Lang::C,
+                Lang::Cpp,
+            ]
+            .into_iter()
+            .fold(crate::lang::LangSet::none(), crate::lang::LangSet::with),
             // A definition of the name asked for should lead: 3 standard deviations is more
             // than BM25's lead of a chunk that merely repeats the name (docs/RESULTS.md,
             // "Files or chunks first"). Issues never take it (they are not names).

@@ -27,9 +27,12 @@ struct FileMention {
     stem: bool,
 }
 
-/// Leading parts of a Rust path that name no directory: the path starts at the crate's root or
-/// at the module of the code that says it.
-const RUST_ANCHORS: [&str; 3] = ["crate", "self", "super"];
+/// The extension a `::` path anchored at `word` names (`crate::a::B` → `a.rs`), from the row
+/// whose [`lang::LangSpec::module_anchors`] hold it: the path starts at the package's root or
+/// at the module of the code that says it, so the anchor names no directory.
+fn anchored_extension(word: &str) -> Option<&'static str> {
+    lang::LANGUAGES.iter().find(|s| s.module_anchors.contains(&word)).map(|s| s.extensions[0])
+}
 
 impl NamedFiles {
     pub fn of(query: &str) -> Self {
@@ -46,17 +49,18 @@ impl NamedFiles {
                     .map(str::to_string)
                     .collect();
                 mentions.push(FileMention { comps, stem: false });
-            } else if let Some((parts, anchors)) = module_path(word) {
+            } else if let Some((parts, anchors, ext)) = module_path(word) {
                 // `a.b.c.D` may name module `a/b/c.*` or `a/b/c/D.*`: try every prefix of 2+ parts.
                 // `crate::a::B` names `a.rs` or `a/B.rs` (`crate::a` alone names `a.rs`).
                 for n in 2..=parts.len() {
                     let mut comps: Vec<String> =
                         parts[anchors.min(n)..n].iter().copied().map(str::to_string).collect();
                     let Some(last) = comps.last_mut() else { continue };
-                    if anchors > 0 {
-                        last.push_str(".rs");
+                    if let Some(ext) = ext {
+                        last.push('.');
+                        last.push_str(ext);
                     }
-                    mentions.push(FileMention { comps, stem: anchors == 0 });
+                    mentions.push(FileMention { comps, stem: ext.is_none() });
                 }
             }
         }
@@ -87,11 +91,11 @@ impl NamedFiles {
 
 /// The parts of a module name, dotted `a.b.C` or joined by `::` (`a::b::C`, a leading `::`
 /// dropped), when every part is an identifier; with how many leading parts of a `::` path are
-/// [`RUST_ANCHORS`].
-fn module_path(word: &str) -> Option<(Vec<&str>, usize)> {
+/// anchors ([`anchored_extension`]) and the extension they mean.
+fn module_path(word: &str) -> Option<(Vec<&str>, usize, Option<&'static str>)> {
     let (parts, anchors): (Vec<&str>, usize) = if word.contains("::") {
         let parts: Vec<&str> = word.strip_prefix("::").unwrap_or(word).split("::").collect();
-        let anchors = parts.iter().take_while(|&&p| RUST_ANCHORS.contains(&p)).count();
+        let anchors = parts.iter().take_while(|&&p| anchored_extension(p).is_some()).count();
         (parts, anchors)
     } else if word.contains('.') {
         (word.split('.').collect(), 0)
@@ -100,7 +104,8 @@ fn module_path(word: &str) -> Option<(Vec<&str>, usize)> {
     };
     let identifiers =
         parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'));
-    identifiers.then_some((parts, anchors))
+    let ext = parts.first().filter(|_| anchors > 0).and_then(|p| anchored_extension(p));
+    identifiers.then_some((parts, anchors, ext))
 }
 
 /// The code identifiers a query names. An identifier counts when it looks like code

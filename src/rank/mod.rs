@@ -3,7 +3,7 @@
 //!   for the TUI, `--query`, MCP and eval; [`Answer::groups`] is the view by file.
 //! - [`searcher`]: a repository's retrievers (BM25, dense, history) and the hybrid over them.
 //! - [`fusion`]: how the hybrid combines its lists and demotes tests.
-//! - [`semantic`]: the dense retriever (transformer or static tier) over
+//! - [`dense_retriever`]: the dense retriever (transformer or static tier) over
 //!   [`crate::index::dense`]'s vectors; [`query_first`]: a cold query's own chunks first.
 //! - [`group`]: the grouped view of a ranking, one row per file at its best chunk's rank.
 //! - [`shape`]: what kind of query this is (an issue, a short question, a name) and which
@@ -11,13 +11,13 @@
 //! - [`names`], [`mentions`]: what a query names (definitions, files, symbols).
 
 pub mod answer;
+pub mod dense_retriever;
 pub mod fusion;
 pub mod group;
 pub mod mentions;
 pub mod names;
 pub mod query_first;
 pub mod searcher;
-pub mod semantic;
 pub mod shape;
 
 pub use answer::{Answer, Ask};

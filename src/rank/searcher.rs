@@ -9,9 +9,9 @@ use crate::index::{Hit, Retriever};
 use crate::model::static_tier::StaticTable;
 use crate::model::Towers;
 use crate::progress::Progress;
+use crate::rank::dense_retriever::{DenseOptions, DenseSearcher, Scope, Tier};
 use crate::rank::fusion::{demote_tests, fuse, FusionParams, FUSION_DEPTH};
 use crate::rank::mentions::{NamedFiles, NamedSymbols};
-use crate::rank::semantic::{DenseOptions, DenseSearcher, Scope, Tier};
 use crate::rerank::{self, Reranker};
 use std::sync::Arc;
 
@@ -437,18 +437,22 @@ pub fn hybrid(repo: &RepoIndex, query: &str, lists: HybridLists, params: FusionP
         hits = crate::rank::names::types_lead_members(query, hits, |id| repo.chunks.get(id as usize));
     }
     if params.module_weight > 0.0 {
-        hits = modules_follow(repo, hits, params.module_weight);
+        hits = modules_follow(repo, hits, params.module_weight, params.module_languages);
     }
     hits.truncate(k);
     hits
 }
 
 /// A file's module-level code scores at least `weight` × the best score of its file's chunks
-/// among the top [`PROPAGATE_TOP`] hits, in the languages whose row lifts modules
-/// ([`crate::lang::LangSpec::lifts_module`]): its best-ranked window where its leftover code is
+/// among the top [`PROPAGATE_TOP`] hits, in `languages` ([`FusionParams::module_languages`]): its best-ranked window where its leftover code is
 /// cut into windows (a fix's module-level edit is gold in a window then, never in the module
 /// chunk), else its module chunk. Best first, ties by chunk id.
-pub fn modules_follow(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
+pub fn modules_follow(
+    repo: &RepoIndex,
+    hits: Vec<Hit>,
+    weight: f32,
+    languages: crate::lang::LangSet,
+) -> Vec<Hit> {
     use crate::chunk::ChunkKind;
     let mut scores: std::collections::HashMap<u32, f32> = hits.iter().map(|h| (h.chunk, h.score)).collect();
     // Each file's best-ranked window (`hits` is best first).
@@ -460,7 +464,7 @@ pub fn modules_follow(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit>
     }
     for h in hits.iter().take(PROPAGATE_TOP) {
         let Some(chunk) = repo.chunks.get(h.chunk as usize) else { continue };
-        if !crate::lang::lang_of_path(&chunk.path).is_some_and(|l| l.spec().lifts_module) {
+        if !crate::lang::lang_of_path(&chunk.path).is_some_and(|l| languages.contains(l)) {
             continue;
         }
         let Some(span) = repo.file_span(&chunk.path) else { continue };
@@ -926,14 +930,22 @@ mod tests {
             Hit { chunk: other, score: 0.6 },
             Hit { chunk: module_b, score: 0.1 },
         ];
-        let order: Vec<u32> = modules_follow(&repo, hits, 0.8).iter().map(|h| h.chunk).collect();
+        let order: Vec<u32> = modules_follow(&repo, hits, 0.8, FusionParams::default().module_languages)
+            .iter()
+            .map(|h| h.chunk)
+            .collect();
         assert_eq!(order, [parse, module_a, other, module_b], "a.rs's module comes right after its hit");
 
         // Python's row does not lift its modules (not measured on the Python dev set).
         let texts = vec![("a.py".to_string(), "import os\n\ndef parse():\n    pass\n".to_string())];
         let repo = RepoIndex::from_texts("r".into(), &texts, &mut crate::engine::SyntaxCache::new()).unwrap();
         let parse = repo.chunks.iter().position(|c| c.name == "parse").unwrap() as u32;
-        let out = modules_follow(&repo, vec![Hit { chunk: parse, score: 1.0 }], 0.8);
+        let out = modules_follow(
+            &repo,
+            vec![Hit { chunk: parse, score: 1.0 }],
+            0.8,
+            FusionParams::default().module_languages,
+        );
         assert_eq!(out.iter().map(|h| h.chunk).collect::<Vec<_>>(), [parse]);
     }
 
@@ -956,7 +968,10 @@ mod tests {
             Hit { chunk: windows[2], score: 0.1 },
             Hit { chunk: windows[0], score: 0.05 },
         ];
-        let order: Vec<u32> = modules_follow(&repo, hits, 0.8).iter().map(|h| h.chunk).collect();
+        let order: Vec<u32> = modules_follow(&repo, hits, 0.8, FusionParams::default().module_languages)
+            .iter()
+            .map(|h| h.chunk)
+            .collect();
         assert_eq!(
             order,
             [parse, windows[2], module, windows[0]],

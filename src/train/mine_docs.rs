@@ -198,8 +198,8 @@ fn pair(
         return Err(DocSkip::NoDoc);
     }
     let span = &lines[first..last];
-    let python = path.ends_with(".py") || path.ends_with(".pyi");
-    let (doc, header) = if python { python_doc(span) } else { leading_doc(span) };
+    let docstrings = crate::lang::lang_of_path(path).is_some_and(|l| l.spec().docstrings);
+    let (doc, header) = if docstrings { python_doc(span) } else { leading_doc(span) };
     let header = header.ok_or(DocSkip::NoDoc)?;
     let sentence = first_sentence(&doc.ok_or(DocSkip::NoDoc)?);
     if sentence.is_empty() {

@@ -1,7 +1,7 @@
 //! Instances → training examples, through the eval's own code: the base-commit snapshot
 //! from git objects, CoRet chunks and call graph (`RepoIndex::from_texts`), the gold chunks
 //! of the patch (`eval::gold`), and encoder inputs with downstream neighbours
-//! (`semantic::encoder_input`). Instances whose repository is missing, whose snapshot
+//! (`dense_retriever::encoder_input`). Instances whose repository is missing, whose snapshot
 //! fails, or whose patch touches no chunk are counted and skipped, never fatal.
 //! Hard negatives come from BM25 and, given a [`DenseMiner`], from the dense retriever.
 
@@ -25,8 +25,8 @@ use crate::model::tokenize::InputTokenizer;
 use crate::model::weights::blake3_u64;
 use crate::model::Towers;
 use crate::progress::{NoProgress, Phase, Progress};
+use crate::rank::dense_retriever::{encoder_input, DenseOptions, Scope};
 use crate::rank::searcher::{shared_vector_log, Searcher};
-use crate::rank::semantic::{encoder_input, DenseOptions, Scope};
 use crate::repo::git::find_repo;
 
 /// BM25's top this-many (with the rest of [`Searcher::query_candidates`]) are what the dense

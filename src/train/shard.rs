@@ -93,7 +93,7 @@ pub struct ShardHeader {
     pub tokenizer: String,
     pub max_len: usize,
     pub query_max_len: usize,
-    /// Encoder-input options (`semantic::DenseOptions`) the chunks were laid out with.
+    /// Encoder-input options (`dense_retriever::DenseOptions`) the chunks were laid out with.
     pub inputs: String,
     /// Negatives sampled per instance (fewer where a snapshot has fewer chunks).
     pub negatives: usize,

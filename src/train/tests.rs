@@ -8,7 +8,7 @@ use super::step::{accumulate_grads, length_buckets, Item, PoolBatch};
 use super::*;
 use crate::model::{Encoder, EncoderInput, EncoderOptions, TokenizedInput, DOWN_TOKEN};
 use crate::progress::{NoProgress, Progress};
-use crate::rank::semantic::DenseOptions;
+use crate::rank::dense_retriever::DenseOptions;
 use crate::testkit::{fixture, Fixture};
 
 /// f32 products: training runs in f32, and these tests compare it with the encoder to 1e-4.

@@ -21,8 +21,8 @@ use crate::eval::run::{run_eval, DenseEval, EvalConfig};
 use crate::index::Retriever;
 use crate::model::{Encoder, TokenizedInput};
 use crate::progress::NoProgress;
+use crate::rank::dense_retriever::DenseOptions;
 use crate::rank::fusion::FusionParams;
-use crate::rank::semantic::DenseOptions;
 
 /// What validation runs on.
 pub enum ValSet {
@@ -100,7 +100,7 @@ fn full_eval(
         query_first: None,
         rerank: None,
         dense: Some(DenseEval {
-            tier: crate::rank::semantic::Tier::Transformer(crate::model::Towers::tied(encoder)),
+            tier: crate::rank::dense_retriever::Tier::Transformer(crate::model::Towers::tied(encoder)),
             opts: dense.clone(),
             store_dir: store.path().to_path_buf(),
             static_side: None,

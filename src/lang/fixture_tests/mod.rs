@@ -1,23 +1,40 @@
 //! Every language row on a small fixture: the chunks it must yield (names, kinds, line spans,
 //! the first line of the rendered text after the path), and the call edges it must and must not
-//! have. A new row adds its fixture under `src/lang/fixtures/` and its test to `six_more.rs`'s
-//! kind.
+//! have, one file per language. A new row adds its fixture under `src/lang/fixtures/` and its
+//! file here.
 
 use crate::callgraph::CallGraph;
 use crate::chunk::{chunk_file, FileSyntax};
 
 mod bash;
+mod c;
+mod cpp;
+mod csharp;
 mod elixir;
-mod first_eight;
+mod every_row;
+mod go;
 mod haskell;
+mod java;
+mod javascript;
+mod kotlin;
 mod lua;
-mod six_more;
+mod php;
+mod ruby;
+mod rust;
+mod scala;
+mod swift;
+mod typescript;
 mod zig;
 
 /// The file at `path` (relative to the crate) chunked as the index would.
 fn chunked(path: &str) -> FileSyntax {
     let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     chunk_file(path, &text)
+}
+
+/// A fixture of `tests/fixtures/lang/` (the first eight rows', which eval's gold tests share), chunked.
+fn shared_fixture(name: &str) -> FileSyntax {
+    chunked(&format!("tests/fixtures/lang/{name}"))
 }
 
 /// A fixture of `src/lang/fixtures/`, chunked; it must parse cleanly.

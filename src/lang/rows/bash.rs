@@ -43,7 +43,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: false,
     mixins: false,
     family: Family::Shell,
-    lifts_module: false,
+    module_anchors: &[],
+    docstrings: false,
     mask: no_mask,
 };
 

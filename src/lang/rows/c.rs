@@ -25,7 +25,8 @@ pub(in crate::lang) const C: LangSpec = LangSpec {
     implicit_self: false,
     mixins: false,
     family: Family::Native,
-    lifts_module: true,
+    module_anchors: &[],
+    docstrings: false,
     mask: blank_bare_macros,
 };
 

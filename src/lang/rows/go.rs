@@ -22,7 +22,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: false,
     mixins: false,
     family: Family::Go,
-    lifts_module: true,
+    module_anchors: &[],
+    docstrings: false,
     mask: super::no_mask,
 };
 

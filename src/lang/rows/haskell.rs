@@ -48,7 +48,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: false,
     mixins: false,
     family: Family::Haskell,
-    lifts_module: false,
+    module_anchors: &[],
+    docstrings: false,
     mask: no_mask,
 };
 

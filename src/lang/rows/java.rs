@@ -29,7 +29,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: true,
     mixins: false,
     family: Family::Jvm,
-    lifts_module: true,
+    module_anchors: &[],
+    docstrings: false,
     mask: super::no_mask,
 };
 

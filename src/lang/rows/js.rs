@@ -25,7 +25,8 @@ pub(in crate::lang) const JAVASCRIPT: LangSpec = LangSpec {
     implicit_self: false,
     mixins: false,
     family: Family::Web,
-    lifts_module: true,
+    module_anchors: &[],
+    docstrings: false,
     mask: super::no_mask,
 };
 

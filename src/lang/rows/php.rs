@@ -52,8 +52,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: false,
     mixins: false,
     family: Family::Php,
-    // Off: the module lift lowered hybrid MRR on the new rows' dev files (docs/RESULTS.md, session 33).
-    lifts_module: false,
+    module_anchors: &[],
+    docstrings: false,
     mask: super::no_mask,
 };
 

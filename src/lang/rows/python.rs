@@ -1,5 +1,5 @@
 //! Python: its own extractor (`chunk/python.rs`) and module-aware resolver
-//! (`callgraph/resolve.rs`) read it; the generic rules below are empty.
+//! (`callgraph/python.rs`) read it; the generic rules below are empty.
 
 use super::super::rules::{Role, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
@@ -40,7 +40,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: false,
     mixins: false,
     family: Family::Python,
-    lifts_module: false,
+    module_anchors: &[],
+    docstrings: true,
     mask: super::no_mask,
 };
 

@@ -50,8 +50,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: true,
     mixins: true,
     family: Family::Ruby,
-    // Off: the module lift lowered hybrid MRR on the new rows' dev files (docs/RESULTS.md, session 33).
-    lifts_module: false,
+    module_anchors: &[],
+    docstrings: false,
     mask: blank_long_heredoc_openers,
 };
 

@@ -48,8 +48,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: true,
     mixins: false,
     family: Family::Jvm,
-    // Off: the module lift lowered hybrid MRR on the new rows' dev files (docs/RESULTS.md, session 33).
-    lifts_module: false,
+    module_anchors: &[],
+    docstrings: false,
     mask: super::no_mask,
 };
 

@@ -45,7 +45,8 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     implicit_self: false,
     mixins: false,
     family: Family::Zig,
-    lifts_module: false,
+    module_anchors: &[],
+    docstrings: false,
     mask: no_mask,
 };
 

@@ -3,7 +3,7 @@
 
 use super::{dim_line, pad_line, pane_block, truncate_start};
 use crate::index::code_tokens::for_each_token;
-use crate::rank::semantic::without_path;
+use crate::rank::dense_retriever::without_path;
 use crate::tui::action::Pane;
 use crate::tui::app::{App, Cached};
 use crate::tui::highlight::HighlightedFile;

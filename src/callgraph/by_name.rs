@@ -16,12 +16,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::resolve::Target;
+use super::python::Target;
 use crate::chunk::{CallSite, ChunkKind, FileSyntax, Receiver};
 use crate::lang::{lang_of_path, Family, Lang};
 
 /// Definitions of the files the generic reader read, by family (languages that call one another).
-pub(crate) struct Other<'a> {
+pub(crate) struct ByName<'a> {
     offsets: Vec<u32>,
     files: &'a [FileSyntax],
     /// (family, name) → functions (not methods) with that last name component.
@@ -62,11 +62,11 @@ fn stem_of(path: &str) -> &str {
     file.split('.').next().unwrap_or(file)
 }
 
-impl<'a> Other<'a> {
+impl<'a> ByName<'a> {
     pub fn new(files: &'a [FileSyntax], offsets: &[u32]) -> Self {
         let total =
             offsets.last().copied().unwrap_or(0) as usize + files.last().map_or(0, |f| f.chunks.len());
-        let mut other = Other {
+        let mut other = ByName {
             offsets: offsets.to_vec(),
             files,
             functions: HashMap::new(),

@@ -1,15 +1,15 @@
 //! Fuzzing every row's chunker and call resolver: fixtures mutated at random (ranges cut,
 //! repeated and spliced, brackets, quotes and definition keywords inserted, truncated) must
 //! neither panic nor yield a chunk or call site outside their file. `examples/fuzz_rows.rs`
-//! runs it at scale (`scripts/fuzz-rows.sh`); a unit test runs a hundred per row.
+//! runs it at scale (`scripts/fuzz-rows.sh`); `tests/fuzz_rows.rs` runs a hundred per row.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::callgraph::CallGraph;
-use crate::chunk::chunk_file;
+use coret::callgraph::CallGraph;
+use coret::chunk::chunk_file;
 
 /// Pieces that stress a grammar and its rules: brackets, quotes, comments, the keywords that
 /// open definitions in the table's languages, macros the C rows skip, a BOM, non-ASCII.
@@ -202,7 +202,7 @@ fn run_with(path: &str, seeds: &[String], inputs: u64, seed: u64, before: impl F
 
 /// The fixtures of every row, as `(language, [(path, text)])` in table order: the eight first
 /// rows' under `tests/fixtures/lang/`, the others' (and a Python file) under `src/lang/fixtures/`.
-pub fn fixture_seeds(crate_root: &std::path::Path) -> Vec<(super::Lang, Vec<(String, String)>)> {
+pub fn fixture_seeds(crate_root: &std::path::Path) -> Vec<(coret::lang::Lang, Vec<(String, String)>)> {
     let mut files: Vec<(String, String)> = Vec::new();
     for dir in ["tests/fixtures/lang", "src/lang/fixtures"] {
         let Ok(entries) = std::fs::read_dir(crate_root.join(dir)) else { continue };
@@ -214,11 +214,14 @@ pub fn fixture_seeds(crate_root: &std::path::Path) -> Vec<(super::Lang, Vec<(Str
         }
     }
     files.sort();
-    super::LANGUAGES
+    coret::lang::LANGUAGES
         .iter()
         .map(|spec| {
-            let own =
-                files.iter().filter(|(p, _)| super::lang_of_path(p) == Some(spec.lang)).cloned().collect();
+            let own = files
+                .iter()
+                .filter(|(p, _)| coret::lang::lang_of_path(p) == Some(spec.lang))
+                .cloned()
+                .collect();
             (spec.lang, own)
         })
         .collect()

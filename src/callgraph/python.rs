@@ -93,7 +93,7 @@ fn is_self_path(path: &[String]) -> bool {
     }
 }
 
-/// Whether Python's reader read this file (the others resolve in `callgraph::other`).
+/// Whether Python's reader read this file (the others resolve in `callgraph::by_name`).
 fn is_python(file: &FileSyntax) -> bool {
     crate::lang::lang_of_path(&file.path).is_some_and(|l| !l.reads_by_rules())
 }
@@ -133,7 +133,7 @@ impl<'a> Repo<'a> {
 
     fn index_file(&mut self, f: usize, file: &'a FileSyntax) {
         if !is_python(file) {
-            // Other languages resolve in `callgraph::other`; their names must not shadow these.
+            // Other languages resolve in `callgraph::by_name`; their names must not shadow these.
             self.defs.push(HashMap::new());
             self.bindings.push(HashMap::new());
             self.scoped.push(HashMap::new());
