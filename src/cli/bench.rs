@@ -98,7 +98,7 @@ fn index_once(args: &Args) -> anyhow::Result<()> {
         s.parsed,
         s.cache,
         secs,
-        peak_rss_mib(),
+        super::peak_rss::peak_rss_mib(),
         timing.summary(t)
     );
     Ok(())
@@ -133,13 +133,4 @@ impl PhaseTimes {
             .collect::<Vec<_>>()
             .join(", ")
     }
-}
-
-/// Peak resident set size of this process (Linux `VmHWM`), 0 elsewhere.
-pub fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.to_string()))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
-        .map_or(0.0, |kb| kb / 1024.0)
 }

@@ -10,7 +10,7 @@
 //! search over 50,000 chunk vectors.
 
 use super::args::Args;
-use super::bench::peak_rss_mib;
+use super::peak_rss::peak_rss_mib;
 use coret::engine::RepoIndex;
 use coret::index::dense::{DenseIndex, VectorStore};
 use coret::model::bench::{bench_stages, write_bench_texts};

@@ -67,7 +67,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 pub fn scale(args: &Args) -> anyhow::Result<()> {
     let n = if args.top == 20 { 1_000_000 } else { args.top };
     let dim = super::model::load_static(args)?.dim();
-    let rss0 = super::bench::peak_rss_mib();
+    let rss0 = super::peak_rss::peak_rss_mib();
     let t = Instant::now();
     // Random unit vectors: their search cost is the same as real ones'.
     let mut matrix: Vec<f32> = (0..n * dim)
@@ -122,6 +122,6 @@ pub fn scale(args: &Args) -> anyhow::Result<()> {
     println!("search f32 exact : median {:.1} ms of 5", med(&mut f32_ms));
     println!("search int8 + f32 rescoring of its top 1,000: median {:.1} ms of 5 (quantised in {quantise:.2} s; top 10 agrees with exact on {agree}/10)", med(&mut i8_ms));
     println!("update of 20 chunks' vectors: {update_ms:.3} ms");
-    println!("peak RSS {:.0} MiB (before: {rss0:.0} MiB)", super::bench::peak_rss_mib());
+    println!("peak RSS {:.0} MiB (before: {rss0:.0} MiB)", super::peak_rss::peak_rss_mib());
     Ok(())
 }

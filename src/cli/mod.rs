@@ -5,6 +5,7 @@ mod bench;
 mod bench_dense;
 mod bench_rerank;
 mod bench_static;
+mod peak_rss;
 
 mod eval;
 mod mcp;

@@ -135,6 +135,4 @@ pub fn is_test_path(path: &str) -> bool {
 }
 
 #[cfg(test)]
-mod fixture_tests;
-#[cfg(test)]
 mod tests;

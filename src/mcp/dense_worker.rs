@@ -2,14 +2,27 @@
 //! newest index it is sent. Vectors stay in one store across builds (the cache entry's log, or
 //! memory without a cache), so a rebuild after an edit embeds only the changed chunks.
 
-use super::workspace::{DenseSetup, Shared};
+use super::state::Shared;
 use crate::error::Error;
 use crate::index::dense::VectorStore;
 use crate::progress::{Phase, Progress};
+use crate::rank::dense_retriever::DenseOptions;
 use crate::rank::query_first::{build_serving, newest, QueryFirst};
-use crate::rank::searcher::Searcher;
+use crate::rank::searcher::{SearchModels, Searcher};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
+
+/// Loads the towers (and the reranker, if asked for) on the dense thread (it may provision the
+/// model); the error says why not.
+pub type TowerLoader = Box<dyn FnOnce() -> std::result::Result<SearchModels, String> + Send>;
+
+/// How to build the dense index: the towers' loader and the dense options.
+pub struct DenseSetup {
+    pub load: TowerLoader,
+    pub opts: DenseOptions,
+    /// The static tier: installed at once for every index, until the transformer's is complete.
+    pub static_table: Option<Arc<crate::model::static_tier::StaticTable>>,
+}
 
 /// Build the dense index for this searcher's index (generation `generation`).
 pub(super) struct Job {

@@ -11,11 +11,13 @@
 mod dense_worker;
 pub mod sandbox;
 mod server;
+mod state;
 pub mod tools;
 mod workspace;
 
+pub use dense_worker::{DenseSetup, TowerLoader};
 pub use server::{serve_stdio, CoretServer};
-pub use workspace::{DenseSetup, TowerLoader, Workspace, WorkspaceOptions};
+pub use workspace::{Workspace, WorkspaceOptions};
 
 use std::time::Duration;
 

@@ -1,7 +1,9 @@
 //! The warm state behind the MCP tools: the current index and its searcher, re-read before
 //! every call, and the dense index that a background thread keeps up with it.
 
+use super::dense_worker::DenseSetup;
 use super::dense_worker::{self, Job};
+use super::state::{lock, Current, Shared};
 use super::tools::{self, LocateAnswer, LocateRequest, RetrieverName, ToolError};
 use super::DenseStatus;
 use crate::engine::{CacheState, IndexOptions, RepoIndex};
@@ -9,14 +11,12 @@ use crate::error::{Error, Result};
 use crate::history::HistoryView;
 use crate::index::Retriever;
 use crate::progress::NoProgress;
-use crate::rank::dense_retriever::{DenseOptions, DenseSearcher};
 use crate::rank::fusion::FusionParams;
-use crate::rank::searcher::{SearchModels, Searcher};
-use crate::rerank::Reranker;
+use crate::rank::searcher::Searcher;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a call waits for the dense index to catch up with an edit (a few changed chunks
@@ -35,18 +35,6 @@ pub struct WorkspaceOptions {
     pub default_retriever: Option<Retriever>,
 }
 
-/// Loads the towers (and the reranker, if asked for) on the dense thread (it may provision the
-/// model); the error says why not.
-pub type TowerLoader = Box<dyn FnOnce() -> std::result::Result<SearchModels, String> + Send>;
-
-/// How to build the dense index: the towers' loader and the dense options.
-pub struct DenseSetup {
-    pub load: TowerLoader,
-    pub opts: DenseOptions,
-    /// The static tier: installed at once for every index, until the transformer's is complete.
-    pub static_table: Option<Arc<crate::model::static_tier::StaticTable>>,
-}
-
 /// One repository, indexed and kept warm for tool calls.
 pub struct Workspace {
     root: PathBuf,
@@ -58,30 +46,6 @@ pub struct Workspace {
     jobs: Option<Sender<Job>>,
     /// The checkout's git history for `retriever: history`, read on the first such call.
     history: std::sync::OnceLock<Option<HistoryView>>,
-}
-
-/// What the tool calls and the dense thread share.
-pub(super) struct Shared {
-    current: Mutex<Current>,
-    /// Signalled when the dense index is installed or fails.
-    dense_changed: Condvar,
-    /// The current generation, for the dense thread's cancellation checks.
-    generation: AtomicU64,
-    embedded: AtomicUsize,
-    to_embed: AtomicUsize,
-    /// Set by the dense thread with the towers; every dense searcher installed carries it.
-    reranker: std::sync::OnceLock<Arc<Reranker>>,
-}
-
-struct Current {
-    searcher: Arc<Searcher>,
-    /// Bumped whenever the index changes; a dense index built for an older one is dropped.
-    generation: u64,
-    dense: DenseStatus,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Workspace {
@@ -260,93 +224,6 @@ fn history_for(index: &RepoIndex, fusion: &FusionParams) -> Option<HistoryView> 
         crate::history::checkout_history(&index.root, index.cache_entry.as_deref()).0
     } else {
         None
-    }
-}
-
-impl Shared {
-    fn snapshot(&self) -> (Arc<Searcher>, DenseStatus) {
-        let cur = lock(&self.current);
-        let status = match cur.dense {
-            DenseStatus::Building { .. } => DenseStatus::Building {
-                done: self.embedded.load(Ordering::Relaxed),
-                total: self.to_embed.load(Ordering::Relaxed),
-            },
-            ref other => other.clone(),
-        };
-        (cur.searcher.clone(), status)
-    }
-
-    fn start_counting(&self) {
-        self.embedded.store(0, Ordering::Relaxed);
-        self.to_embed.store(0, Ordering::Relaxed);
-    }
-
-    fn wait_for_dense(&self, generation: u64, timeout: Duration) {
-        let cur = lock(&self.current);
-        let _ = self.dense_changed.wait_timeout_while(cur, timeout, |c| {
-            c.generation == generation && matches!(c.dense, DenseStatus::Building { .. })
-        });
-    }
-
-    /// The latest generation (the dense thread stops a build that fell behind it).
-    pub(super) fn latest(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
-    }
-
-    pub(super) fn report_embedding(&self, done: usize, total: usize) {
-        self.embedded.store(done, Ordering::Relaxed);
-        self.to_embed.store(total, Ordering::Relaxed);
-    }
-
-    /// Marks a build for `generation` as started; false when a newer index superseded it.
-    pub(super) fn start_build(&self, generation: u64) -> bool {
-        let mut cur = lock(&self.current);
-        if cur.generation != generation {
-            return false;
-        }
-        self.start_counting();
-        cur.dense = DenseStatus::Building { done: 0, total: 0 };
-        true
-    }
-
-    /// The reranker the dense thread loaded with the towers (once).
-    pub(super) fn set_reranker(&self, reranker: Arc<Reranker>) {
-        let _ = self.reranker.set(reranker);
-    }
-
-    /// Installs a dense index built for `generation`, unless the index moved on since.
-    pub(super) fn install_dense(&self, generation: u64, dense: Arc<DenseSearcher>) {
-        let mut cur = lock(&self.current);
-        if cur.generation == generation {
-            let reranker = self.reranker.get().cloned();
-            let next = Searcher { dense: Some(dense), reranker, ..cur.searcher.clone_sides() };
-            cur.searcher = Arc::new(next);
-            cur.dense = DenseStatus::Ready;
-        }
-        self.dense_changed.notify_all();
-    }
-
-    /// Serves a partial dense index built for `generation` (the build goes on; the status
-    /// stays `Building`). False once the index moved on, so the build stops.
-    pub(super) fn install_partial(&self, generation: u64, dense: Arc<DenseSearcher>) -> bool {
-        let mut cur = lock(&self.current);
-        if cur.generation != generation {
-            return false;
-        }
-        let reranker = self.reranker.get().cloned();
-        cur.searcher = Arc::new(Searcher { dense: Some(dense), reranker, ..cur.searcher.clone_sides() });
-        drop(cur);
-        self.dense_changed.notify_all();
-        true
-    }
-
-    /// The dense index failed for `generation` (`None`: for good, e.g. no model).
-    pub(super) fn fail_dense(&self, generation: Option<u64>, why: String) {
-        let mut cur = lock(&self.current);
-        if generation.is_none_or(|g| g == cur.generation) {
-            cur.dense = DenseStatus::Failed(why);
-        }
-        self.dense_changed.notify_all();
     }
 }
 

@@ -1,8 +1,11 @@
 use super::*;
 use crate::engine::CacheState;
 use crate::mcp::tools::{locate, LocateRequest, RetrieverName};
+use crate::mcp::TowerLoader;
 use crate::mcp::LOCATE_WAIT;
 use crate::model::{Encoder, EncoderOptions, Towers};
+use crate::rank::dense_retriever::DenseOptions;
+use crate::rank::searcher::SearchModels;
 use std::sync::Arc;
 use std::time::Instant;
 

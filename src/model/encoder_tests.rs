@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 use super::*;
 use crate::progress::NoProgress;
+use crate::progress::{Phase, Progress};
 use crate::testkit::{tiny_config, write_config, write_tiny_bert};
 
 fn tiny(vocab: &[&str], opts: EncoderOptions) -> (tempfile::TempDir, Encoder) {

@@ -21,8 +21,9 @@ use rayon::prelude::*;
 
 use super::encoder::{BatchRows, Encoder};
 use super::pool::HostBatch;
-use super::tokenize::TokenizedInput;
+use super::tokenize::{EncoderInput, TokenizedInput};
 use crate::error::{Error, Result};
+use crate::progress::{Phase, Progress};
 
 /// Padded batches queued for the forward pass.
 pub const DEPTH: usize = 4;
@@ -185,3 +186,88 @@ fn consume(
 #[cfg(test)]
 #[path = "pipeline_tests.rs"]
 mod tests;
+
+/// The encoder's ways to embed, each through [`run`]: here, beside the pipeline they drive, so
+/// that the encoder itself knows nothing of it.
+impl Encoder {
+    /// Unit vectors for queries, in order, at the encoder's max length.
+    pub fn embed_queries(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.embed_queries_with_len(texts, self.max_len())
+    }
+
+    /// Like [`Encoder::embed_queries`] with its own max length (issues often run past
+    /// the chunks' 256 tokens); clamped to the model's positions.
+    pub fn embed_queries_with_len(&self, texts: &[String], max_len: usize) -> Result<Vec<Vec<f32>>> {
+        let max_len = max_len.clamp(2, self.config().max_position_embeddings);
+        let tokenize = |i: usize| {
+            self.input_tokenizer().query(&texts[i], max_len).map_err(|e| name_input("query", i, &texts[i], e))
+        };
+        self.embed_with(texts.len(), &tokenize, &mut |_, _| Ok(()))
+    }
+
+    /// Unit vectors for chunk inputs, in order. Reports `Phase::Embed` as batches finish
+    /// and stops with [`Error::Cancelled`] once `progress.cancelled()`. An empty text embeds
+    /// as `[CLS] [SEP]`; a text past the max length is truncated (`tokenize`); a text the
+    /// tokenizer rejects stops the run with an error naming the input.
+    pub fn embed_inputs(&self, inputs: &[EncoderInput], progress: &dyn Progress) -> Result<Vec<Vec<f32>>> {
+        let total = inputs.len();
+        progress.report(Phase::Embed, 0, total);
+        let tokenize = |i: usize| {
+            self.tokenize_input(&inputs[i]).map_err(|e| name_input("input", i, &inputs[i].chunk, e))
+        };
+        self.embed_with(total, &tokenize, &mut |done, _| {
+            if progress.cancelled() {
+                return Err(Error::Cancelled);
+            }
+            progress.report(Phase::Embed, done, total);
+            Ok(())
+        })
+    }
+
+    /// Embeds already tokenised sequences, in order. `after_batch(items, tokens)` runs after
+    /// each batch with the sequences and tokens done so far (and once before the first, with
+    /// zeros) and may stop the run with an error.
+    pub fn embed_tokenized(
+        &self,
+        items: &[TokenizedInput],
+        after_batch: &mut dyn FnMut(usize, usize) -> Result<()>,
+    ) -> Result<Vec<Vec<f32>>> {
+        self.embed_with(items.len(), &|i| Ok(items[i].clone()), after_batch)
+    }
+
+    /// `n` inputs through the pipeline, vectors back in input order.
+    fn embed_with(
+        &self,
+        n: usize,
+        tokenize: &Tokenize,
+        after_batch: &mut dyn FnMut(usize, usize) -> Result<()>,
+    ) -> Result<Vec<Vec<f32>>> {
+        let mut out = vec![Vec::new(); n];
+        run(self, n, usize::MAX, tokenize, &mut |rows, done, tokens| {
+            for (i, row) in rows {
+                out[i] = row;
+            }
+            after_batch(done, tokens)
+        })?;
+        Ok(out)
+    }
+
+    /// Embeds sequences batch by batch (through the pipeline, grouped by length), handing
+    /// each batch's vectors to `on_batch(rows, items, tokens)` as `(index into items, vector)`
+    /// with the sequences and tokens done so far (called once before the first batch with
+    /// none). An error from it stops the run; what it was handed before stays with the caller
+    /// (an interrupted embedding keeps its finished batches).
+    pub fn embed_tokenized_each(
+        &self,
+        items: &[TokenizedInput],
+        on_batch: &mut dyn FnMut(BatchRows, usize, usize) -> Result<()>,
+    ) -> Result<()> {
+        run(self, items.len(), usize::MAX, &|i| Ok(items[i].clone()), on_batch).map(|_| ())
+    }
+}
+
+/// A tokenizer's error with the input it failed on: its index and its first line, shortened.
+fn name_input(what: &str, i: usize, text: &str, e: Error) -> Error {
+    let first: String = text.lines().next().unwrap_or("").chars().take(60).collect();
+    Error::context(format!("tokenising {what} {i} ({first:?})"), e)
+}

@@ -1,7 +1,7 @@
 //! Rust's row on its fixtures (`tests/fixtures/lang/`).
 
 use super::{calls, expect, shape, shared_fixture as fixture};
-use crate::chunk::ChunkKind;
+use coret::chunk::ChunkKind;
 
 #[test]
 fn rust_functions_types_impl_methods_and_no_test_module() {

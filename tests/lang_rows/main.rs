@@ -3,8 +3,8 @@
 //! have, one file per language. A new row adds its fixture under `src/lang/fixtures/` and its
 //! file here.
 
-use crate::callgraph::CallGraph;
-use crate::chunk::{chunk_file, FileSyntax};
+use coret::callgraph::CallGraph;
+use coret::chunk::{chunk_file, FileSyntax};
 
 mod bash;
 mod c;

@@ -89,7 +89,7 @@ fn ruby_calls_without_a_receiver_reach_the_class_and_its_mixins() {
 /// repository-unique one is an edge; a local of that name is no call at all.
 #[test]
 fn ruby_bare_calls_several_types_define_are_listed_not_guessed() {
-    let chunk = crate::chunk::chunk_file;
+    let chunk = coret::chunk::chunk_file;
     let files = [
         chunk(
             "lib/app.rb",
@@ -162,7 +162,7 @@ fn ruby_long_heredoc_openers_neither_abort_nor_hide_the_definitions_after_them()
     let source = format!(
         "def before\n  x = <<~{word}\n    text\n  {word}\nend\n\ndef unclosed\n  @items <<' [item]\nend\n\ndef after(a)\n  a << 'ok'\nend\n"
     );
-    let file = crate::chunk::chunk_file("lib/odd.rb", &source);
+    let file = coret::chunk::chunk_file("lib/odd.rb", &source);
     let names: Vec<&str> = file.chunks.iter().map(|c| c.name.as_str()).collect();
     assert!(names.contains(&"before"), "{names:?}");
     assert!(file.chunks.iter().all(|c| source.get(c.start_byte..c.end_byte).is_some()));
@@ -176,7 +176,7 @@ fn ruby_long_heredoc_openers_neither_abort_nor_hide_the_definitions_after_them()
 #[test]
 fn ruby_classes_deriving_from_a_test_case_are_test_code_wherever_they_are() {
     let source = "class TestControllerTest < ActionDispatch::IntegrationTest\n  def test_index\n    get \"/\"\n  end\nend\n\nclass Widget < ApplicationRecord\n  def size\n    1\n  end\nend\n\nclass CartTest < Minitest::Test\nend\n";
-    let file = crate::chunk::chunk_file("test.rb", source);
+    let file = coret::chunk::chunk_file("test.rb", source);
     let test: Vec<(&str, bool)> = file.chunks.iter().map(|c| (c.name.as_str(), c.is_test())).collect();
     assert_eq!(
         test,

@@ -45,7 +45,7 @@ fn csharp_classes_constructors_properties_and_this_calls() {
 #[test]
 fn csharp_directives_in_a_class_header_do_not_rename_the_class() {
     let source = "using System;\n\nnamespace Dapper\n{\n    public static partial class SqlMapper\n    {\n        public partial class GridReader\n#if NET5_0_OR_GREATER\n            : IAsyncDisposable\n#endif\n        {\n            #region Reading\n            public T Read<T>() { return ReadImpl<T>(); }\n            #endregion\n\n#if DEBUG\n            private T ReadImpl<T>() { return default; }\n#else\n            private T ReadImpl<T>() { return default(T); }\n#endif\n        }\n    }\n}\n";
-    let file = crate::chunk::chunk_file("Dapper/SqlMapper.GridReader.cs", source);
+    let file = coret::chunk::chunk_file("Dapper/SqlMapper.GridReader.cs", source);
     let names: Vec<&str> = file.chunks.iter().map(|c| c.name.as_str()).collect();
     assert!(names.contains(&"SqlMapper.GridReader"), "{names:?}");
     assert!(names.contains(&"SqlMapper.GridReader.Read"), "{names:?}");

@@ -42,5 +42,5 @@ fn a_parse_that_outlives_its_budget_ends_without_definitions() {
     assert!(file
         .chunks
         .iter()
-        .all(|c| c.kind == crate::chunk::ChunkKind::Module || c.kind == crate::chunk::ChunkKind::Window));
+        .all(|c| c.kind == coret::chunk::ChunkKind::Module || c.kind == coret::chunk::ChunkKind::Window));
 }

@@ -1,7 +1,7 @@
 //! C++'s row on its fixtures (`tests/fixtures/lang/`).
 
 use super::{calls, expect, shared_fixture as fixture};
-use crate::chunk::{chunk_file, ChunkKind};
+use coret::chunk::{chunk_file, ChunkKind};
 
 #[test]
 fn cpp_templates_namespaces_inline_and_out_of_class_methods() {

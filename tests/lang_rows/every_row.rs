@@ -1,8 +1,8 @@
 //! What every row's chunks and calls must honour, on the shared fixtures (`tests/fixtures/lang/`).
 
 use super::{calls, shared_fixture as fixture};
-use crate::callgraph::CallGraph;
-use crate::chunk::chunk_file;
+use coret::callgraph::CallGraph;
+use coret::chunk::chunk_file;
 
 #[test]
 fn a_name_several_definitions_share_is_listed_not_guessed() {
@@ -19,7 +19,7 @@ fn a_name_several_definitions_share_is_listed_not_guessed() {
 
 #[test]
 fn every_language_row_has_a_test_rule_for_its_files_and_items() {
-    use crate::lang::{is_test_path, Lang};
+    use coret::lang::{is_test_path, Lang};
     for (path, lang) in [
         ("src/core_test.go", Lang::Go),
         ("src/cart.test.js", Lang::JavaScript),
