@@ -2,7 +2,8 @@
 //! - [`answer`]: the front door, [`Searcher::answer`]: search → rerank → truncate, the same
 //!   for the TUI, `--query`, MCP and eval; [`Answer::groups`] is the view by file.
 //! - [`searcher`]: a repository's retrievers (BM25, dense, history) and the hybrid over them.
-//! - [`fusion`]: how the hybrid combines its lists and demotes tests.
+//! - [`fusion`]: the hybrid's parameters (`FusionParams`, measured defaults) and how two lists
+//!   fuse; [`hybrid`]: the hybrid ranking's steps (fusion, mentions, module code, the graph).
 //! - [`dense_retriever`]: the dense retriever (transformer or static tier) over
 //!   [`crate::index::dense`]'s vectors; [`query_first`]: a cold query's own chunks first.
 //! - [`group`]: the grouped view of a ranking, one row per file at its best chunk's rank.
@@ -14,6 +15,7 @@ pub mod answer;
 pub mod dense_retriever;
 pub mod fusion;
 pub mod group;
+pub mod hybrid;
 pub mod mentions;
 pub mod names;
 pub mod query_first;

@@ -10,7 +10,8 @@ use crate::model::static_tier::StaticTable;
 use crate::model::Towers;
 use crate::progress::Progress;
 use crate::rank::dense_retriever::{DenseOptions, DenseSearcher, Scope, Tier};
-use crate::rank::fusion::{demote_tests, fuse, FusionParams, FUSION_DEPTH};
+use crate::rank::fusion::{FusionParams, FUSION_DEPTH};
+use crate::rank::hybrid::{demote_tests_in, hybrid, HybridLists};
 use crate::rank::mentions::{NamedFiles, NamedSymbols};
 use crate::rerank::{self, Reranker};
 use std::sync::Arc;
@@ -398,176 +399,6 @@ pub fn shared_vector_log(store_dir: &std::path::Path, repo: &str) -> std::path::
     store_dir.join(format!("{}.vectors", repo.replace('/', "+")))
 }
 
-/// [`demote_tests`] by `Chunk::is_test` of `repo`'s chunks.
-pub fn demote_tests_in(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
-    demote_tests(hits, weight, |c| repo.chunks.get(c as usize).is_some_and(|ch| ch.is_test()))
-}
-
-/// The rankings a hybrid fuses; an empty list takes no part.
-#[derive(Clone, Copy, Default)]
-pub struct HybridLists<'a> {
-    pub bm25: &'a [Hit],
-    pub dense: &'a [Hit],
-    pub history: &'a [Hit],
-    /// The static tier beside a transformer's `dense` (the mixed tier).
-    pub static_side: &'a [Hit],
-}
-
-/// The hybrid ranking: the fusion (`params.method`) of `lists`, each with its weight, with the
-/// boosts for chunks the query names.
-pub fn hybrid(repo: &RepoIndex, query: &str, lists: HybridLists, params: FusionParams, k: usize) -> Vec<Hit> {
-    let HybridLists { bm25, dense, history, static_side } = lists;
-    let lists = [
-        (bm25, params.bm25_weight),
-        (dense, params.dense_weight),
-        (history, params.history_weight),
-        (static_side, params.mixed_static_weight),
-    ];
-    let mut bonus = mention_bonus(repo, query, params);
-    add_name_bonus(repo, query, params, [bm25, dense], &mut bonus);
-    // A name query's types lead their members (`names::types_lead_members`), with the boost.
-    let types_lead =
-        params.name_boost > 0.0 && crate::rank::QueryShape::of(query) == crate::rank::QueryShape::Name;
-    let reorders = params.graph_weight > 0.0 || params.module_weight > 0.0 || types_lead;
-    let mut hits = fuse(&lists, params, if reorders { usize::MAX } else { k }, &bonus);
-    if params.graph_weight > 0.0 {
-        hits = propagate(&repo.graph, hits, params.graph_weight);
-    }
-    if types_lead {
-        hits = crate::rank::names::types_lead_members(query, hits, |id| repo.chunks.get(id as usize));
-    }
-    if params.module_weight > 0.0 {
-        hits = modules_follow(repo, hits, params.module_weight, params.module_languages);
-    }
-    hits.truncate(k);
-    hits
-}
-
-/// A file's module-level code scores at least `weight` × the best score of its file's chunks
-/// among the top [`PROPAGATE_TOP`] hits, in `languages` ([`FusionParams::module_languages`]): its best-ranked window where its leftover code is
-/// cut into windows (a fix's module-level edit is gold in a window then, never in the module
-/// chunk), else its module chunk. Best first, ties by chunk id.
-pub fn modules_follow(
-    repo: &RepoIndex,
-    hits: Vec<Hit>,
-    weight: f32,
-    languages: crate::lang::LangSet,
-) -> Vec<Hit> {
-    use crate::chunk::ChunkKind;
-    let mut scores: std::collections::HashMap<u32, f32> = hits.iter().map(|h| (h.chunk, h.score)).collect();
-    // Each file's best-ranked window (`hits` is best first).
-    let mut best_window: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
-    for h in &hits {
-        if let Some(c) = repo.chunks.get(h.chunk as usize).filter(|c| c.kind == ChunkKind::Window) {
-            best_window.entry(c.path.as_str()).or_insert(h.chunk);
-        }
-    }
-    for h in hits.iter().take(PROPAGATE_TOP) {
-        let Some(chunk) = repo.chunks.get(h.chunk as usize) else { continue };
-        if !crate::lang::lang_of_path(&chunk.path).is_some_and(|l| languages.contains(l)) {
-            continue;
-        }
-        let Some(span) = repo.file_span(&chunk.path) else { continue };
-        let kind_of = |id: u32| repo.chunks.get(id as usize).map(|c| c.kind);
-        let ids = span.first..span.first + span.count;
-        let target = match ids.clone().any(|id| kind_of(id) == Some(ChunkKind::Window)) {
-            true => best_window.get(chunk.path.as_str()).copied(),
-            false => ids.clone().find(|&id| kind_of(id) == Some(ChunkKind::Module)),
-        };
-        if let Some(target) = target.filter(|&t| t != h.chunk) {
-            let score = scores.entry(target).or_insert(f32::MIN);
-            *score = score.max(weight * h.score);
-        }
-    }
-    let mut out: Vec<Hit> = scores.into_iter().map(|(chunk, score)| Hit { chunk, score }).collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
-    out
-}
-
-/// Each chunk's bonus for being named by the query: `path_boost` for every chunk of a file it
-/// names, plus `symbol_boost` times the strength of the mention of the chunk's own name.
-fn mention_bonus(repo: &RepoIndex, query: &str, params: FusionParams) -> std::collections::HashMap<u32, f32> {
-    let mut bonus = std::collections::HashMap::new();
-    if params.path_boost > 0.0 {
-        let named = NamedFiles::of(query);
-        for span in repo.files.iter().filter(|f| named.names(&f.path)) {
-            for id in span.first..span.first + span.count {
-                *bonus.entry(id).or_default() += params.path_boost;
-            }
-        }
-    }
-    if params.symbol_boost > 0.0 {
-        let named = NamedSymbols::of(query);
-        if !named.is_empty() {
-            let chunks = repo.chunks.iter().zip(0u32..).map(|(c, id)| (id, c.name.as_str()));
-            for (id, strength) in named.strengths(chunks) {
-                *bonus.entry(id).or_default() += params.symbol_boost * strength;
-            }
-        }
-    }
-    bonus
-}
-
-/// The bonus of [`crate::rank::names`] by the query's shape: a name lifts the chunks that
-/// define it (`name_boost`); a short question lifts the chunks of `lists` (never a chunk no
-/// retriever ranked) whose file or directory names match its words (`path_word_boost`). An issue
-/// gets neither.
-fn add_name_bonus(
-    repo: &RepoIndex,
-    query: &str,
-    params: FusionParams,
-    lists: [&[Hit]; 2],
-    bonus: &mut std::collections::HashMap<u32, f32>,
-) {
-    use crate::rank::{names, QueryShape};
-    match QueryShape::of(query) {
-        QueryShape::Name if params.name_boost > 0.0 => {
-            let chunks = repo.chunks.iter().zip(0u32..).map(|(c, id)| (id, c));
-            for (id, strength) in names::definition_strengths(query, chunks) {
-                *bonus.entry(id).or_default() += params.name_boost * strength;
-            }
-        }
-        QueryShape::Question if params.path_word_boost > 0.0 => {
-            let files = names::path_word_strengths(query, repo.files.iter().map(|f| f.path.as_str()));
-            if files.is_empty() {
-                return;
-            }
-            let mut lifted = std::collections::HashSet::new();
-            for h in lists.into_iter().flatten() {
-                let Some(c) = repo.chunks.get(h.chunk as usize) else { continue };
-                // Once per chunk, however many lists hold it.
-                if let Some(words) = files.get(c.path.as_str()).filter(|_| lifted.insert(h.chunk)) {
-                    *bonus.entry(h.chunk).or_default() += params.path_word_boost * words;
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// How many of the best fused chunks pass score to their call-graph neighbours.
-const PROPAGATE_TOP: usize = 20;
-
-/// Call-graph score propagation: each of the top [`PROPAGATE_TOP`] hits adds `weight` × its
-/// score to every caller and callee (a chunk whose neighbours match the issue is likely
-/// involved too). Best first, ties by chunk id.
-pub fn propagate(graph: &crate::callgraph::CallGraph, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
-    let mut scores: std::collections::HashMap<u32, f32> = hits.iter().map(|h| (h.chunk, h.score)).collect();
-    for h in hits.iter().take(PROPAGATE_TOP) {
-        let i = h.chunk as usize;
-        let callees = graph.callees.get(i).map(Vec::as_slice).unwrap_or_default();
-        let callers = graph.callers.get(i).map(Vec::as_slice).unwrap_or_default();
-        for &n in callees.iter().chain(callers) {
-            if n != h.chunk {
-                *scores.entry(n).or_default() += weight * h.score;
-            }
-        }
-    }
-    let mut out: Vec<Hit> = scores.into_iter().map(|(chunk, score)| Hit { chunk, score }).collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
-    out
-}
-
 /// The history retriever's chunk ranking: chunks of the files the matching commits changed,
 /// by file score, then by how many matching commits changed the file; within a tie, chunks
 /// BM25 ranks first, in BM25 order, then the rest in file order. At most `depth`.
@@ -599,6 +430,7 @@ mod tests {
     use super::*;
     use crate::chunk::ChunkKind;
     use crate::engine::SyntaxCache;
+    use crate::rank::hybrid::{modules_follow, propagate};
 
     #[test]
     fn a_small_repository_embeds_a_tenth_of_itself_first_a_large_one_bm25s_500() {
