@@ -1,12 +1,12 @@
 //! Every row's chunker and call resolver on mutated fixtures (`tests/support/fuzz.rs`; the
-//! scaled run is `scripts/fuzz-rows.sh`).
+//! scaled run is `scripts/test/fuzz-rows.sh`).
 
 // The example uses the rest (traced runs, the kept-input limit).
 #[allow(dead_code)]
 #[path = "support/fuzz.rs"]
 mod fuzz;
 
-/// A hundred mutated fixtures per row (the scaled run is `scripts/fuzz-rows.sh`): no panic,
+/// A hundred mutated fixtures per row (the scaled run is `scripts/test/fuzz-rows.sh`): no panic,
 /// no chunk or call outside its file.
 #[test]
 fn every_row_survives_mutated_fixtures() {

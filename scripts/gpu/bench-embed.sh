@@ -8,7 +8,7 @@
 #
 #   bash scripts/gpu/bench-embed.sh [SOURCE...]
 #
-# SOURCE: a plain source tree, or a slim bare repository from make-pack.py (checked out, .py
+# SOURCE: a plain source tree, or a slim bare repository from make_pack.py (checked out, .py
 # files only, at its base commit in $W/dev/dev51.jsonl). Default: pylint from the dev pack that
 # plan.sh's uploads carry ($W/dev/pack-ns/pylint-dev+pylint/repo). Figures go to stdout and to
 # $OUT/bench-embed-PRECISION.txt.

@@ -139,11 +139,11 @@ step_model() {
 }
 
 step_dev() {
-  local h; h=$(hash_files "$SHARED/swebench-lite-dev.jsonl" scripts/gpu/make-pack.py)
+  local h; h=$(hash_files "$SHARED/swebench-lite-dev.jsonl" scripts/gpu/make_pack.py)
   fresh dev "$h" dev/dev51.jsonl dev/pack-ns && return
   rm -rf "$STORE/dev.tmp" && mkdir -p "$STORE/dev.tmp"
   grep -v '"sympy/sympy"' "$SHARED/swebench-lite-dev.jsonl" > "$STORE/dev.tmp/dev51.jsonl"
-  python3 scripts/gpu/make-pack.py "$STORE/dev.tmp/dev51.jsonl" "$MIRRORS" "$STORE/dev.tmp/pack-ns"
+  python3 scripts/gpu/make_pack.py "$STORE/dev.tmp/dev51.jsonl" "$MIRRORS" "$STORE/dev.tmp/pack-ns"
   rm -rf "$STORE/dev" && mv "$STORE/dev.tmp" "$STORE/dev"
   stamp dev "$h"
 }

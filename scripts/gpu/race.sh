@@ -46,10 +46,10 @@ fi
 for job in $(jobs -p); do [ "$job" = "$smi" ] || wait "$job"; done
 echo "$(date +%T) training over after $((SECONDS - start)) s"
 for n in "${names[@]}"; do echo "$n: $(tail -c 300 "res/$n.train.log" | tr '\n' ' ')"; done
-# SOUPS=NAME...: also the mean of the shipped adapters and NAME's (scripts/lora_soup.py).
+# SOUPS=NAME...: also the mean of the shipped adapters and NAME's (scripts/train/lora_soup.py).
 for n in ${SOUPS:-}; do
   [ -f "res/$n/done" ] || continue
-  mkdir -p "res/soup-$n" && python3 "$repo/scripts/lora_soup.py" "$repo/models/coret-lora.safetensors" \
+  mkdir -p "res/soup-$n" && python3 "$repo/scripts/train/lora_soup.py" "$repo/models/coret-lora.safetensors" \
     "res/$n/coret-lora.safetensors" "res/soup-$n/coret-lora.safetensors" 0.5 && touch "res/soup-$n/done" \
     && names+=("soup-$n")
 done

@@ -50,7 +50,7 @@ fn parse(lang: Lang, path: &str, source: &str) -> Option<Tree> {
 
 /// How long one file may take to parse: a grammar can fall into error recovery that takes
 /// minutes on a broken file (tree-sitter-kotlin-ng on a mutated fixture, found by
-/// `scripts/fuzz-rows.sh`); past this the file yields no definitions instead of a hang.
+/// `scripts/test/fuzz-rows.sh`); past this the file yields no definitions instead of a hang.
 /// Real files parse in milliseconds; the budget grows with size for generated giants.
 fn parse_budget(len: usize) -> std::time::Duration {
     std::time::Duration::from_millis(2_000 + len as u64 / 50)

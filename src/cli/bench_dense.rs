@@ -3,7 +3,7 @@
 //! `--bench embed PATH`: embeds the first `--bench-chunks` chunks of PATH (chunk text only, so
 //! that sentence-transformers sees exactly the same inputs) and prints, on the same inputs, the
 //! tokenizer stage's tokens/s (every core and one thread), the forward pass's alone, and the
-//! pipeline's with where its time went, then chunks/s, tokens/s and peak RSS; with `--st-python PY` it then runs `scripts/bench_sentence_transformers.py` on
+//! pipeline's with where its time went, then chunks/s, tokens/s and peak RSS; with `--st-python PY` it then runs `scripts/bench/bench_sentence_transformers.py` on
 //! the same texts, model, max length and batch size, side by side.
 //!
 //! `--bench query PATH`: latency of embedding a query (short, medium, long) plus an exact
@@ -52,9 +52,9 @@ pub fn embed(args: &Args) -> anyhow::Result<()> {
         // copied to another machine runs from a checkout there).
         let script = [env!("CARGO_MANIFEST_DIR"), "."]
             .iter()
-            .map(|root| std::path::Path::new(root).join("scripts/bench_sentence_transformers.py"))
+            .map(|root| std::path::Path::new(root).join("scripts/bench/bench_sentence_transformers.py"))
             .find(|p| p.is_file())
-            .ok_or_else(|| anyhow::anyhow!("scripts/bench_sentence_transformers.py not found"))?;
+            .ok_or_else(|| anyhow::anyhow!("scripts/bench/bench_sentence_transformers.py not found"))?;
         let st_device = if m.device.starts_with("cuda") { "cuda" } else { "cpu" };
         // f32 is the reference; with bf16 products also sentence-transformers in bf16, so
         // the like-for-like ratio is in the same run.

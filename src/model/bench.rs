@@ -1,5 +1,5 @@
 //! Embedding throughput, for a CLI flag and for comparison with sentence-transformers
-//! (`scripts/bench_sentence_transformers.py` reads the same JSONL of texts). `bench_stages`
+//! (`scripts/bench/bench_sentence_transformers.py` reads the same JSONL of texts). `bench_stages`
 //! times the tokenizer, the forward pass and the pipeline apart (issue 62).
 
 use std::fmt;

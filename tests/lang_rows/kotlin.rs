@@ -31,7 +31,7 @@ fn kotlin_companions_secondary_constructors_and_extension_functions() {
     assert!(calls(&files, "largest").0.is_empty(), "kotlin.math.max is the library's");
 }
 
-/// A broken Kotlin file (a mutated fixture, found by `scripts/fuzz-rows.sh`) on which the
+/// A broken Kotlin file (a mutated fixture, found by `scripts/test/fuzz-rows.sh`) on which the
 /// grammar's error recovery runs for minutes: the parse gives up at its budget and the file
 /// comes back as module code in windows, marked as not parsed, instead of hanging the index.
 #[test]

@@ -1,7 +1,7 @@
 //! Fuzzing every row's chunker and call resolver: fixtures mutated at random (ranges cut,
 //! repeated and spliced, brackets, quotes and definition keywords inserted, truncated) must
 //! neither panic nor yield a chunk or call site outside their file. `examples/fuzz_rows.rs`
-//! runs it at scale (`scripts/fuzz-rows.sh`); `tests/fuzz_rows.rs` runs a hundred per row.
+//! runs it at scale (`scripts/test/fuzz-rows.sh`); `tests/fuzz_rows.rs` runs a hundred per row.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

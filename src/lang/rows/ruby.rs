@@ -106,7 +106,7 @@ fn ruby_test(path: &str) -> bool {
 /// tree-sitter-ruby 0.23.1's scanner keeps a heredoc identifier's length in one byte and
 /// aborts the whole process (a C `assert`) on one of 256 bytes or more, or on a quoted
 /// opener whose quote never closes (tree-sitter-ruby#269; fixed on its master, unreleased;
-/// found by `scripts/fuzz-rows.sh`). Such an opener's `<<` is blanked before parsing: the
+/// found by `scripts/test/fuzz-rows.sh`). Such an opener's `<<` is blanked before parsing: the
 /// rest of the file still parses, and a real heredoc identifier is never that long.
 fn blank_long_heredoc_openers(src: &str) -> Option<String> {
     const LONGEST: usize = 200;

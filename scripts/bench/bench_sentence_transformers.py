@@ -6,7 +6,7 @@ writes it), loads the same model directory (config.json, tokenizer.json,
 model.safetensors) as Transformer + mean pooling + normalisation, and prints chunks/s.
 
     pip install sentence-transformers   # CPU torch is enough
-    python3 scripts/bench_sentence_transformers.py texts.jsonl --model DIR \
+    python3 scripts/bench/bench_sentence_transformers.py texts.jsonl --model DIR \
         --max-seq-length 256 --batch-size 32 --threads 2
 """
 

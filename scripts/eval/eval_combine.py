@@ -3,22 +3,13 @@
 figures one evaluation over their union would report (e.g. the 51 and the 55 as all 106), since
 each is a mean over instances.
 
-    scripts/eval_combine.py OUT51 OUT55
+    scripts/eval/eval_combine.py OUT51 OUT55
 """
-import json, sys
+import sys
 
-rows = []
-for d in sys.argv[1:]:
-    path = f"{d}/instances.jsonl"
-    try:
-        with open(path) as f:
-            for k, line in enumerate(f, 1):
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{path}:{k}: not JSON ({e})")
-    except OSError as e:
-        sys.exit(f"{path}: {e.strerror}")
+from eval_runs import all_rows
+
+rows = [r for d in sys.argv[1:] for r in all_rows(d)]
 ok = [r for r in rows if r.get("status") == "ok" and r.get("metrics")]
 print(f"{len(ok)} of {len(rows)} instances scored")
 for ret in ("bm25", "dense", "hybrid", "rerank"):

@@ -2,9 +2,9 @@
 """Score `coret-tui --eval` runs on the short-question dev set (data/questions/) at file level.
 
 Run the eval with `--out DIR --keep-lists 200` on the instances that
-scripts/questions_to_instances.py made, then
+scripts/eval/questions_to_instances.py made, then
 
-    scripts/score_questions.py DIR [DIR2 ...] [--by kind,language,repo] [--json]
+    scripts/eval/score_questions.py DIR [DIR2 ...] [--by kind,language,repo] [--json]
 
 Each kept ranking (bm25, dense, hybrid, ... whatever the run kept) is scored against the
 question's answer files G (data/questions/*.jsonl, read again here; binary relevance):
@@ -33,8 +33,10 @@ import os
 import sys
 from collections import defaultdict
 
+from eval_runs import all_rows
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_QUESTIONS = os.path.join(HERE, "..", "data", "questions", "*.jsonl")
+DEFAULT_QUESTIONS = os.path.join(HERE, "..", "..", "data", "questions", "*.jsonl")
 METRICS = ("ndcg@10_chunk", "ndcg@10_file", "mrr", "recall@10_chunk", "recall@10_file", "hit@1_file")
 
 
@@ -80,8 +82,7 @@ def score_run(run_dirs, questions, keep_lists):
     """{ranking: {question id: metrics}}, plus notes; `run_dirs` are read as one run."""
     results = []
     for run_dir in run_dirs:
-        path = os.path.join(run_dir, "instances.jsonl")
-        results += [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
+        results += all_rows(run_dir)
     by_id = {r["instance_id"]: r for r in results}
     rankings = sorted({name for r in results for name in r.get("lists", {})})
     if not rankings:

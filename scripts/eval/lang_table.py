@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 60's table per language: several `--eval --out` runs of the same instances side by side.
 
-    scripts/lang_table.py LABEL=OUT [LABEL=OUT ...] [--retriever dense,hybrid] [--metric mrr]
+    scripts/eval/lang_table.py LABEL=OUT [LABEL=OUT ...] [--retriever dense,hybrid] [--metric mrr]
 
 One row per language (and "all"), one column per run and retriever: the mean of METRIC over the
 instances every run scored (an instance one run lacks is left out of all, and counted, so the

@@ -11,12 +11,12 @@ the hybrid (as replayed from its kept top 50), the reranker at depths 10/20/30/5
 fusions at each depth: reciprocal-rank fusion of the hybrid's and the reranker's ranks
 (`rrf`), and the reranker's score plus the hybrid's rank prior (`prior`). A gold chunk beyond
 the kept 50 counts as not found (as for every row alike)."""
-import json
 import math
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_runs import all_rows  # noqa: E402  (the one reader of eval rows)
 from fusion_study import key, metrics  # noqa: E402  (one definition of a chunk and of the figures)
 
 DEPTHS = (10, 20, 30, 50)
@@ -25,21 +25,16 @@ DEPTHS = (10, 20, 30, 50)
 def load(paths):
     out = {}
     for path in paths:
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{path}:{n}: not JSON ({e})")
-                if r.get("status") != "ok":
-                    continue
-                lists = r.get("lists", {})
-                if "hybrid" not in lists or "rerank" not in lists:
-                    sys.exit(f"{path}:{n}: no kept hybrid and rerank lists (run eval with --keep-lists 50)")
-                gold = {key(g) for g in r["gold"]}
-                hybrid = [key(h) for h in lists["hybrid"]]
-                scores = {key(h): h["score"] for h in lists["rerank"]}
-                out[r["instance_id"]] = (gold, hybrid, scores)
+        for r in all_rows(path):
+            if r.get("status") != "ok":
+                continue
+            lists = r.get("lists", {})
+            if "hybrid" not in lists or "rerank" not in lists:
+                sys.exit(f"{path}: {r['instance_id']}: no kept hybrid and rerank lists (run eval with --keep-lists 50)")
+            gold = {key(g) for g in r["gold"]}
+            hybrid = [key(h) for h in lists["hybrid"]]
+            scores = {key(h): h["score"] for h in lists["rerank"]}
+            out[r["instance_id"]] = (gold, hybrid, scores)
     return out
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 60 item 4: one checkpoint's adapters on both dev sets, then issue 60's rule against the
-# shipped adapters' runs of the same commands (scripts/ship_rule.py).
+# shipped adapters' runs of the same commands (scripts/eval/ship_rule.py).
 #
-#   REPOS=DIR scripts/eval-checkpoint.sh ADAPTERS OUT [multi|python|both]
+#   REPOS=DIR scripts/eval/eval-checkpoint.sh ADAPTERS OUT [multi|python|both]
 #
 # DIR holds the dev repositories as bare mirrors (DIR/<owner>+<name>/repo). Both sets run as the
 # RESULTS' current figures do: --query-first 200, BM25, dense and hybrid. OUT/multi and
@@ -11,9 +11,9 @@
 # runs beside builds and the CPU training run. A new checkpoint embeds every candidate afresh
 # (its vectors are keyed by its weights): about 30 min for the multi set, 40 for Python here.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ADAPTERS=${1:?usage: scripts/eval-checkpoint.sh ADAPTERS OUT [multi|python|both]}
-OUT=${2:?usage: scripts/eval-checkpoint.sh ADAPTERS OUT [multi|python|both]}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ADAPTERS=${1:?usage: scripts/eval/eval-checkpoint.sh ADAPTERS OUT [multi|python|both]}
+OUT=${2:?usage: scripts/eval/eval-checkpoint.sh ADAPTERS OUT [multi|python|both]}
 WHICH=${3:-both}
 BIN=${CORET_TUI:-$ROOT/target/release/coret-tui}
 REPOS=${REPOS:?set REPOS to the folder of bare mirrors}
@@ -36,4 +36,4 @@ case $WHICH in python|both) run python "$ROOT/../shared/data/swebench-lite-dev.j
 
 args=(--base-multi "$BASE_MULTI" --cand-multi "$OUT/multi")
 [ -f "$OUT/python/summary.json" ] && args+=(--base-py "$BASE_PY" --cand-py "$OUT/python")
-[ -f "$OUT/multi/summary.json" ] && python3 "$ROOT/scripts/ship_rule.py" "${args[@]}" | tee "$OUT/rule.txt"
+[ -f "$OUT/multi/summary.json" ] && python3 "$ROOT/scripts/eval/ship_rule.py" "${args[@]}" | tee "$OUT/rule.txt"

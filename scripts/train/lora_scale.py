@@ -3,7 +3,7 @@
 multiplied by S, by scaling the recorded alpha; the tensors are unchanged. S < 1 moves the merged
 model towards the pretrained one (S = 0 is the pretrained model), S > 1 beyond the trained one.
 
-    scripts/lora_scale.py IN.safetensors OUT.safetensors S     # writes OUT and OUT.sha256
+    scripts/train/lora_scale.py IN.safetensors OUT.safetensors S     # writes OUT and OUT.sha256
 """
 import hashlib, json, struct, sys
 

@@ -7,12 +7,13 @@ two places of module-level code now has two gold chunks instead of one, and PR@k
 This view merges each file's module chunk and windows into one item (at the first of them in
 the list, gold if any of them is), so figures compare with runs made before windows.
 
-    scripts/module_level_rescore.py OUT [--by language]
+    scripts/eval/module_level_rescore.py OUT [--by language]
 """
 import argparse
 import collections
-import json
 import pathlib
+
+from eval_runs import all_rows
 
 MODULE_LEVEL = ("module", "window")
 
@@ -50,8 +51,7 @@ def main():
     ap.add_argument("run", type=pathlib.Path, help="an --eval --out directory")
     args = ap.parse_args()
     table = collections.defaultdict(lambda: collections.defaultdict(list))
-    for line in open(args.run / "instances.jsonl"):
-        d = json.loads(line)
+    for d in all_rows(args.run):
         if not d.get("gold") or "lists" not in d:
             continue
         for retriever, ranked in d["lists"].items():

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Screenshots of the real coret-tui on a real repository, into screenshots/ (PNG).
 #
-# Usage: scripts/screenshots.sh [REPO_DIR] [OUT_DIR]
+# Usage: scripts/docs/screenshots.sh [REPO_DIR] [OUT_DIR]
 #   REPO_DIR  a checkout of psf/requests (default: ../bench-repos/requests beside this
 #             repository); another Python repository works with ISSUE_FILE and HIT set.
 #   OUT_DIR   where the PNGs go (default: screenshots/ in this repository).
@@ -21,10 +21,10 @@
 #
 # How: the TUI runs in a detached tmux session of a fixed size; keys and a bracketed paste
 # go in with tmux, the screen comes out of `tmux capture-pane -e` (with colours), is turned
-# into HTML by scripts/ansi2html.py and photographed by headless Chromium.
+# into HTML by scripts/docs/ansi2html.py and photographed by headless Chromium.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 REPO=$(cd "${1:-$ROOT/../bench-repos/requests}" && pwd)
 OUT=${2:-$ROOT/screenshots}
 COLS=${COLS:-140}
@@ -145,7 +145,7 @@ shot() {
     local name=$1 fg=$2 bg=$3 size
     settle
     "${TMUX_CMD[@]}" capture-pane -t "$SESSION" -p -e -N >"$WORK/$name.ans"
-    size=$(python3 "$ROOT/scripts/ansi2html.py" "$WORK/$name.ans" "$WORK/$name.html" \
+    size=$(python3 "$ROOT/scripts/docs/ansi2html.py" "$WORK/$name.ans" "$WORK/$name.html" \
         --cols "$COLS" --rows "$ROWS" --font-px "$FONT_PX" --fg "$fg" --bg "$bg" --title "$name")
     "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
         --disable-background-networking --disable-component-update --disable-sync \

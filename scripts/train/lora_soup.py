@@ -3,7 +3,7 @@
 B = [sqrt(w1) B1, sqrt(w2) B2], A = [sqrt(w1) A1; sqrt(w2) A2] so that B A = w1 B1 A1 + w2 B2 A2;
 alpha doubles with the rank so alpha/r (the scale) stays. Pure Python (struct's "e" is f16).
 
-    scripts/lora_soup.py FIRST.safetensors SECOND.safetensors OUT.safetensors W   # W for FIRST
+    scripts/train/lora_soup.py FIRST.safetensors SECOND.safetensors OUT.safetensors W   # W for FIRST
 """
 import json, struct, sys, hashlib, math
 def read(p):

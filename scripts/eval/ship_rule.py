@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 60's rule for shipping adapters, read off `--eval --out` directories.
 
-    scripts/ship_rule.py --base-multi B --cand-multi C [--base-py B51 B55 --cand-py C51 C55]
+    scripts/eval/ship_rule.py --base-multi B --cand-multi C [--base-py B51 B55 --cand-py C51 C55]
 
 Multi-language dev set (every instance with gold): hybrid MRR and recall@20 each rise by at
 least 0.02, and no language's hybrid MRR falls by more than 0.02. Python dev set (all 106, one

@@ -9,8 +9,10 @@ Usage: grouped_rescore.py OUT [RETRIEVER]   (default bm25). Prints the means ove
 with gold, per fix size and per language: flat PR@5 and MRR beside the grouped order's (gPR@5,
 gMRR: the rows first, then the nested chunks), NDCG@10 over the flat chunk list (a gold file at
 its first chunk) beside NDCG@10, recall@10 and MRR over the rows (files)."""
-import json, math, sys
+import math, sys
 from collections import defaultdict
+
+from eval_runs import all_rows
 
 out, retr = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "bm25")
 
@@ -38,8 +40,7 @@ def grouped_order(lst):
     return heads + [h for _, h in nested], [g[0][1]["path"] for g in groups]
 
 sums = defaultdict(lambda: defaultdict(float)); counts = defaultdict(int)
-for line in open(f"{out}/instances.jsonl"):
-    r = json.loads(line)
+for r in all_rows(out):
     if r.get("status") != "ok" or not r.get("gold"): continue
     lst = r.get("lists", {}).get(retr)
     if lst is None: continue

@@ -14,6 +14,8 @@ import json
 import math
 import re
 
+from eval_runs import all_rows
+
 
 def key(h):
     return (h["path"], h["name"], h["start_line"])
@@ -21,8 +23,7 @@ def key(h):
 
 def load(path):
     out = {}
-    for line in open(path):
-        r = json.loads(line)
+    for r in all_rows(path):
         if r["status"] == "ok":
             lists = {n: [(key(h), h["score"]) for h in hs] for n, hs in r.get("lists", {}).items()}
             gold = {(g["path"], g["name"], g["start_line"]) for g in r["gold"]}

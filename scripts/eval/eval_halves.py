@@ -2,24 +2,22 @@
 """PR@5 / PR@20 / MRR of one retriever on the dev set's two halves, from `--eval --out`
 directories: the 51 tuning instances (every repository but sympy) and sympy's 55, held out.
 
-    scripts/eval_halves.py OUT [OUT ...] [--retriever hybrid]
+    scripts/eval/eval_halves.py OUT [OUT ...] [--retriever hybrid]
 """
 import argparse
-import json
 import sys
+
+from eval_runs import all_rows, bad
 
 
 def halves(path, retriever):
     rows = {}
-    with open(f"{path}/instances.jsonl") as f:
-        for n, line in enumerate(f, 1):
-            try:
-                d = json.loads(line)
-                m = d["metrics"][retriever]
-            except (ValueError, KeyError) as e:
-                sys.exit(f"{path}/instances.jsonl:{n}: no {retriever} metrics ({e})")
-            half = "55" if d["repo"] == "sympy/sympy" else "51"
-            rows.setdefault(half, []).append((m["perfect_recall@5"], m["perfect_recall@20"], m["mrr"]))
+    for d in all_rows(path):
+        m = d.get("metrics", {}).get(retriever)
+        if m is None:
+            bad(f"{path}/instances.jsonl: {d.get('instance_id')}: no {retriever} metrics")
+        half = "55" if d["repo"] == "sympy/sympy" else "51"
+        rows.setdefault(half, []).append((m["perfect_recall@5"], m["perfect_recall@20"], m["mrr"]))
     return {h: tuple(sum(r[i] for r in v) / len(v) for i in range(3)) for h, v in rows.items()}
 
 

@@ -11,14 +11,14 @@ synthetic patch that removes every line of each answer file at the pinned commit
 - gold chunks = every chunk of those files, so the eval's MRR is 1/rank of the first chunk of
   any answer file ("a file counting at its first chunk") and its file Acc@k is 1 when every
   answer file is among the first k files. Perfect-Recall@k and Recall@k (all chunks of the
-  files) mean nothing here: read scripts/score_questions.py's NDCG@10 / recall@10 instead.
+  files) mean nothing here: read scripts/eval/score_questions.py's NDCG@10 / recall@10 instead.
 
 The generated file holds the repositories' code (the patches), so write it outside the project
 tree or under target/ (git-ignored); never commit it. Instances keep the question's `kind` and
 `files` as extra fields (the eval ignores unknown fields).
 
-    scripts/questions_to_instances.py --repos /work/.mirror --out target/questions/instances.jsonl
-    scripts/questions_to_instances.py --repos /work/.mirror --check      # verify only
+    scripts/eval/questions_to_instances.py --repos /work/.mirror --out target/questions/instances.jsonl
+    scripts/eval/questions_to_instances.py --repos /work/.mirror --check      # verify only
 
 `--repos DIR` has the layout `--eval` reads: DIR/<owner>+<name>/repo, DIR/<owner>+<name> or
 DIR/<owner>/<name>, bare or not.
@@ -32,7 +32,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_INPUTS = os.path.join(HERE, "..", "data", "questions", "*.jsonl")
+DEFAULT_INPUTS = os.path.join(HERE, "..", "..", "data", "questions", "*.jsonl")
 KINDS = ("question", "name")
 FIELDS = ("id", "repo", "commit", "language", "kind", "query", "files")
 

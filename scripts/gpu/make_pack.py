@@ -5,7 +5,7 @@ For each base commit of INSTANCES (.jsonl), packs the commit object, every tree 
 the `.py` blobs, nothing else: enough for coret-tui's snapshot reads (`git ls-tree`,
 `git cat-file`), a few MB per repository instead of hundreds.
 
-    scripts/gpu/make-pack.py INSTANCES MIRRORS OUTDIR [--repo-regex RE] [--ext py,rs,...]
+    scripts/gpu/make_pack.py INSTANCES MIRRORS OUTDIR [--repo-regex RE] [--ext py,rs,...]
 
 MIRRORS holds `<owner>+<name>/repo` bare repositories (the `fetch` layout); OUTDIR gets the
 same layout, usable as `--repos OUTDIR`.

@@ -2,7 +2,7 @@
 """Instances for `--eval` from chosen fix commits: the commit's parent is the snapshot, its
 message the issue text, its diff the gold (eval finds the edited chunks itself).
 
-    scripts/mine/commits-to-instances.py LIST MIRRORS > OUT.jsonl
+    scripts/mine/commits_to_instances.py LIST MIRRORS > OUT.jsonl
 
 LIST: `OWNER/NAME<TAB>SHA<TAB>LANGUAGE` per line (`#` lines ignored), e.g.
 scripts/mine/newcomer-fixes.tsv. MIRRORS holds the bare repositories as `fetch` lays them out

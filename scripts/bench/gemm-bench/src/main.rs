@@ -1,6 +1,6 @@
 //! The encoder's matrix shapes through gemm 0.19, with (`--features v4`) and without its AVX-512
 //! kernels: the A/B behind keeping `x86-v4` (docs/RESULTS.md "Speed and memory"). Run:
-//! `cargo run --release --manifest-path scripts/gemm-bench/Cargo.toml [--features v4]`.
+//! `cargo run --release --manifest-path scripts/bench/gemm-bench/Cargo.toml [--features v4]`.
 use std::time::Instant;
 fn main() {
     // BERT-MiniLM shapes: tokens x 384 times 384 x 1536 (FFN up), 1536 x 384 (down), 384x384 (QKV)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 60 item 4: the multi-language CPU training run, in the background, resumable.
 #
-#   STORE=$PWD/.gpu nohup scripts/train-cpu.sh > .gpu/cpu-run.log 2>&1 &
+#   STORE=$PWD/.gpu nohup scripts/train/train-cpu.sh > .gpu/cpu-run.log 2>&1 &
 #
 # Trains the shipped adapters further (--lora-init models/coret-lora.safetensors, lr 2e-4, as the
 # GPU plan's warm run `encw`) on a balanced sample: each language family's mined shards in
@@ -9,9 +9,9 @@
 # train-prs' shard (Python). Niced, so it only takes what builds leave. A checkpoint lands under
 # $STORE/cpu-run/checkpoint every VAL_EVERY updates; run the script again after a stop and it goes
 # on with --resume from the last one. Each checkpoint's adapters are evaluated with
-# scripts/eval-checkpoint.sh.
+# scripts/eval/eval-checkpoint.sh.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 STORE=${STORE:-$ROOT/.gpu}
 BIN=${CORET_TUI:-$ROOT/target/release/coret-tui}
 OUT=${OUT:-$STORE/cpu-run}

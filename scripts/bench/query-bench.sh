@@ -3,7 +3,7 @@
 # variant, then the medians (ms) of the 21-, 154- and 512-token queries and of the search alone.
 # Variants: f32 and bf16 (`--precision`) of the CPU forward pass, candle (candle-transformers'
 # BERT, CORET_BERT=candle).
-# Usage: scripts/query-bench.sh REPO [N] [VARIANT...]   (REPO: e.g. a checkout of psf/requests;
+# Usage: scripts/bench/query-bench.sh REPO [N] [VARIANT...]   (REPO: e.g. a checkout of psf/requests;
 #        default variants: f32 bf16)
 set -euo pipefail
 BIN=${CORET_TUI_BIN:-target/release/coret-tui}
