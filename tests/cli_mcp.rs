@@ -16,8 +16,8 @@ fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
-#[test]
-fn an_independent_mcp_client_locates_reads_and_sees_edits() {
+/// Runs `tests/SCRIPT` with the binary cargo built and asserts that every check in it passed.
+fn run_client(script: &str) {
     let python = python();
     match Command::new(&python).args(["-c", "import mcp"]).output() {
         Err(e) => {
@@ -29,7 +29,7 @@ fn an_independent_mcp_client_locates_reads_and_sees_edits() {
         ),
         Ok(_) => {}
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
     let out_dir = tempfile::tempdir().unwrap();
     let (stdout, stderr) = (out_dir.path().join("stdout"), out_dir.path().join("stderr"));
     let mut child = Command::new(&python)
@@ -57,6 +57,18 @@ fn an_independent_mcp_client_locates_reads_and_sees_edits() {
     let status = status.unwrap_or_else(|| panic!("the MCP client ran past 300 s\nstderr:\n{stderr}"));
     assert!(status.success(), "the MCP client failed ({status})\nstdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(stdout.contains("all checks passed"), "stdout:\n{stdout}");
+}
+
+#[test]
+fn an_independent_mcp_client_locates_reads_and_sees_edits() {
+    run_client("mcp_client.py");
+}
+
+/// Issue 73: servers on one checkout share one index (the first owns it, the others attach),
+/// every client sees every edit, and a SIGKILL of the owner costs the others nothing.
+#[test]
+fn servers_on_one_checkout_share_its_owner_and_survive_its_death() {
+    run_client("mcp_many.py");
 }
 
 #[test]

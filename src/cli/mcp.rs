@@ -7,7 +7,7 @@ use super::model::{check_model_flags, dense_options, fusion_params};
 use super::Usage;
 use anyhow::Context;
 use coret::index::Retriever;
-use coret::mcp::{DenseSetup, Workspace, WorkspaceOptions};
+use coret::mcp::{Attached, Backend, DenseSetup, Workspace, WorkspaceOptions};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,49 +25,88 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         )),
     };
     let opts = super::query::index_options(args);
-    let index = super::query::open_index(args, &opts)?;
-    let s = &index.stats;
-    eprintln!(
-        "coret-tui: serving {} over MCP on stdio: {} files, {} chunks, {} call edges ({})",
-        index.root.display(),
-        s.files,
-        s.chunks,
-        s.edges,
-        s.cache.describe()
-    );
-    let dense = if default_retriever == Some(Retriever::Bm25) {
-        None
-    } else {
-        // Flags naming missing files are the user's mistake; a missing model only leaves BM25.
-        check_model_flags(args, false)?;
-        let model_args = args.clone();
-        let load = Box::new(move || super::model::load_models(&model_args).map_err(|e| format!("{e:#}")));
-        let static_table = match args.dense {
-            DenseTierArg::Transformer => None,
-            _ => match super::model::load_static(args) {
-                Ok(t) => Some(t),
-                Err(e) if args.dense == DenseTierArg::Auto => {
-                    eprintln!("note: {e:#}; the transformer serves alone");
-                    None
-                }
-                Err(e) => return Err(e),
-            },
-        };
-        let static_only = args.dense == DenseTierArg::Static;
-        let load = Box::new(move || match static_only {
-            true => Err("--dense static: the static tier serves alone".to_string()),
-            false => load(),
-        });
-        Some(DenseSetup { load, opts: dense_options(args), static_table })
+    let ws_opts = WorkspaceOptions { index: opts.clone(), fusion: fusion_params(args), default_retriever };
+    // Servers on one checkout with the same flags share one index: the first owns it, the
+    // others attach (coret::mcp::owner). No cache, nothing shared: every server is its own.
+    let owners = coret::engine::cache_entry_of(&args.path, &opts)?
+        .map(|entry| coret::mcp::owner::owner_dir(&entry, &format!("{args:?}")));
+    let claimed = match &owners {
+        Some(dir) => Some(coret::mcp::owner::claim(dir).with_context(|| format!("{}", dir.display()))?),
+        None => None,
     };
-    let ws_opts = WorkspaceOptions { index: opts, fusion: fusion_params(args), default_retriever };
-    let workspace = Arc::new(Workspace::new(index, ws_opts, dense)?);
+    let backend = match (&owners, claimed) {
+        (Some(dir), Some(None)) => {
+            let pid = coret::mcp::owner::owner_pid(dir).map_or(String::new(), |p| format!(" (process {p})"));
+            eprintln!(
+                "coret-tui: serving {} over MCP on stdio, attached to the server that owns it{pid}",
+                args.path.display()
+            );
+            let root = std::fs::canonicalize(&args.path)?;
+            let (args, ws_opts) = (args.clone(), ws_opts.clone());
+            let make: coret::mcp::MakeWorkspace = Box::new(move || {
+                let index =
+                    coret::engine::RepoIndex::open(&args.path, &ws_opts.index, &coret::progress::NoProgress)?;
+                let dense = dense_setup(&args, default_retriever)
+                    .map_err(|e| coret::Error::invalid(format!("{e:#}")))?;
+                Workspace::new(index, ws_opts, dense)
+            });
+            Backend::Attached(Arc::new(Attached::new(root, dir.clone(), make)))
+        }
+        (_, lock) => {
+            let index = super::query::open_index(args, &opts)?;
+            let s = &index.stats;
+            eprintln!(
+                "coret-tui: serving {} over MCP on stdio: {} files, {} chunks, {} call edges ({})",
+                index.root.display(),
+                s.files,
+                s.chunks,
+                s.edges,
+                s.cache.describe()
+            );
+            let workspace = Arc::new(Workspace::new(index, ws_opts, dense_setup(args, default_retriever)?)?);
+            if let (Some(dir), Some(Some(lock))) = (&owners, &lock) {
+                coret::mcp::owner::serve(dir, lock, workspace.clone())
+                    .with_context(|| format!("serving attached servers at {}", dir.display()))?;
+            }
+            // The lock lives as long as the server: the kernel drops it when the process ends.
+            std::mem::forget(lock);
+            Backend::Own(workspace)
+        }
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the MCP server's async runtime")?;
-    let served = runtime.block_on(coret::mcp::serve_stdio(workspace));
+    let served = runtime.block_on(coret::mcp::serve_stdio(backend));
     // A tool call still running on a blocking thread is not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     served.map_err(|e| anyhow::anyhow!("MCP server: {e}"))
+}
+
+/// The dense side's setup (`None`: BM25 only): the towers' loader and the static tier.
+fn dense_setup(args: &Args, default_retriever: Option<Retriever>) -> anyhow::Result<Option<DenseSetup>> {
+    if default_retriever == Some(Retriever::Bm25) {
+        return Ok(None);
+    }
+    // Flags naming missing files are the user's mistake; a missing model only leaves BM25.
+    check_model_flags(args, false)?;
+    let model_args = args.clone();
+    let load = Box::new(move || super::model::load_models(&model_args).map_err(|e| format!("{e:#}")));
+    let static_table = match args.dense {
+        DenseTierArg::Transformer => None,
+        _ => match super::model::load_static(args) {
+            Ok(t) => Some(t),
+            Err(e) if args.dense == DenseTierArg::Auto => {
+                eprintln!("note: {e:#}; the transformer serves alone");
+                None
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    let static_only = args.dense == DenseTierArg::Static;
+    let load = Box::new(move || match static_only {
+        true => Err("--dense static: the static tier serves alone".to_string()),
+        false => load(),
+    });
+    Ok(Some(DenseSetup { load, opts: dense_options(args), static_table }))
 }

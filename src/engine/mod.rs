@@ -156,11 +156,7 @@ impl RepoIndex {
         let mut notes = walk.notes;
         let mut skipped = walk.skipped;
 
-        let entry = if opts.no_cache {
-            None
-        } else {
-            Some(cache::repo_entry(&cache::cache_root(opts.cache_dir.as_deref())?, &root))
-        };
+        let entry = cache_entry_at(&root, opts)?;
         let old = entry.as_deref().and_then(|dir| load_manifest(dir, &mut notes));
         let (old, old_files) = match old {
             Some(m) => (Some(OldManifest::of(&m)), m.files),
@@ -290,6 +286,19 @@ pub fn check_checkout(root: &Path, langs: LangSet) -> Result<PathBuf> {
         return Err(Error::NoSourceFiles { root, unreadable: false, langs: langs.names() });
     }
     Ok(root)
+}
+
+/// The cache entry of the checkout at `root` (`None` with `no_cache`): where its manifest,
+/// parses and vectors live, and where the processes serving it meet (`mcp::owner`).
+pub fn cache_entry_of(root: &Path, opts: &IndexOptions) -> Result<Option<PathBuf>> {
+    cache_entry_at(&validate_root(root)?, opts)
+}
+
+fn cache_entry_at(canonical_root: &Path, opts: &IndexOptions) -> Result<Option<PathBuf>> {
+    if opts.no_cache {
+        return Ok(None);
+    }
+    Ok(Some(cache::repo_entry(&cache::cache_root(opts.cache_dir.as_deref())?, canonical_root)))
 }
 
 fn validate_root(root: &Path) -> Result<PathBuf> {

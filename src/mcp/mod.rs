@@ -8,13 +8,16 @@
 //! answer says whether it was ready. A `locate` waits for the dense side at most
 //! [`LOCATE_WAIT`]. Ranking goes through the one [`crate::rank::searcher::Searcher`].
 
+mod attach;
 mod dense_worker;
+pub mod owner;
 pub mod sandbox;
 mod server;
 mod state;
 pub mod tools;
 mod workspace;
 
+pub use attach::{Attached, Backend, MakeWorkspace};
 pub use dense_worker::{DenseSetup, TowerLoader};
 pub use server::{serve_stdio, CoretServer};
 pub use workspace::{Workspace, WorkspaceOptions};

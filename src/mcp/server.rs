@@ -1,11 +1,12 @@
 //! The MCP protocol side (rmcp): tool routing, schemas, and the stdio transport. Each call
 //! runs on a blocking thread: re-reading the index and ranking are CPU work.
 
+use super::attach::Backend;
 use super::tools::{
     self, LocateAnswer, LocateRequest, NeighboursAnswer, NeighboursRequest, ReadAnswer, ReadRequest,
     ToolError,
 };
-use super::{Workspace, LOCATE_WAIT};
+use super::LOCATE_WAIT;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
@@ -38,16 +39,16 @@ name, as `locate` returns them), each with path:line, from the repository's call
 const READ: &str = "Read lines start_line..end_line (1-based, inclusive, at most 400) of a file \
 in the repository. Paths are relative to the repository root; paths leading outside it are refused.";
 
-/// The server: one warm [`Workspace`] and its tools.
+/// The server: its tools over one warm workspace, its own or the checkout owner's.
 #[derive(Clone)]
 pub struct CoretServer {
-    workspace: Arc<Workspace>,
+    backend: Arc<Backend>,
     tool_router: ToolRouter<Self>,
 }
 
 impl CoretServer {
-    pub fn new(workspace: Arc<Workspace>) -> Self {
-        CoretServer { workspace, tool_router: Self::tool_router() }
+    pub fn new(backend: Backend) -> Self {
+        CoretServer { backend: Arc::new(backend), tool_router: Self::tool_router() }
     }
 }
 
@@ -66,8 +67,12 @@ async fn blocking<T: Send + 'static>(
 impl CoretServer {
     #[tool(description = LOCATE, annotations(title = "Locate code for an issue", read_only_hint = true, open_world_hint = false))]
     async fn locate(&self, Parameters(req): Parameters<LocateRequest>) -> Result<Json<LocateAnswer>, String> {
-        let ws = self.workspace.clone();
-        blocking(move || ws.locate(&req, LOCATE_WAIT)).await
+        let backend = self.backend.clone();
+        blocking(move || match &*backend {
+            Backend::Own(ws) => ws.locate(&req, LOCATE_WAIT),
+            Backend::Attached(at) => at.call("locate", &req, |ws| ws.locate(&req, LOCATE_WAIT)),
+        })
+        .await
     }
 
     #[tool(description = NEIGHBOURS, annotations(title = "Callers and callees", read_only_hint = true, open_world_hint = false))]
@@ -75,14 +80,25 @@ impl CoretServer {
         &self,
         Parameters(req): Parameters<NeighboursRequest>,
     ) -> Result<Json<NeighboursAnswer>, String> {
-        let ws = self.workspace.clone();
-        blocking(move || tools::neighbours(&ws.refresh()?.0.repo, &req)).await
+        let backend = self.backend.clone();
+        let local = move |ws: &super::Workspace, req: &NeighboursRequest| {
+            tools::neighbours(&ws.refresh()?.0.repo, req)
+        };
+        blocking(move || match &*backend {
+            Backend::Own(ws) => local(ws, &req),
+            Backend::Attached(at) => at.call("neighbours", &req, |ws| local(ws, &req)),
+        })
+        .await
     }
 
     #[tool(description = READ, annotations(title = "Read lines of a file", read_only_hint = true, open_world_hint = false))]
     async fn read(&self, Parameters(req): Parameters<ReadRequest>) -> Result<Json<ReadAnswer>, String> {
-        let ws = self.workspace.clone();
-        blocking(move || tools::read(ws.root(), &req)).await
+        let backend = self.backend.clone();
+        blocking(move || match &*backend {
+            Backend::Own(ws) => tools::read(ws.root(), &req),
+            Backend::Attached(at) => tools::read(at.root(), &req),
+        })
+        .await
     }
 }
 
@@ -95,9 +111,9 @@ impl ServerHandler for CoretServer {
     }
 }
 
-/// Serves `workspace` over stdin/stdout until the client closes the connection.
-pub async fn serve_stdio(workspace: Arc<Workspace>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = CoretServer::new(workspace).serve(rmcp::transport::stdio()).await?;
+/// Serves `backend` over stdin/stdout until the client closes the connection.
+pub async fn serve_stdio(backend: Backend) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let service = CoretServer::new(backend).serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }

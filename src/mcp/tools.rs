@@ -36,6 +36,9 @@ pub enum ToolError {
     Path(#[from] SandboxError),
     #[error("{0}")]
     Engine(#[from] crate::Error),
+    /// The error of a call this server forwarded to the checkout's owner (`mcp::owner`).
+    #[error("{0}")]
+    Forwarded(String),
 }
 
 fn bad(arg: &'static str, message: impl Into<String>) -> ToolError {
@@ -82,7 +85,7 @@ impl From<RetrieverName> for Retriever {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LocateRequest {
     /// The issue, bug report or feature request in full (any length; more text ranks better).
     pub issue: String,
@@ -105,7 +108,7 @@ pub struct LocateRequest {
     pub include_tests: bool,
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LocateAnswer {
     /// The ranking the hits come from: bm25, dense, hybrid or history.
     pub retriever: String,
@@ -146,7 +149,7 @@ impl LocateAnswer {
     }
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LocatedFile {
     /// The file's place among the answer's files, 1-based.
     pub rank: usize,
@@ -157,7 +160,7 @@ pub struct LocatedFile {
     pub chunks: Vec<LocatedChunk>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DenseCoverage {
     /// Chunks the dense index ranks over (embedded so far).
     pub ranked: usize,
@@ -165,7 +168,7 @@ pub struct DenseCoverage {
     pub of: usize,
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct IndexSummary {
     pub files: usize,
     pub chunks: usize,
@@ -175,7 +178,7 @@ pub struct IndexSummary {
     pub cache: String,
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LocatedChunk {
     pub rank: usize,
     pub score: f32,
@@ -399,7 +402,7 @@ fn located(
     }
 }
 
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NeighboursRequest {
     /// The symbol's file, relative to the repository root (as `locate` returns it).
     pub path: String,
@@ -408,7 +411,7 @@ pub struct NeighboursRequest {
     pub name: String,
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NeighboursAnswer {
     pub path: String,
     pub name: String,
@@ -416,7 +419,7 @@ pub struct NeighboursAnswer {
     pub definitions: Vec<Definition>,
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Definition {
     pub name: String,
     pub kind: String,
@@ -433,7 +436,7 @@ pub struct Definition {
     pub unresolved: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Neighbour {
     /// `path:line` of the neighbour's first line.
     pub location: String,
@@ -498,7 +501,7 @@ fn neighbour(c: &Chunk) -> Neighbour {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReadRequest {
     /// The file, relative to the repository root (any text file inside it).
     pub path: String,
@@ -511,7 +514,7 @@ pub struct ReadRequest {
     pub end_line: usize,
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReadAnswer {
     pub path: String,
     pub start_line: usize,
