@@ -1,6 +1,7 @@
 """Several `coret-tui --mcp` servers on one checkout, through the official Python MCP SDK: the
-first owns the index, the others attach to it; every client sees every edit; a SIGKILL of the
-owner costs the others nothing (one takes the checkout over).
+first owns the index (here a server no client talks to, so that killing it breaks no client's
+session), the others attach to it; every client sees every edit; a SIGKILL of the owner costs
+the others nothing (one of them takes the checkout over).
 
 Usage: python3 tests/mcp_many.py PATH/TO/coret-tui
 Run by tests/cli_mcp.rs. BM25 only: no model is needed. Exits 0 when every check passed.
@@ -9,6 +10,8 @@ Run by tests/cli_mcp.rs. BM25 only: no model is needed. Exits 0 when every check
 import asyncio
 import os
 import signal
+import subprocess
+import time
 import sys
 import tempfile
 from contextlib import AsyncExitStack
@@ -32,9 +35,16 @@ SHIPPING = '''def parcel_shipping_cost(weight_kg):
 CLIENTS = 3
 
 
+def env(home):
+    return {"CORET_CACHE_DIR": str(home / "cache"), "CORET_DATA_DIR": str(home / "data"), "CORET_OFFLINE": "1"}
+
+
+def args(repo):
+    return ["--mcp", str(repo), "--retriever", "bm25"]
+
+
 def params(binary, repo, home):
-    env = {"CORET_CACHE_DIR": str(home / "cache"), "CORET_DATA_DIR": str(home / "data"), "CORET_OFFLINE": "1"}
-    return StdioServerParameters(command=binary, args=["--mcp", str(repo), "--retriever", "bm25"], env=env)
+    return StdioServerParameters(command=binary, args=args(repo), env=env(home))
 
 
 async def locate(session, issue):
@@ -42,6 +52,19 @@ async def locate(session, issue):
     text = "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
     check(not result.isError, f"locate({issue!r}) succeeds", text)
     return [(h["path"], h["name"]) for h in hits(result.structuredContent)]
+
+
+def server_pids(home):
+    """The `coret-tui --mcp` processes serving this test's checkout."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if proc.name.isdigit() and b"--mcp" in cmdline and str(home / "repo").encode() in cmdline:
+            pids.append(int(proc.name))
+    return pids
 
 
 def owner_pid(home):
@@ -57,6 +80,13 @@ async def main(binary):
         write(repo, "shop/pricing.py", PRICING)
         write(repo, "shop/shipping.py", SHIPPING)
         logs = [open(home / f"server{i}.log", "w+") for i in range(CLIENTS)]
+        # The owner: the first server on the checkout, its stdin held open, no client on it.
+        owner = subprocess.Popen([binary, *args(repo)], env={**os.environ, **env(home)},
+                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while not list((home / "cache").rglob("owner.sock")) and time.time() < deadline:
+            time.sleep(0.05)
+        check(owner_pid(home) == owner.pid, "the first server owns the checkout", owner_pid(home))
         async with AsyncExitStack() as stack:
             sessions = []
             for i in range(CLIENTS):
@@ -64,15 +94,14 @@ async def main(binary):
                 session = await stack.enter_async_context(ClientSession(read, write_))
                 await session.initialize()
                 sessions.append(session)
-                # The first answers before the next starts: it is the owner.
                 found = await locate(session, "the loyalty discount is wrong")
                 check(found[0] == ("shop/pricing.py", "apply_discount"), f"client {i} finds the discount", found)
             first = owner_pid(home)
+            check(first == owner.pid, "still the first server", first)
             for log in logs:
                 log.flush()
             said = [(home / f"server{i}.log").read_text() for i in range(CLIENTS)]
-            check("attached" not in said[0], "the first server owns the checkout", said[0])
-            for i in range(1, CLIENTS):
+            for i in range(CLIENTS):
                 check("attached to the server that owns it" in said[i], f"server {i} attached", said[i])
 
             # An edit on disk: every client's next answer has it.
@@ -83,14 +112,14 @@ async def main(binary):
 
             # The owner killed: the others go on, one of them owning the checkout now.
             os.kill(first, signal.SIGKILL)
+            owner.wait()
             write(repo, "shop/returns.py", "def accept_return(parcel):\n    return parcel\n")
-            for i, session in enumerate(sessions[1:], 1):
+            for i, session in enumerate(sessions):
                 found = await locate(session, "accept_return of a parcel")
                 check(found[0] == ("shop/returns.py", "accept_return"), f"client {i} after the owner died", found)
             check(owner_pid(home) != first, "another server owns the checkout", owner_pid(home))
-            print("all checks passed", flush=True)
-            # The killed server's session cannot close cleanly; the others end with their stdin.
-            os._exit(0)
+            check(owner_pid(home) in [p for p in server_pids(home)], "a client's server owns it now", owner_pid(home))
+    print("all checks passed")
 
 
 if __name__ == "__main__":

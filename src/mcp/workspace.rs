@@ -40,8 +40,9 @@ pub struct Workspace {
     root: PathBuf,
     opts: WorkspaceOptions,
     shared: Arc<Shared>,
-    /// One re-read of the repository (and its cache) at a time.
-    refresh: Mutex<()>,
+    /// One re-read of the repository (and its cache) at a time; it holds when the last re-read
+    /// that finished had started.
+    refresh: Mutex<Option<Instant>>,
     /// The dense thread's queue; None when the dense index is off.
     jobs: Option<Sender<Job>>,
     /// The checkout's git history for `retriever: history`, read on the first such call.
@@ -76,7 +77,7 @@ impl Workspace {
             }
             None => None,
         };
-        Ok(Workspace { root, opts, shared, refresh: Mutex::new(()), jobs, history: Default::default() })
+        Ok(Workspace { root, opts, shared, refresh: Mutex::new(None), jobs, history: Default::default() })
     }
 
     /// The repository root (canonical).
@@ -103,7 +104,25 @@ impl Workspace {
     /// [`Workspace::refresh`], waiting for the dense index to catch up with an edit at most
     /// until `catch_up`.
     fn refresh_until(&self, catch_up: Instant) -> Result<(Arc<Searcher>, DenseStatus)> {
-        let _one = lock(&self.refresh);
+        let asked = Instant::now();
+        let mut last = lock(&self.refresh);
+        // A re-read that started after this call came in saw every edit made before it: its
+        // answer stands for this call too (eight clients at once walk the tree once, not eight
+        // times in a row).
+        if last.is_some_and(|started| started >= asked) {
+            drop(last);
+            return Ok(self.shared.snapshot());
+        }
+        let started = Instant::now();
+        let reread = self.reread(catch_up);
+        if reread.is_ok() {
+            *last = Some(started);
+        }
+        reread
+    }
+
+    /// The re-read itself, under the refresh lock.
+    fn reread(&self, catch_up: Instant) -> Result<(Arc<Searcher>, DenseStatus)> {
         let (current, _) = self.shared.snapshot();
         // Nothing on disk moved since a re-read that found the cache warm: that re-read's
         // index stands (its stats stay true), and the call skips the open.
