@@ -4,14 +4,15 @@ is edited between rounds; optionally a headless `--query` and an `--eval` on the
 meanwhile. Through the official Python MCP client (`pip install mcp`).
 
 Usage: python3 benches/mcp_load.py BINARY REPO [--clients 8] [--locates 100] [--rounds 10]
-                                   [--retriever bm25|hybrid] [--kill-owner] [--eval INSTANCES]
+                                   [--retriever bm25|hybrid] [--kill-owner] [--eval INSTANCES] [--distinct]
 
 The checkout's owner is a server of its own that no client talks to (started first, stdin held
 open), so that `--kill-owner` breaks no client's session; the N clients' servers attach to it.
 REPO is edited (a scratch copy: the script adds a file per round and removes them at the end).
 Each round: every client makes L / rounds locates at once with the others; then a new file with
 a new function is written; the first locate of each client after it must find the function
-(`sees_every_edit`). `--kill-owner` SIGKILLs the owning server (`owner.lock`) halfway; the
+(`sees_every_edit`). The clients ask five issues in turn, so repeated texts are answered from
+the query-vector cache; `--distinct` makes every call's text its own. `--kill-owner` SIGKILLs the owning server (`owner.lock`) halfway; the
 clients' servers then carry on (one takes the checkout over). Prints one JSON object: latency
 p50/p99 per client and over all, errors, whether every client saw every edit, and the wall time.
 The cache directory is CORET_CACHE_DIR when set (a fresh one otherwise).
@@ -46,8 +47,10 @@ def percentile(xs, q):
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
-async def client(i, session, issues, results, errors):
+async def client(i, session, issues, results, errors, distinct):
     for issue in issues:
+        if distinct:
+            issue = f"{issue} (client {i}, call {len(results[i])})"
         t = time.perf_counter()
         try:
             r = await session.call_tool("locate", {"issue": issue, "top_k": 10})
@@ -84,6 +87,7 @@ async def main():
     ap.add_argument("--retriever", default="bm25")
     ap.add_argument("--kill-owner", action="store_true")
     ap.add_argument("--eval", type=Path, help="an instances file run with --eval on the same cache meanwhile")
+    ap.add_argument("--distinct", action="store_true", help="every call's issue text its own")
     a = ap.parse_args()
     cache = os.environ.get("CORET_CACHE_DIR") or tempfile.mkdtemp(prefix="coret-load-")
     env = {**os.environ, "CORET_CACHE_DIR": cache}
@@ -120,7 +124,7 @@ async def main():
         alive = list(range(a.clients))
         for rnd in range(a.rounds):
             issues = [ISSUES[(rnd + k) % len(ISSUES)] for k in range(per_round)]
-            await asyncio.gather(*(client(i, sessions[i], issues, results, errors) for i in alive))
+            await asyncio.gather(*(client(i, sessions[i], issues, results, errors, a.distinct) for i in alive))
             name = f"refund_order_{rnd}"
             path = a.repo / f"coret_load_{rnd}.py"
             path.write_text(f"def {name}(order):\n    return order.total\n")
@@ -139,7 +143,7 @@ async def main():
         owner.kill()
         print(json.dumps({
             "clients": a.clients, "owner_at_end": owner_pid(cache), "locates_per_client": per_round * a.rounds, "retriever": a.retriever,
-            "kill_owner": a.kill_owner,
+            "kill_owner": a.kill_owner, "distinct": a.distinct,
             "p50_ms": round(statistics.median(everything), 1), "p99_ms": round(percentile(everything, 0.99), 1),
             "per_client_p50_p99_ms": {i: [round(statistics.median(results[i]), 1),
                                           round(percentile(results[i], 0.99), 1)] for i in alive},
