@@ -18,8 +18,11 @@ pub struct Towers {
     /// The last queries' vectors: an agent asks again after each edit, and a search after an
     /// index update, the TUI's two columns and the MCP server's attached clients repeat one
     /// text; its vector depends on the text, the length and the encoder alone.
-    recent: Arc<Mutex<VecDeque<(String, usize, Vec<f32>)>>>,
+    recent: Arc<Mutex<VecDeque<RecentQuery>>>,
 }
+
+/// A query's text, the length it was embedded at and its vector.
+type RecentQuery = (String, usize, Vec<f32>);
 
 /// How many query vectors [`Towers`] keeps.
 const RECENT_QUERIES: usize = 64;
