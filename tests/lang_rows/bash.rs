@@ -25,3 +25,19 @@ fn bash_functions_in_every_form_and_commands_that_call_them() {
     assert_eq!(calls(&files, "main").0, ["fail", "upload", "restart_all"]);
     assert_eq!(calls(&files, "<module>").0, ["main"], "the script's last line calls main");
 }
+
+/// Issue 70's bad input: a 20,000-line script is chunked (its functions, its top-level code in
+/// windows), in one pass, without a hang or a panic.
+#[test]
+fn a_twenty_thousand_line_script_is_chunked() {
+    let mut source = String::from("#!/bin/bash\nset -e\n");
+    for i in 0..2_500 {
+        source.push_str(&format!("step_{i}() {{\n  echo \"step {i}\"\n  helper_{i} \"$@\"\n}}\n"));
+        source.push_str(&format!("[[ -n \"$X\" ]] && step_{i} a b\necho done {i}\nexport V{i}=1\n\n"));
+    }
+    assert!(source.lines().count() >= 20_000);
+    let file = coret::chunk::chunk_file("build.sh", &source);
+    let functions = file.chunks.iter().filter(|c| c.name.starts_with("step_")).count();
+    assert!(functions > 0, "its functions are chunks");
+    assert!(file.chunks.iter().all(|c| c.end_line <= source.lines().count()));
+}

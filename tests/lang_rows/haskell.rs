@@ -29,3 +29,14 @@ fn haskell_equations_are_one_function_with_their_signature_and_instances_own_the
     assert!(callees.is_empty(), "merge is bound in its where clause: {callees:?}");
     assert!(unresolved.is_empty(), "{unresolved:?}");
 }
+
+/// Issue 70's bad input: layout errors (a `where` indented against its function, a dangling
+/// `do`) parse with errors, and what parsed is still chunked; nothing panics.
+#[test]
+fn layout_errors_are_chunked_not_fatal() {
+    let source = "module M where\n\nf x = y\nwhere y = x\n\ng = do\n\nh :: Int\nh = 1\n";
+    let file = coret::chunk::chunk_file("src/M.hs", source);
+    assert!(file.has_syntax_errors);
+    assert!(!file.chunks.is_empty(), "its code is still searchable");
+    assert!(file.chunks.iter().all(|c| c.start_line >= 1 && c.end_line <= source.lines().count()));
+}

@@ -32,3 +32,15 @@ fn zig_containers_bound_to_names_own_their_functions_and_tests_are_no_chunks() {
         "self.isFull() is the container's"
     );
 }
+
+/// Issue 70's bad input: a file that is one `comptime` block is module code, not a failure.
+#[test]
+fn a_file_of_one_comptime_block_is_module_code() {
+    let source =
+        "comptime {\n    @setEvalBranchQuota(10000);\n    var i = 0;\n    while (i < 10) : (i += 1) {}\n}\n";
+    let file = coret::chunk::chunk_file("src/quota.zig", source);
+    assert!(!file.has_syntax_errors);
+    let kinds: Vec<&str> = file.chunks.iter().map(|c| c.kind.as_str()).collect();
+    assert_eq!(kinds, ["module"], "one module chunk holds it");
+    assert!(file.chunks[0].text.contains("@setEvalBranchQuota"));
+}
