@@ -4,7 +4,7 @@ is edited between rounds; optionally a headless `--query` and an `--eval` on the
 meanwhile. Through the official Python MCP client (`pip install mcp`).
 
 Usage: python3 benches/mcp_load.py BINARY REPO [--clients 8] [--locates 100] [--rounds 10]
-                                   [--retriever bm25|hybrid] [--kill-owner] [--eval INSTANCES] [--distinct]
+                                   [--retriever bm25|hybrid] [--kill-owner] [--eval INSTANCES [--eval-repos DIR]] [--distinct]
 
 The checkout's owner is a server of its own that no client talks to (started first, stdin held
 open), so that `--kill-owner` breaks no client's session; the N clients' servers attach to it.
@@ -87,6 +87,7 @@ async def main():
     ap.add_argument("--retriever", default="bm25")
     ap.add_argument("--kill-owner", action="store_true")
     ap.add_argument("--eval", type=Path, help="an instances file run with --eval on the same cache meanwhile")
+    ap.add_argument("--eval-repos", type=Path, help="the mirrors --eval reads (default: REPO's folder)")
     ap.add_argument("--distinct", action="store_true", help="every call's issue text its own")
     a = ap.parse_args()
     cache = os.environ.get("CORET_CACHE_DIR") or tempfile.mkdtemp(prefix="coret-load-")
@@ -117,7 +118,7 @@ async def main():
             sessions.append(s)
         if a.eval:
             side.append(subprocess.Popen(
-                [a.binary, "--eval", str(a.eval), "--repos", str(a.repo.parent), "--retriever", "bm25",
+                [a.binary, "--eval", str(a.eval), "--repos", str(a.eval_repos or a.repo.parent), "--retriever", "bm25",
                  "--out", tempfile.mkdtemp(prefix="coret-load-eval-")],
                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         per_round = max(1, a.locates // a.rounds)
