@@ -64,12 +64,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 s.cache.describe()
             );
             let workspace = Arc::new(Workspace::new(index, ws_opts, dense_setup(args, default_retriever)?)?);
-            if let (Some(dir), Some(Some(lock))) = (&owners, &lock) {
-                coret::mcp::owner::serve(dir, lock, workspace.clone())
-                    .with_context(|| format!("serving attached servers at {}", dir.display()))?;
+            if let (Some(dir), Some(Some(lock))) = (&owners, lock) {
+                match coret::mcp::owner::serve(dir, &lock, workspace.clone()) {
+                    // The lock lives as long as the server: the kernel drops it when it ends.
+                    Ok(()) => std::mem::forget(lock),
+                    // Dropping the lock lets the next server own the checkout instead.
+                    Err(e) => eprintln!(
+                        "note: other servers on this checkout cannot attach to this one ({}: {e}); each keeps its own index",
+                        dir.display()
+                    ),
+                }
             }
-            // The lock lives as long as the server: the kernel drops it when the process ends.
-            std::mem::forget(lock);
             Backend::Own(workspace)
         }
     };

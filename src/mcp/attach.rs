@@ -73,8 +73,11 @@ impl Attached {
                         return local(&ws);
                     }
                     if Instant::now() > deadline {
+                        let who =
+                            owner::owner_pid(&self.dir).map_or(String::new(), |p| format!(" (process {p})"));
                         return Err(ToolError::Forwarded(format!(
-                            "the checkout's owner went away and no other server took it over within {} s ({why})",
+                            "the server that owns this checkout{who} has not answered for {} s: it may still be \
+                             indexing it; ask again shortly ({why})",
                             owner::TAKEOVER_WAIT.as_secs()
                         )));
                     }

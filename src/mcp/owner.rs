@@ -61,6 +61,18 @@ pub fn claim(dir: &Path) -> std::io::Result<Option<OwnerLock>> {
     }
 }
 
+/// The owner's socket: beside its lock, or, where that path is longer than a Unix socket's name
+/// may be (a deep cache directory), in the temporary directory under a name hashed from it.
+fn socket_path(dir: &Path) -> PathBuf {
+    const MAX_SOCKET_PATH: usize = 100;
+    let beside = dir.join(SOCKET_FILE);
+    if beside.as_os_str().len() <= MAX_SOCKET_PATH {
+        return beside;
+    }
+    let key = blake3::hash(dir.as_os_str().as_encoded_bytes()).to_hex();
+    std::env::temp_dir().join(format!("coret-owner-{}.sock", &key[..16]))
+}
+
 /// The process that owns the checkout, as its lock file names it.
 pub fn owner_pid(dir: &Path) -> Option<u32> {
     std::fs::read_to_string(dir.join(LOCK_FILE)).ok()?.trim().parse().ok()
@@ -70,7 +82,7 @@ pub fn owner_pid(dir: &Path) -> Option<u32> {
 /// connection. Only the lock's holder calls this: a socket file left by a killed owner is
 /// replaced.
 pub fn serve(dir: &Path, _lock: &OwnerLock, workspace: Arc<Workspace>) -> std::io::Result<()> {
-    let path = dir.join(SOCKET_FILE);
+    let path = socket_path(dir);
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path)?;
     std::thread::Builder::new().name("coret-mcp-owner".into()).spawn(move || {
@@ -129,7 +141,7 @@ pub enum Forward {
 /// Forwards one call to the owner of `dir` and returns its answer. A call waits as long as the
 /// owner takes: the owner bounds its own waits ([`LOCATE_WAIT`]).
 pub fn forward(dir: &Path, tool: &str, args: Value) -> Result<Value, Forward> {
-    let stream = UnixStream::connect(dir.join(SOCKET_FILE)).map_err(Forward::NoOwner)?;
+    let stream = UnixStream::connect(socket_path(dir)).map_err(Forward::NoOwner)?;
     // An owner that is alive but stuck past any wait of its own is as good as gone.
     let _ = stream.set_read_timeout(Some(LOCATE_WAIT * 12));
     writeln!(&stream, "{}", json!({ "tool": tool, "args": args })).map_err(Forward::NoOwner)?;
@@ -155,3 +167,36 @@ pub fn forward(dir: &Path, tool: &str, args: Value) -> Result<Value, Forward> {
 /// How long an attached server waits for a new owner's socket after the old one ended: the
 /// new owner opens the index from the cache its predecessor kept warm.
 pub const TAKEOVER_WAIT: Duration = Duration::from_secs(60);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One owner at a time: a second claim finds the lock held, and the lock is free again
+    /// once the owner's is dropped (as when its process ends).
+    #[test]
+    fn one_process_owns_a_checkout_until_its_lock_goes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = owner_dir(tmp.path(), "--mcp .");
+        let first = claim(&dir).unwrap().expect("the first claim owns it");
+        assert_eq!(owner_pid(&dir), Some(std::process::id()));
+        assert!(claim(&dir).unwrap().is_none(), "the second attaches");
+        assert_ne!(owner_dir(tmp.path(), "--mcp . --lang rust"), dir, "other flags, another owner");
+        drop(first);
+        assert!(claim(&dir).unwrap().is_some(), "free once the owner is gone");
+    }
+
+    /// A cache deep enough that `owner.sock` beside the lock would be too long a socket name
+    /// still gets a socket that binds.
+    #[test]
+    fn a_deep_cache_directory_still_gets_a_socket() {
+        let tmp = tempfile::tempdir().unwrap();
+        let deep = tmp.path().join("a-rather-long-folder-name".repeat(6));
+        let path = socket_path(&deep);
+        assert!(path.as_os_str().len() <= 100, "{}", path.display());
+        assert_eq!(path, socket_path(&deep), "owner and attached servers agree");
+        let _ = std::fs::remove_file(&path);
+        UnixListener::bind(&path).expect("it binds");
+        let _ = std::fs::remove_file(&path);
+    }
+}
