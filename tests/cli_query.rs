@@ -349,7 +349,7 @@ fn a_mixed_repository_indexes_every_language_and_lang_restricts_it() {
         "export function cartTotal(items: number[]) {\n  return 0;\n}\n",
     );
     common::write(repo.path(), "legacy/cart.rb", "def cart_total; end\n");
-    common::write(repo.path(), "legacy/cart.lua", "function cart_total() end\n");
+    common::write(repo.path(), "legacy/cart.dart", "int cartTotal() => 0;\n");
     let cache = tempfile::tempdir().unwrap();
 
     let v = query_json(repo.path(), cache.path(), "cart total");
@@ -362,7 +362,7 @@ fn a_mixed_repository_indexes_every_language_and_lang_restricts_it() {
         v["results"]["bm25"].as_array().unwrap().iter().find(|h| h["path"] == "src/cart.rs").unwrap();
     assert!(["Cart.cart_total", "Cart"].contains(&method["name"].as_str().unwrap()), "{method}");
     assert_eq!(v["stats"]["files"], 4);
-    assert_eq!(v["stats"]["skipped"]["other_language"], 1, "the Lua file (no row) is counted, not indexed");
+    assert_eq!(v["stats"]["skipped"]["other_language"], 1, "the Dart file (no row) is counted, not indexed");
 
     let out = coret(cache.path())
         .arg(repo.path())
