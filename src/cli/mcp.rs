@@ -34,7 +34,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Some(dir) => Some(coret::mcp::owner::claim(dir).with_context(|| format!("{}", dir.display()))?),
         None => None,
     };
-    let backend = match (&owners, claimed) {
+    // The owner's lock is held as long as the server runs; the kernel drops it when it ends.
+    let (backend, _owner_lock) = match (&owners, claimed) {
         (Some(dir), Some(None)) => {
             let pid = coret::mcp::owner::owner_pid(dir).map_or(String::new(), |p| format!(" (process {p})"));
             eprintln!(
@@ -50,7 +51,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     .map_err(|e| coret::Error::invalid(format!("{e:#}")))?;
                 Workspace::new(index, ws_opts, dense)
             });
-            Backend::Attached(Arc::new(Attached::new(root, dir.clone(), make)))
+            (Backend::Attached(Arc::new(Attached::new(root, dir.clone(), make))), None)
         }
         (_, lock) => {
             let index = super::query::open_index(args, &opts)?;
@@ -64,18 +65,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 s.cache.describe()
             );
             let workspace = Arc::new(Workspace::new(index, ws_opts, dense_setup(args, default_retriever)?)?);
-            if let (Some(dir), Some(Some(lock))) = (&owners, lock) {
-                match coret::mcp::owner::serve(dir, &lock, workspace.clone()) {
-                    // The lock lives as long as the server: the kernel drops it when it ends.
-                    Ok(()) => std::mem::forget(lock),
-                    // Dropping the lock lets the next server own the checkout instead.
-                    Err(e) => eprintln!(
-                        "note: other servers on this checkout cannot attach to this one ({}: {e}); each keeps its own index",
-                        dir.display()
-                    ),
+            let held = match (&owners, lock) {
+                (Some(dir), Some(Some(lock))) => {
+                    match coret::mcp::owner::serve(dir, &lock, workspace.clone()) {
+                        Ok(()) => Some(lock),
+                        // Dropping the lock lets the next server own the checkout instead.
+                        Err(e) => {
+                            eprintln!(
+                            "note: other servers on this checkout cannot attach to this one ({}: {e}); each keeps its own index",
+                            dir.display()
+                        );
+                            None
+                        }
+                    }
                 }
-            }
-            Backend::Own(workspace)
+                _ => None,
+            };
+            (Backend::Own(workspace), held)
         }
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
