@@ -503,3 +503,61 @@ fn overloads_among_callers_carry_their_lines() {
         ["Dapper/SqlMapper.cs::SqlMapper.Execute:5", "Dapper/SqlMapper.cs::SqlMapper.Execute:10"]
     );
 }
+
+/// Several checkouts as one (issue 71, item 2): `coret-tui DIR1 DIR2 --query`, or a workspace
+/// file listing them.
+#[test]
+fn several_checkouts_are_searched_as_one_and_each_hit_names_its_own() {
+    let shop = common::fixture_repo();
+    let api = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(api.path().join("limits")).unwrap();
+    std::fs::write(
+        api.path().join("limits/bucket.py"),
+        "class TokenBucket:\n    def refill_tokens(self, now):\n        self.tokens = min(self.capacity, self.tokens + now)\n",
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let ask = |paths: &[&Path], query: &str| -> Value {
+        let out = coret(cache.path()).args(paths).args(["--query", query, "--json"]).output().unwrap();
+        assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for order in [[shop.path(), api.path()], [api.path(), shop.path()]] {
+        let v = ask(&order, "refill tokens in the bucket");
+        assert_eq!(v["repos"].as_array().unwrap().len(), 2);
+        let top = &v["results"]["bm25"][0];
+        assert_eq!(top["path"], "limits/bucket.py", "{top}");
+        assert_eq!(top["name"], "TokenBucket.refill_tokens");
+        let api_name = api.path().file_name().unwrap().to_str().unwrap();
+        assert_eq!(top["repo"], api_name);
+        let v = ask(&order, "total_price ignores the discount");
+        let top = &v["results"]["bm25"][0];
+        assert_eq!(
+            (top["path"].as_str(), top["name"].as_str()),
+            (Some("shop/cart.py"), Some("Cart.total_price"))
+        );
+        assert_eq!(top["repo"], shop.path().file_name().unwrap().to_str().unwrap());
+        let file = &v["files"]["bm25"][0];
+        assert_eq!(
+            (file["repo"].clone(), file["path"].as_str()),
+            (top["repo"].clone(), Some("shop/cart.py"))
+        );
+    }
+    // A workspace file: one checkout per line, relative to the file, `#` comments.
+    let ws = tempfile::tempdir().unwrap();
+    let list = ws.path().join("team.workspace");
+    std::fs::write(
+        &list,
+        format!("# the team\n{}\n{}  # the API\n", shop.path().display(), api.path().display()),
+    )
+    .unwrap();
+    let v = ask(&[list.as_path()], "refill tokens in the bucket");
+    assert_eq!(v["repos"].as_array().unwrap().len(), 2);
+    assert_eq!(v["results"]["bm25"][0]["path"], "limits/bucket.py");
+    // A line that names no directory: one line naming the file and line, exit 2.
+    std::fs::write(&list, format!("{}\nno/such/checkout\n", shop.path().display())).unwrap();
+    let out = coret(cache.path()).arg(&list).args(["--query", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("team.workspace:2") && err.contains("no/such/checkout"), "{err}");
+}

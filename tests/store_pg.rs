@@ -188,3 +188,30 @@ fn a_vector_of_the_wrong_width_in_the_store_is_refused_by_name() {
     assert!(!out.status.success(), "never a ranking from it");
     assert!(stderr.contains("width 3") && stderr.contains("refusing to rank"), "{stderr}");
 }
+
+#[test]
+fn what_a_machine_embedded_while_the_store_was_down_is_sent_by_its_next_run() {
+    let server = Server::start();
+    let repo = common::fixture_repo();
+    let s = setup();
+    let d = server.dir.path().to_str().unwrap().to_string();
+    assert!(pg(&["stop", &d]).status.success());
+    let offline = query(&mut machine(&s.caches.join("a"), &s.model, &server.writer), repo.path());
+    let embedded = offline["stats"]["embedded"].as_u64().unwrap();
+    assert!(embedded > 0);
+    assert_eq!(offline["stats"]["store"]["pushed"].as_u64(), Some(0), "{}", offline["stats"]);
+    assert_eq!(offline["stats"]["store"]["pending"].as_u64(), Some(embedded), "{}", offline["stats"]);
+    // The server is back; the same machine's next run (a warm cache: it embeds nothing) sends them.
+    let out = pg(&["start", &d]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let next = query(&mut machine(&s.caches.join("a"), &s.model, &server.writer), repo.path());
+    assert_eq!(next["stats"]["embedded"].as_u64(), Some(0));
+    assert_eq!(next["stats"]["store"]["pushed"].as_u64(), Some(embedded), "{}", next["stats"]);
+    assert_eq!(next["stats"]["store"]["pending"].as_u64(), Some(0));
+    // Sent once: a third run sends nothing, and another machine embeds nothing.
+    let third = query(&mut machine(&s.caches.join("a"), &s.model, &server.writer), repo.path());
+    assert_eq!(third["stats"]["store"]["pushed"].as_u64(), Some(0), "{}", third["stats"]);
+    let other = query(&mut machine(&s.caches.join("b"), &s.model, &server.writer), repo.path());
+    assert_eq!(other["stats"]["embedded"].as_u64(), Some(0), "{}", other["stats"]);
+    assert_eq!(other["stats"]["store"]["pulled"].as_u64(), Some(embedded));
+}

@@ -18,6 +18,10 @@ pub struct Args {
     #[arg(default_value = ".")]
     pub path: PathBuf,
 
+    /// More checkouts, searched with PATH as one (`--query`). A PATH named NAME.workspace lists checkouts, one per line (`#` comments; relative to the file).
+    #[arg(value_name = "MORE")]
+    pub more: Vec<PathBuf>,
+
     /// Search headlessly for TEXT and print ranked chunks (`-` reads the query from stdin).
     #[arg(help_heading = "Query", long, value_name = "TEXT", conflicts_with_all = ["eval", "train", "bench"], value_parser = lossy_text())]
     pub query: Option<String>,
@@ -260,6 +264,10 @@ pub struct Args {
     /// Benchmarks: how many chunks `--bench embed` embeds.
     #[arg(long, hide = true, default_value_t = 512, value_name = "N")]
     pub bench_chunks: usize,
+
+    /// Benchmarks: `--bench store-scale` queries, the issue texts (`problem_statement`) of a .jsonl.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub bench_queries: Option<PathBuf>,
 
     /// Benchmarks: a Python with sentence-transformers, to time it on the same texts.
     #[arg(long, hide = true, value_name = "PYTHON")]

@@ -23,9 +23,10 @@ pub fn run(args: &Args, what: &str) -> anyhow::Result<()> {
         "rerank" => super::bench_rerank::run(args),
         "static" => super::bench_static::run(args),
         "static-scale" => super::bench_static::scale(args),
+        "store-scale" => super::bench_store::run(args),
         other => {
             anyhow::bail!(Usage(format!(
-                "unknown benchmark `{other}` (expected: index, embed, query, history, rerank, static, static-scale)"
+                "unknown benchmark `{other}` (expected: index, embed, query, history, rerank, static, static-scale, store-scale)"
             )))
         }
     }

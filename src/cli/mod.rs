@@ -5,6 +5,8 @@ mod bench;
 mod bench_dense;
 mod bench_rerank;
 mod bench_static;
+mod bench_store;
+mod checkouts;
 mod peak_rss;
 
 mod eval;
@@ -13,6 +15,7 @@ mod mine;
 mod model;
 mod progress;
 mod query;
+mod query_many;
 mod static_build;
 mod train;
 mod train_rerank;
@@ -116,6 +119,14 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
     }
     if args.query.is_some() {
         return query::run(&args);
+    }
+    // Several checkouts as one: `--query` only in this version (issue 71's note says why).
+    if !args.more.is_empty() || checkouts::is_workspace(&args.path) {
+        return Err(Usage(format!(
+            "{}: several checkouts (or a workspace file) are searched together with --query; the TUI and --mcp open one checkout",
+            args.path.display()
+        ))
+        .into());
     }
     if args.mcp {
         return mcp::run(&args);

@@ -172,7 +172,12 @@ pub fn shared_store(args: &Args) -> anyhow::Result<Option<SharedHandle>> {
     let Some(url) = args.store.as_deref().map(str::trim).filter(|u| !u.is_empty()) else {
         return Ok(None);
     };
-    let store = SharedVectors::connect(url).map_err(|e| Usage(e.to_string()))?;
+    // What the store cannot take now waits in the cache root for a later process.
+    let spool_root = match args.no_cache {
+        true => None,
+        false => coret::cache::cache_root(args.cache_dir.as_deref()).ok(),
+    };
+    let store = SharedVectors::connect(url, spool_root.as_deref()).map_err(|e| Usage(e.to_string()))?;
     Ok(STORE.get_or_init(|| Some(SharedHandle(store))).clone())
 }
 

@@ -12,6 +12,7 @@ use coret::rank::{Ask, Searcher};
 use coret::repo::lines::span_lines;
 use serde_json::{json, Value};
 use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Without `--retriever`: the best on the dev set (README "Results"), BM25 alone without a model.
@@ -19,131 +20,28 @@ const DEFAULT_RETRIEVER: Retriever = Retriever::Hybrid;
 
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    let checkouts = super::checkouts::of(args)?;
     // A path with no source file of a supported language is one line and exit 2, before any model loads.
-    coret::engine::check_checkout(&args.path, args.langs.unwrap_or_default())?;
+    for path in &checkouts {
+        coret::engine::check_checkout(path, args.langs.unwrap_or_default())?;
+    }
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
     if query.trim().is_empty() {
         let from = empty_from(args.query.as_deref(), &query);
         anyhow::bail!(Usage(format!("--query: nothing to search for{from}")));
     }
-    let mut retrievers = args.retrievers_or(&[DEFAULT_RETRIEVER]);
-    let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
-    // Load what the tier asked for before indexing, so a missing model or table fails fast.
-    let mut notes: Vec<String> = Vec::new();
-    // `auto` is the transformer wherever its model loads; the static tier answers where it
-    // cannot (issue 72's rule: the static tier's hybrid is not within 0.03 MRR of the
-    // transformer's on both dev sets, so it is not the first answer; docs/RESULTS.md "The static tier").
-    let want_transformer = needs_dense && args.dense != DenseTierArg::Static;
-    let model = match want_transformer.then(|| super::model::load(args)).transpose() {
-        Ok(m) => m,
-        // `auto` still answers from the static tier; otherwise BM25 alone, saying why.
-        Err(e) if args.dense == DenseTierArg::Auto && e.downcast_ref::<Usage>().is_none() => {
-            notes.push(format!("no model could be loaded ({e:#})"));
-            None
-        }
-        Err(e) if args.retriever.is_none() && e.downcast_ref::<Usage>().is_none() => {
-            notes.push(format!("no model could be loaded ({e:#})"));
-            None
-        }
-        Err(e) => return Err(e),
-    };
-    // The static tier where it was asked for, or where `auto` has no transformer.
-    let want_static = needs_dense
-        && match args.dense {
-            DenseTierArg::Static => true,
-            // Beside the transformer too when the mixed tier is asked for (a weight above 0).
-            DenseTierArg::Auto => model.is_none() || args.mixed_static_weight > 0.0,
-            DenseTierArg::Transformer => false,
-        };
-    let table = match want_static.then(|| super::model::load_static(args)).transpose() {
-        Ok(t) => t,
-        // A bad table never ranks: the transformer (or BM25) serves alone, and the note says so.
-        Err(e) if args.dense == DenseTierArg::Auto => {
-            notes.push(format!("{e:#}; the static tier is off"));
-            None
-        }
-        Err(e) => return Err(e),
-    };
-    let mut fallback = None;
-    if needs_dense && model.is_none() && table.is_none() {
-        let why = format!("{}; answered by bm25 alone", notes.join("; "));
-        fallback = Some(why);
-        notes.clear();
-        retrievers = vec![Retriever::Bm25];
-    }
-    if let Some(why) = &fallback {
-        eprintln!("note: {why}");
-    }
-    notes.iter().for_each(|n| eprintln!("note: {n}"));
-    let reranker = super::model::load_reranker(args, model.as_ref().map(|m| m.towers.chunk.device()))?;
-    if let Some(r) = &reranker {
-        eprintln!("{}", super::model::describe_reranker(args, r));
+    let mut tiers = load_tiers(args)?;
+    if checkouts.len() > 1 {
+        return super::query_many::run(args, &checkouts, &query, &mut tiers, started);
     }
     let loaded = started.elapsed().as_secs_f64();
-    let index = open_index(args, &index_options(args))?;
-    let mut searcher = Searcher::bm25_only(Arc::new(index));
-    searcher.fusion = super::model::fusion_params(args);
-    searcher.reranker = reranker;
-    let fuses_history = retrievers.contains(&Retriever::Hybrid) && searcher.fusion.history_weight > 0.0;
-    if retrievers.contains(&Retriever::History) || fuses_history {
-        let (history, notes) =
-            coret::history::checkout_history(&searcher.repo.root, searcher.repo.cache_entry.as_deref());
-        notes.iter().for_each(|n| eprintln!("note: {n}"));
-        if history.is_none() && args.asked_all() {
-            eprintln!("note: no git history here: --retriever all ranks without history");
-            retrievers.retain(|r| *r != Retriever::History);
-        }
-        searcher.history = history;
-    }
-    let mut device = None;
-    let mut towers = None;
-    let mut embedded = None;
-    let embed_started = std::time::Instant::now();
-    let mut coverage = None;
+    let built = searcher_for(args, &checkouts[0], &mut tiers, &query)?;
+    let fallback = tiers.fallback.clone();
+    let retrievers = tiers.retrievers.clone();
+    let Built { searcher, device, towers, embedded, coverage, embed_seconds } = built;
     let opts = super::model::dense_options(args);
-    let candidates = |s: &Searcher| {
-        let n = args.query_first.unwrap_or_else(|| query_first_size(s.repo.chunks.len()));
-        s.query_candidates(&query, n, opts.skip_tests)
-    };
-    if let Some(m) = model {
-        // Query-first unless asked to wait: the chunks this query needs, then the answer.
-        let wanted = match args.wait_index {
-            true => None,
-            false => Some(candidates(&searcher)?),
-        };
-        let progress = BarProgress::new();
-        towers = Some(m.towers.names());
-        let scope = wanted.as_deref().map_or(Scope::All, Scope::First);
-        let dense = searcher.with_dense_scoped(m.towers, opts.clone(), scope, &progress);
-        progress.finish();
-        searcher = dense?;
-        device = Some(m.device);
-    }
-    match (table, searcher.dense.is_some()) {
-        (Some(t), false) => {
-            towers = Some(Tier::Static(t.clone()).names());
-            searcher = searcher.with_static(t, opts.clone())?;
-        }
-        (Some(t), true) => searcher = searcher.with_static_side(t, opts.clone())?,
-        (None, _) => {}
-    }
-    if let Some(d) = searcher.dense.as_ref() {
-        embedded = Some(d.embedded);
-        coverage = Some(d.coverage());
-        if !d.is_complete() {
-            let (ranked, of) = d.coverage();
-            eprintln!(
-                "note: dense ranked over {ranked} of {of} chunks (those this query needs first and those \
-                 cached); --wait-index embeds the rest first"
-            );
-        }
-    }
-    if let Some(trouble) = opts.shared.as_ref().and_then(|s| s.0.stats().trouble) {
-        let shown = opts.shared.as_ref().map_or("", |s| s.0.shown());
-        eprintln!("note: store {shown}: {trouble}");
-    }
+    store_note(&opts);
     let dense_tier = searcher.dense_tier();
-    let embed_seconds = embed_started.elapsed().as_secs_f64();
     let search_started = std::time::Instant::now();
     let ask = Ask { query: &query, retrievers: &retrievers, top: args.top, rerank: true };
     let answer = searcher.answer(&ask)?;
@@ -197,6 +95,167 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the dense half loaded, once per process, before any index: the rankings that can be
+/// given, the tiers, the reranker.
+pub(super) struct Tiers {
+    pub retrievers: Vec<Retriever>,
+    model: Option<super::model::LoadedModel>,
+    table: Option<Arc<coret::model::static_tier::StaticTable>>,
+    /// Why the query is answered by BM25 alone, when it is.
+    pub fallback: Option<String>,
+    reranker: Option<Arc<coret::rerank::Reranker>>,
+}
+
+impl Tiers {
+    pub fn reranker_loaded(&self) -> bool {
+        self.reranker.is_some()
+    }
+}
+
+/// Loads what the tier asked for before indexing, so a missing model or table fails fast;
+/// notes go to stderr.
+pub(super) fn load_tiers(args: &Args) -> anyhow::Result<Tiers> {
+    let mut retrievers = args.retrievers_or(&[DEFAULT_RETRIEVER]);
+    let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
+    let mut notes: Vec<String> = Vec::new();
+    // `auto` is the transformer wherever its model loads; the static tier answers where it
+    // cannot (issue 72's rule: the static tier's hybrid is not within 0.03 MRR of the
+    // transformer's on both dev sets, so it is not the first answer; docs/RESULTS.md "The static tier").
+    let want_transformer = needs_dense && args.dense != DenseTierArg::Static;
+    let model = match want_transformer.then(|| super::model::load(args)).transpose() {
+        Ok(m) => m,
+        // `auto` still answers from the static tier; otherwise BM25 alone, saying why.
+        Err(e) if args.dense == DenseTierArg::Auto && e.downcast_ref::<Usage>().is_none() => {
+            notes.push(format!("no model could be loaded ({e:#})"));
+            None
+        }
+        Err(e) if args.retriever.is_none() && e.downcast_ref::<Usage>().is_none() => {
+            notes.push(format!("no model could be loaded ({e:#})"));
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    // The static tier where it was asked for, or where `auto` has no transformer.
+    let want_static = needs_dense
+        && match args.dense {
+            DenseTierArg::Static => true,
+            // Beside the transformer too when the mixed tier is asked for (a weight above 0).
+            DenseTierArg::Auto => model.is_none() || args.mixed_static_weight > 0.0,
+            DenseTierArg::Transformer => false,
+        };
+    let table = match want_static.then(|| super::model::load_static(args)).transpose() {
+        Ok(t) => t,
+        // A bad table never ranks: the transformer (or BM25) serves alone, and the note says so.
+        Err(e) if args.dense == DenseTierArg::Auto => {
+            notes.push(format!("{e:#}; the static tier is off"));
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let mut fallback = None;
+    if needs_dense && model.is_none() && table.is_none() {
+        let why = format!("{}; answered by bm25 alone", notes.join("; "));
+        fallback = Some(why);
+        notes.clear();
+        retrievers = vec![Retriever::Bm25];
+    }
+    if let Some(why) = &fallback {
+        eprintln!("note: {why}");
+    }
+    notes.iter().for_each(|n| eprintln!("note: {n}"));
+    let reranker = super::model::load_reranker(args, model.as_ref().map(|m| m.towers.chunk.device()))?;
+    if let Some(r) = &reranker {
+        eprintln!("{}", super::model::describe_reranker(args, r));
+    }
+    Ok(Tiers { retrievers, model, table, fallback, reranker })
+}
+
+/// One checkout's searcher and what building its dense index did.
+pub(super) struct Built {
+    pub searcher: Searcher,
+    pub device: Option<String>,
+    pub towers: Option<coret::model::TowerNames>,
+    pub embedded: Option<usize>,
+    pub coverage: Option<(usize, usize)>,
+    pub embed_seconds: f64,
+}
+
+/// Indexes `path` and builds what `tiers` loaded over it: the history where a ranking needs
+/// it (a checkout without one drops `history` from `--retriever all`), the dense index
+/// query-first unless `--wait-index`.
+pub(super) fn searcher_for(
+    args: &Args,
+    path: &Path,
+    tiers: &mut Tiers,
+    query: &str,
+) -> anyhow::Result<Built> {
+    let index = open_index_at(path, &index_options(args))?;
+    let mut searcher = Searcher::bm25_only(Arc::new(index));
+    searcher.fusion = super::model::fusion_params(args);
+    searcher.reranker = tiers.reranker.clone();
+    let retrievers = &mut tiers.retrievers;
+    let fuses_history = retrievers.contains(&Retriever::Hybrid) && searcher.fusion.history_weight > 0.0;
+    if retrievers.contains(&Retriever::History) || fuses_history {
+        let (history, notes) =
+            coret::history::checkout_history(&searcher.repo.root, searcher.repo.cache_entry.as_deref());
+        notes.iter().for_each(|n| eprintln!("note: {n}"));
+        if history.is_none() && args.asked_all() {
+            eprintln!("note: no git history in {}: --retriever all ranks without history", path.display());
+            retrievers.retain(|r| *r != Retriever::History);
+        }
+        searcher.history = history;
+    }
+    let (mut device, mut towers, mut embedded, mut coverage) = (None, None, None, None);
+    let embed_started = std::time::Instant::now();
+    let opts = super::model::dense_options(args);
+    if let Some(m) = &tiers.model {
+        // Query-first unless asked to wait: the chunks this query needs, then the answer.
+        let wanted = match args.wait_index {
+            true => None,
+            false => {
+                let n = args.query_first.unwrap_or_else(|| query_first_size(searcher.repo.chunks.len()));
+                Some(searcher.query_candidates(query, n, opts.skip_tests)?)
+            }
+        };
+        let progress = BarProgress::new();
+        towers = Some(m.towers.names());
+        let scope = wanted.as_deref().map_or(Scope::All, Scope::First);
+        let dense = searcher.with_dense_scoped(m.towers.clone(), opts.clone(), scope, &progress);
+        progress.finish();
+        searcher = dense?;
+        device = Some(m.device.clone());
+    }
+    match (tiers.table.clone(), searcher.dense.is_some()) {
+        (Some(t), false) => {
+            towers = Some(Tier::Static(t.clone()).names());
+            searcher = searcher.with_static(t, opts.clone())?;
+        }
+        (Some(t), true) => searcher = searcher.with_static_side(t, opts.clone())?,
+        (None, _) => {}
+    }
+    if let Some(d) = searcher.dense.as_ref() {
+        embedded = Some(d.embedded);
+        coverage = Some(d.coverage());
+        if !d.is_complete() {
+            let (ranked, of) = d.coverage();
+            eprintln!(
+                "note: dense ranked over {ranked} of {of} chunks (those this query needs first and those \
+                 cached); --wait-index embeds the rest first"
+            );
+        }
+    }
+    let embed_seconds = embed_started.elapsed().as_secs_f64();
+    Ok(Built { searcher, device, towers, embedded, coverage, embed_seconds })
+}
+
+/// The store's one status line while it has trouble.
+pub(super) fn store_note(opts: &coret::rank::dense_retriever::DenseOptions) {
+    if let Some(trouble) = opts.shared.as_ref().and_then(|s| s.0.stats().trouble) {
+        let shown = opts.shared.as_ref().map_or("", |s| s.0.shown());
+        eprintln!("note: store {shown}: {trouble}");
+    }
+}
+
 /// Where a query with nothing to search came from, for its error: stdin that was empty, or
 /// held only whitespace (issue 70: a blank line read "stdin was empty").
 fn empty_from(arg: Option<&str>, query: &str) -> &'static str {
@@ -231,7 +290,7 @@ fn demoted(index: &RepoIndex, hit: &Hit, test_weight: f32) -> bool {
     test_weight < 1.0 && index.chunks[hit.chunk as usize].is_test()
 }
 
-fn hit_json(index: &RepoIndex, rank: usize, hit: &Hit, test_weight: f32) -> Value {
+pub(super) fn hit_json(index: &RepoIndex, rank: usize, hit: &Hit, test_weight: f32) -> Value {
     let c = &index.chunks[hit.chunk as usize];
     let id = hit.chunk as usize;
     json!({
@@ -431,8 +490,13 @@ pub(super) fn index_options(args: &Args) -> IndexOptions {
 /// are new since the last run over its cache (a warm run does not repeat them; `--json` lists
 /// them all in `stats.notes`).
 pub(super) fn open_index(args: &Args, opts: &IndexOptions) -> anyhow::Result<RepoIndex> {
+    open_index_at(&args.path, opts)
+}
+
+/// [`open_index`] of `path`.
+pub(super) fn open_index_at(path: &Path, opts: &IndexOptions) -> anyhow::Result<RepoIndex> {
     let progress = BarProgress::new();
-    let index = RepoIndex::open(&args.path, opts, &progress);
+    let index = RepoIndex::open(path, opts, &progress);
     progress.finish();
     let index = index?;
     let notes = index.notes_new_since_last_run();

@@ -6,4 +6,5 @@ pub mod dense;
 mod hit;
 pub mod query_terms;
 pub mod shared;
+pub mod shared_spool;
 pub use hit::{Hit, Retriever};

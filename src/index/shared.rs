@@ -10,6 +10,7 @@
 
 use crate::error::{Error, Result};
 use crate::index::dense::VectorKey;
+use crate::index::shared_spool::Spool;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -43,8 +44,8 @@ pub struct SharedVectors {
     /// The URL without its password, for messages.
     shown: String,
     client: Mutex<Option<postgres::Client>>,
-    /// Vectors this process embedded that the server did not take yet (it was down): sent
-    /// with the next write.
+    /// Vectors this process embedded that the server did not take yet (it was down) and no
+    /// spool holds: sent with the next write.
     pending: Mutex<Vec<(String, VectorKey, Vec<f32>)>>,
     /// The last failure, for the status line; cleared by a success.
     trouble: Mutex<Option<String>>,
@@ -52,10 +53,16 @@ pub struct SharedVectors {
     pushed: AtomicUsize,
     /// The role may read, not write (the searchers' role): nothing is sent again.
     read_only: AtomicBool,
+    /// Where what the store could not take waits for a later process (under the cache root).
+    spool: Option<Spool>,
+    /// Rows this process spooled that it has not seen sent.
+    spooled: AtomicUsize,
 }
 
 /// What a client shows of the store: how many vectors came from it and went to it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct SharedStats {
     pub store: String,
     pub pulled: usize,
@@ -71,15 +78,21 @@ impl SharedVectors {
     /// refused login, an unknown host, a server without pgvector or tables of another version
     /// are errors (one line naming what); a server that is down is not: the store starts
     /// disconnected and every build works from the local cache until it answers.
-    pub fn connect(url: &str) -> Result<Arc<SharedVectors>> {
+    ///
+    /// With `spool_root`, what this process embedded while the store was down is kept there
+    /// and sent by the first process that finds the store answering ([`Spool`]).
+    pub fn connect(url: &str, spool_root: Option<&std::path::Path>) -> Result<Arc<SharedVectors>> {
         let config: postgres::Config = url
             .parse()
             .map_err(|e| Error::invalid(format!("--store: malformed URL `{}`: {e}", redact(url))))?;
         let mut config = config;
         config.connect_timeout(CONNECT_TIMEOUT);
+        let shown = redact(url);
         let store = Arc::new(SharedVectors {
             config,
-            shown: redact(url),
+            spool: spool_root.map(|root| Spool::at(root, &shown)),
+            spooled: AtomicUsize::new(0),
+            shown,
             client: Mutex::new(None),
             pending: Mutex::new(Vec::new()),
             trouble: Mutex::new(None),
@@ -88,7 +101,10 @@ impl SharedVectors {
             read_only: AtomicBool::new(false),
         });
         match store.connected() {
-            Ok(()) => Ok(store),
+            Ok(()) => {
+                store.send_spooled();
+                Ok(store)
+            }
             Err(Failure::Down(why)) => {
                 store.note(format!("not answering ({why}); the local cache answers"));
                 Ok(store)
@@ -145,26 +161,118 @@ impl SharedVectors {
         }
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
         pending.extend(vectors.iter().map(|(k, v)| (tower.to_string(), *k, v.clone())));
-        while !pending.is_empty() {
-            let n = pending.len().min(INSERT_ROWS);
-            let sent = self.with_client(|c| match insert(c, &pending[..n]) {
+        match self.send(&pending) {
+            Sent::All => pending.clear(),
+            Sent::NotAllowed => pending.clear(),
+            Sent::Down(sent) => {
+                pending.drain(..sent);
+                // Kept on disk for a later process where there is a spool; else for this
+                // process's next write.
+                if let Some(spool) = &self.spool {
+                    match spool.append(&pending) {
+                        Ok(()) => {
+                            self.spooled.fetch_add(pending.len(), Ordering::Relaxed);
+                            pending.clear();
+                        }
+                        Err(e) => self.note(format!("not answering, and {e}")),
+                    }
+                }
+                return;
+            }
+        }
+        drop(pending);
+        self.send_spooled();
+    }
+
+    /// Sends what earlier processes (or this one) spooled, now that the store answers.
+    fn send_spooled(&self) {
+        let Some(spool) = &self.spool else { return };
+        if self.read_only.load(Ordering::Relaxed) {
+            return;
+        }
+        match spool.drain(|rows| matches!(self.send(rows), Sent::All)) {
+            Ok(0) => {}
+            Ok(_) => self.spooled.store(0, Ordering::Relaxed),
+            Err(e) => self.note(format!("{e}")),
+        }
+    }
+
+    /// Sends `rows` in INSERTs of [`INSERT_ROWS`]; stops at the first that fails.
+    fn send(&self, rows: &[(String, VectorKey, Vec<f32>)]) -> Sent {
+        let mut done = 0;
+        while done < rows.len() {
+            let n = (rows.len() - done).min(INSERT_ROWS);
+            let sent = self.with_client(|c| match insert(c, &rows[done..done + n]) {
                 Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => Ok(false),
                 other => other.map(|()| true),
             });
             match sent {
                 Some(true) => {
                     self.pushed.fetch_add(n, Ordering::Relaxed);
-                    pending.drain(..n);
+                    done += n;
                 }
                 Some(false) => {
                     self.read_only.store(true, Ordering::Relaxed);
-                    pending.clear();
                     self.note("this role may read the store, not write it: what this process embedded stays in its local cache".into());
-                    break;
+                    return Sent::NotAllowed;
                 }
-                None => break,
+                None => return Sent::Down(done),
             }
         }
+        Sent::All
+    }
+
+    /// Builds the server's HNSW index over `tower`'s vectors if it has none: a partial index per
+    /// tower on the vectors cast to half precision (half the memory of f32; the exact f32
+    /// vectors rescore its candidates in [`SharedVectors::nearest`]). Returns whether the index
+    /// exists now; a role that may not create it (the read-only one) gets `false`, and searches
+    /// then scan. `m` and `ef_construction` are pgvector's defaults (16, 64).
+    pub fn ensure_search_index(&self, tower: &str, dim: usize) -> Result<bool> {
+        let (_, sql) = search_index_sql(tower, dim);
+        let made = self.with_client(|c| match c.batch_execute(&sql) {
+            Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => Ok(false),
+            other => other.map(|()| true),
+        });
+        Ok(made.unwrap_or(false))
+    }
+
+    /// The `k` vectors of `tower` nearest `query` by cosine, best first, as (key, cosine): the
+    /// HNSW index's `candidates` nearest in half precision (`hnsw.ef_search` = `candidates`),
+    /// rescored exactly on the stored f32 vectors. `None` when the store does not answer.
+    pub fn nearest(
+        &self,
+        tower: &str,
+        query: &[f32],
+        k: usize,
+        candidates: usize,
+    ) -> Option<Vec<(VectorKey, f32)>> {
+        let dim = query.len();
+        let candidates = candidates.max(k);
+        // The tower and width are literals, not parameters, so the planner matches the
+        // partial index's predicate.
+        let sql = format!(
+            "SELECT key, 1 - (v <=> $1::vector) FROM (SELECT key, v FROM coret_vectors \
+             WHERE tower = {} AND dim = {dim} ORDER BY v::halfvec({dim}) <=> ($1::vector)::halfvec({dim}) \
+             LIMIT {candidates}) c ORDER BY v <=> $1::vector LIMIT {k}",
+            literal(tower)
+        );
+        let q = pgvector::Vector::from(query.to_vec());
+        let rows = self.with_client(|c| {
+            let mut tx = c.transaction()?;
+            tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {}", candidates.min(1000)))?;
+            let rows = tx.query(sql.as_str(), &[&q])?;
+            tx.commit()?;
+            Ok(rows)
+        })?;
+        Some(
+            rows.iter()
+                .filter_map(|r| {
+                    let key: &[u8] = r.get(0);
+                    let sim: f64 = r.get(1);
+                    Some((key.try_into().ok()?, sim as f32))
+                })
+                .collect(),
+        )
     }
 
     pub fn stats(&self) -> SharedStats {
@@ -172,7 +280,7 @@ impl SharedVectors {
             store: self.shown.clone(),
             pulled: self.pulled.load(Ordering::Relaxed),
             pushed: self.pushed.load(Ordering::Relaxed),
-            pending: self.pending.lock().map(|p| p.len()).unwrap_or(0),
+            pending: self.pending.lock().map(|p| p.len()).unwrap_or(0) + self.spooled.load(Ordering::Relaxed),
             trouble: self.trouble.lock().ok().and_then(|t| t.clone()),
         }
     }
@@ -234,6 +342,15 @@ impl SharedVectors {
             self.shown
         ))
     }
+}
+
+/// How far a write got.
+enum Sent {
+    All,
+    /// The role may not write.
+    NotAllowed,
+    /// The store stopped answering after this many rows.
+    Down(usize),
 }
 
 /// Why the store cannot be used: `Down` passes (the local cache answers), `Refused` is the
@@ -336,6 +453,25 @@ fn insert(
     tx.commit()
 }
 
+/// The HNSW index of one tower and width: its name is a hash of both (a tower's name may hold
+/// any character).
+/// Returns the index's name and the statement that creates it if missing.
+pub fn search_index_sql(tower: &str, dim: usize) -> (String, String) {
+    let h = blake3::hash(format!("{tower}\0{dim}").as_bytes());
+    let name = format!("coret_hnsw_{}", &h.to_hex()[..16]);
+    let sql = format!(
+        "CREATE INDEX IF NOT EXISTS {name} ON coret_vectors USING hnsw ((v::halfvec({dim})) halfvec_cosine_ops) \
+         WHERE tower = {} AND dim = {dim}",
+        literal(tower)
+    );
+    (name, sql)
+}
+
+/// `s` as an SQL string literal.
+fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 /// `url` without its password.
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
@@ -376,7 +512,7 @@ mod tests {
             "postgres://w:***@127.0.0.1:5432/coret"
         );
         assert_eq!(redact("postgres://127.0.0.1/coret"), "postgres://127.0.0.1/coret");
-        let err = SharedVectors::connect("postgres://w:secret@127.0.0.1:notaport/coret").err().unwrap();
+        let err = SharedVectors::connect("postgres://w:secret@127.0.0.1:notaport/coret", None).err().unwrap();
         let text = err.to_string();
         assert!(text.contains("malformed URL") && !text.contains("secret"), "{text}");
     }
@@ -385,7 +521,7 @@ mod tests {
     fn a_server_that_is_down_is_no_error_and_the_status_says_why() {
         // A port nothing listens on (bound, then closed): connection refused at once.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let store = SharedVectors::connect(&format!("postgres://w:pw@127.0.0.1:{port}/coret")).unwrap();
+        let store = SharedVectors::connect(&format!("postgres://w:pw@127.0.0.1:{port}/coret"), None).unwrap();
         assert!(store.fetch("t", 4, &[[0u8; 16]]).unwrap().is_empty());
         store.put("t", &[([1u8; 16], vec![0.5; 4])]);
         let stats = store.stats();

@@ -132,6 +132,11 @@ pub struct LocateAnswer {
     pub note: Option<String>,
     /// The index behind the answer; it is re-read before every call, so edits show at once.
     pub index: IndexSummary,
+    /// The team's vector store, when the server runs with --store: how many vectors this server
+    /// took from it (pulled) and gave it (pushed), how many wait to be sent (pending), and why
+    /// it is not answering, if it is not (trouble). Absent without a store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<crate::index::shared::SharedStats>,
     /// How the issue text read: issue, question, or name (one identifier such as `Router` or
     /// `Runtime::spawn`, whose definitions a hybrid ranking lifts).
     pub query_shape: String,
@@ -236,6 +241,7 @@ pub fn locate_within(
         Some(_) => DenseSide::Standing(searcher.dense.clone()),
     };
     let coverage = side.index().map(|d| d.coverage());
+    let store = side.index().or(searcher.dense.as_ref()).and_then(|d| d.store_stats());
     let status = dense.describe(coverage);
     let (retriever, note, ranked_with) = match side {
         DenseSide::Ranks(index) => {
@@ -299,6 +305,7 @@ pub fn locate_within(
             .map(str::to_string),
         note,
         index: summary(repo),
+        store,
         query_shape: crate::rank::QueryShape::of(&req.issue).as_str().into(),
         files,
     })

@@ -515,6 +515,11 @@ impl DenseSearcher {
         }
     }
 
+    /// The team's store behind this index (`--store`): what it gave and took; `None` without one.
+    pub fn store_stats(&self) -> Option<crate::index::shared::SharedStats> {
+        self.opts.shared.as_ref().map(|s| s.0.stats())
+    }
+
     /// The static tier's index over every chunk the plan holds (tests aside, per
     /// [`DenseOptions::skip_tests`]), computed at once on every core (thousands of chunks a
     /// second): each chunk tokenised, the repository's idf taken over them, each vector summed.

@@ -25,31 +25,106 @@ pub struct HybridLists<'a> {
 /// The hybrid ranking: the fusion (`params.method`) of `lists`, each with its weight, with the
 /// boosts for chunks the query names.
 pub fn hybrid(repo: &RepoIndex, query: &str, lists: HybridLists, params: FusionParams, k: usize) -> Vec<Hit> {
-    let HybridLists { bm25, dense, history, static_side } = lists;
+    hybrid_union(&[HybridPart { repo, lists }], query, params, k).into_iter().map(|(_, h)| h).collect()
+}
+
+/// One checkout's part of a hybrid over several ([`hybrid_union`]).
+#[derive(Clone, Copy)]
+pub struct HybridPart<'a> {
+    pub repo: &'a RepoIndex,
+    pub lists: HybridLists<'a>,
+}
+
+/// The hybrid over several checkouts as one (issue 71): each retriever's lists merged into one
+/// by score ([`merge_by_score`]: BM25's scores are each checkout's own, the dense cosines are
+/// one encoder's), fused once over the union, so one checkout's weak matches never outrank
+/// another's strong ones; the steps that follow a repository's structure (the call graph,
+/// module code, types before their members) then run within each checkout. Hits are (part,
+/// hit) with the part's own chunk ids, best first. One part is the single-checkout hybrid.
+pub fn hybrid_union(parts: &[HybridPart], query: &str, params: FusionParams, k: usize) -> Vec<(usize, Hit)> {
+    let offsets: Vec<u32> = parts
+        .iter()
+        .scan(0u32, |next, p| {
+            let at = *next;
+            *next += p.repo.chunks.len() as u32;
+            Some(at)
+        })
+        .collect();
+    let union = |pick: for<'x> fn(&HybridLists<'x>) -> &'x [Hit]| -> Vec<Hit> {
+        let lists: Vec<Vec<Hit>> = parts
+            .iter()
+            .zip(&offsets)
+            .map(|(p, &at)| {
+                pick(&p.lists).iter().map(|h| Hit { chunk: h.chunk + at, score: h.score }).collect()
+            })
+            .collect();
+        merge_by_score(&lists).into_iter().map(|(_, h)| h).collect()
+    };
+    let (bm25, dense) = (union(|l| l.bm25), union(|l| l.dense));
+    let (history, static_side) = (union(|l| l.history), union(|l| l.static_side));
     let lists = [
-        (bm25, params.bm25_weight),
-        (dense, params.dense_weight),
-        (history, params.history_weight),
-        (static_side, params.mixed_static_weight),
+        (bm25.as_slice(), params.bm25_weight),
+        (dense.as_slice(), params.dense_weight),
+        (history.as_slice(), params.history_weight),
+        (static_side.as_slice(), params.mixed_static_weight),
     ];
-    let mut bonus = mention_bonus(repo, query, params);
-    add_name_bonus(repo, query, params, [bm25, dense], &mut bonus);
+    let mut bonus = std::collections::HashMap::new();
+    for (p, &at) in parts.iter().zip(&offsets) {
+        let mut own = mention_bonus(p.repo, query, params);
+        add_name_bonus(p.repo, query, params, [p.lists.bm25, p.lists.dense], &mut own);
+        bonus.extend(own.into_iter().map(|(id, b)| (id + at, b)));
+    }
     // A name query's types lead their members (`names::types_lead_members`), with the boost.
     let types_lead =
         params.name_boost > 0.0 && crate::rank::QueryShape::of(query) == crate::rank::QueryShape::Name;
     let reorders = params.graph_weight > 0.0 || params.module_weight > 0.0 || types_lead;
-    let mut hits = fuse(&lists, params, if reorders { usize::MAX } else { k }, &bonus);
-    if params.graph_weight > 0.0 {
-        hits = propagate(&repo.graph, hits, params.graph_weight);
+    let fused = fuse(&lists, params, if reorders { usize::MAX } else { k }, &bonus);
+    // Back to each part's own ids, in fused order.
+    let mut own: Vec<Vec<Hit>> = vec![Vec::new(); parts.len()];
+    for h in fused {
+        let part = offsets.partition_point(|&at| at <= h.chunk) - 1;
+        own[part].push(Hit { chunk: h.chunk - offsets[part], score: h.score });
     }
-    if types_lead {
-        hits = crate::rank::names::types_lead_members(query, hits, |id| repo.chunks.get(id as usize));
+    let own: Vec<Vec<Hit>> = own
+        .into_iter()
+        .zip(parts)
+        .map(|(mut hits, p)| {
+            let repo = p.repo;
+            if params.graph_weight > 0.0 {
+                hits = propagate(&repo.graph, hits, params.graph_weight);
+            }
+            if types_lead {
+                hits = crate::rank::names::types_lead_members(query, hits, |id| repo.chunks.get(id as usize));
+            }
+            if params.module_weight > 0.0 {
+                hits = modules_follow(repo, hits, params.module_weight, params.module_languages);
+            }
+            hits
+        })
+        .collect();
+    let mut merged = merge_by_score(&own);
+    merged.truncate(k);
+    merged
+}
+
+/// Several rankings as one, each one's order kept: at each step the best-scored head of the
+/// lists comes next (ties to the earlier list). A list whose order is not by its scores (tests
+/// demoted by rank) keeps that order. (part, hit), best first.
+pub fn merge_by_score(lists: &[Vec<Hit>]) -> Vec<(usize, Hit)> {
+    let mut next = vec![0usize; lists.len()];
+    let mut out = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+    loop {
+        let best = (0..lists.len()).filter_map(|i| lists[i].get(next[i]).map(|h| (i, h))).reduce(|a, b| {
+            if b.1.score > a.1.score {
+                b
+            } else {
+                a
+            }
+        });
+        let Some((i, h)) = best else { return out };
+        out.push((i, *h));
+        next[i] += 1;
     }
-    if params.module_weight > 0.0 {
-        hits = modules_follow(repo, hits, params.module_weight, params.module_languages);
-    }
-    hits.truncate(k);
-    hits
 }
 
 /// A file's module-level code scores at least `weight` × the best score of its file's chunks

@@ -9,6 +9,7 @@
 //! - [`group`]: the grouped view of a ranking, one row per file at its best chunk's rank.
 //! - [`shape`]: what kind of query this is (an issue, a short question, a name) and which
 //!   order, flat or grouped, it is shown in.
+//! - [`many`]: several checkouts searched as one.
 //! - [`names`], [`mentions`]: what a query names (definitions, files, symbols).
 
 pub mod answer;
@@ -16,6 +17,7 @@ pub mod dense_retriever;
 pub mod fusion;
 pub mod group;
 pub mod hybrid;
+pub mod many;
 pub mod mentions;
 pub mod names;
 pub mod query_first;

@@ -250,10 +250,43 @@ impl Searcher {
         k: usize,
         wait: Wait,
     ) -> Result<Vec<(Retriever, Vec<Hit>)>> {
+        let Some(lists) = self.lists_over(query, retrievers, k, wait)? else {
+            return Ok(retrievers.iter().map(|&r| (r, Vec::new())).collect());
+        };
+        Ok(retrievers
+            .iter()
+            .map(|&r| {
+                let mut hits = match r {
+                    Retriever::Bm25 => lists.bm25.clone(),
+                    Retriever::Dense => lists.dense.clone(),
+                    Retriever::Hybrid => hybrid(&self.repo, query, lists.for_fusion(), lists.fusion, k),
+                    Retriever::History => lists.history.clone(),
+                };
+                hits.truncate(k);
+                (r, hits)
+            })
+            .collect())
+    }
+
+    /// Each retriever's list for `query` (`depth` deep where the hybrid or demotion needs it),
+    /// tests demoted, before any fusion: what [`Searcher::rankings`] ranks from here, and
+    /// what [`crate::rank::many`] fuses over several checkouts. `None` for a query with no
+    /// searchable word.
+    pub fn lists(&self, query: &str, retrievers: &[Retriever], k: usize) -> Result<Option<Lists>> {
+        self.lists_over(query, retrievers, k, Wait::ForCandidates)
+    }
+
+    fn lists_over(
+        &self,
+        query: &str,
+        retrievers: &[Retriever],
+        k: usize,
+        wait: Wait,
+    ) -> Result<Option<Lists>> {
         // A query with no searchable word (`??? !!!`, `the and of it is`) gets no ranking from
         // any retriever, never a confident order of chunks it says nothing about (issue 70).
         if crate::index::query_terms::query_terms(query).is_empty() {
-            return Ok(retrievers.iter().map(|&r| (r, Vec::new())).collect());
+            return Ok(None);
         }
         let w = self.fusion.test_weight;
         let fused = retrievers.contains(&Retriever::Hybrid);
@@ -268,12 +301,12 @@ impl Searcher {
         } else {
             Vec::new()
         };
-        let mut fuse_dense_depth = usize::MAX;
+        let mut dense_fused = usize::MAX;
         let mut fusion = self.fusion;
         let dense = if wants(Retriever::Dense) {
             let d = self.dense_over(query, wait)?;
             if !d.is_complete() {
-                fuse_dense_depth = PARTIAL_FUSION_DEPTH;
+                dense_fused = PARTIAL_FUSION_DEPTH;
             }
             // Each tier has its own measured share of the hybrid.
             if matches!(d.tier(), Tier::Static(_)) {
@@ -283,7 +316,6 @@ impl Searcher {
         } else {
             Vec::new()
         };
-        let dense_for_fusion = &dense[..dense.len().min(fuse_dense_depth)];
         let static_side = match &self.static_side {
             Some(side) if fused && self.mixes_static() => {
                 demote_tests_in(&self.repo, side.search(query, depth)?, w)
@@ -300,27 +332,7 @@ impl Searcher {
             }
             _ => Vec::new(),
         };
-        Ok(retrievers
-            .iter()
-            .map(|&r| {
-                let mut hits = match r {
-                    Retriever::Bm25 => bm25.clone(),
-                    Retriever::Dense => dense.clone(),
-                    Retriever::Hybrid => {
-                        let lists = HybridLists {
-                            bm25: &bm25,
-                            dense: dense_for_fusion,
-                            history: &history,
-                            static_side: &static_side,
-                        };
-                        hybrid(&self.repo, query, lists, fusion, k)
-                    }
-                    Retriever::History => history.clone(),
-                };
-                hits.truncate(k);
-                (r, hits)
-            })
-            .collect())
+        Ok(Some(Lists { bm25, dense, dense_fused, static_side, history, fusion }))
     }
 
     /// The dense index to rank `query` with: the one built, or, while that is partial and
@@ -339,6 +351,31 @@ impl Searcher {
         let top = query_first_size(self.repo.chunks.len());
         let candidates = self.query_candidates(query, top, dense.skips_tests())?;
         Ok(first.first(candidates, QUERY_FIRST_WAIT).unwrap_or(dense))
+    }
+}
+
+/// One checkout's rankings before fusion ([`Searcher::lists`]), tests demoted.
+#[derive(Clone, Debug, Default)]
+pub struct Lists {
+    pub bm25: Vec<Hit>,
+    pub dense: Vec<Hit>,
+    /// How much of `dense` the hybrid fuses: a partial index's head only.
+    pub dense_fused: usize,
+    pub static_side: Vec<Hit>,
+    pub history: Vec<Hit>,
+    /// The fusion's parameters for this checkout's dense tier.
+    pub fusion: FusionParams,
+}
+
+impl Lists {
+    /// What the hybrid fuses.
+    pub fn for_fusion(&self) -> HybridLists<'_> {
+        HybridLists {
+            bm25: &self.bm25,
+            dense: &self.dense[..self.dense.len().min(self.dense_fused)],
+            history: &self.history,
+            static_side: &self.static_side,
+        }
     }
 }
 

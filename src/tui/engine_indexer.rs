@@ -214,10 +214,30 @@ fn build_dense(
         let g = lock(generation);
         match built {
             _ if *g != mine || reporter.cancelled() => {}
-            Ok(full) => reporter.dense_ready(Arc::new(serving(full))),
+            Ok(full) => {
+                reporter.dense_ready(Arc::new(serving(full)));
+                store_note(&opts, reporter);
+            }
             Err(e) => reporter.failed(format!("dense index: {e}")),
         }
     }
+}
+
+/// The team's store (`--store`) in the status bar after a dense build: what it gave and took,
+/// or why it is not answering (the local cache answered).
+fn store_note(opts: &DenseOptions, reporter: &IndexReporter) {
+    let Some(store) = &opts.shared else { return };
+    let s = store.0.stats();
+    reporter.info(match &s.trouble {
+        Some(why) => format!("store {}: {why}", s.store),
+        None if s.pending > 0 => {
+            format!(
+                "store {}: {} vectors from it, {} to it, {} waiting",
+                s.store, s.pulled, s.pushed, s.pending
+            )
+        }
+        None => format!("store {}: {} vectors from it, {} to it", s.store, s.pulled, s.pushed),
+    });
 }
 
 /// The static tier's index for every index the thread is sent (each computed at once).

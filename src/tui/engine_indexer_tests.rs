@@ -137,3 +137,46 @@ fn the_note_counts_changed_added_and_removed_files() {
     );
     assert_eq!(describe_change(&new, &new), "re-indexed: same chunk count");
 }
+
+#[test]
+fn a_store_that_is_down_is_one_status_line_and_the_dense_column_still_comes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, cache, model) = (tmp.path().join("repo"), tmp.path().join("cache"), tmp.path().join("model"));
+    write(&repo, "shop/cart.py", "def total_price(items):\n    return sum(items)\n");
+    crate::testkit::write_tiny_bert(&model, &["def", "return", "total", "price"]);
+    // A port nothing listens on: refused at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let store = crate::index::shared::SharedVectors::connect(
+        &format!("postgres://w:pw@127.0.0.1:{port}/coret"),
+        None,
+    )
+    .unwrap();
+    let (reporter, rx) = IndexReporter::channel();
+    let cancel = reporter.cancel_handle();
+    let indexer = EngineIndexer {
+        repo: repo.clone(),
+        index: IndexOptions { cache_dir: Some(cache), ..IndexOptions::default() },
+        fusion: FusionParams::default(),
+        dense: DenseOptions {
+            shared: Some(crate::index::shared::SharedHandle(store)),
+            ..DenseOptions::default()
+        },
+        towers: Box::new(move |_| {
+            let encoder = Encoder::load(&model, &candle_core::Device::Cpu, EncoderOptions::default());
+            let towers = crate::model::Towers::tied(Arc::new(encoder.map_err(|e| e.to_string())?));
+            Ok(crate::rank::searcher::SearchModels { towers, reranker: None })
+        }),
+        static_table: None,
+        static_only: false,
+    };
+    let thread = std::thread::spawn(move || indexer.run(reporter));
+    let (backend, _) = wait_for(&rx, "the dense index", dense_ready);
+    assert!(top_name(backend.as_ref(), "total price", Retriever::Dense).is_some());
+    let (line, _) = wait_for(&rx, "the store's status line", |e| match e {
+        IndexEvent::Info(line) if line.starts_with("store ") => Ok(line),
+        other => Err(other),
+    });
+    assert!(line.contains("not answering") && !line.contains(":pw@"), "{line}");
+    cancel.cancel();
+    thread.join().unwrap();
+}
