@@ -69,11 +69,13 @@ fn tiny_model(dir: &Path) {
     testkit::write_tiny_bert(dir, &["cart", "total", "price", "discount", "tax", "def", "return"]);
 }
 
-/// One machine: its own cache directory, the shared model, the transformer tier.
+/// One machine: its own cache directory, the shared model, the transformer tier. The
+/// precision is named: left to choose, each cache directory times f32 against bf16 on first use,
+/// and on a busy machine two of them could choose apart (another tower: nothing shared).
 fn machine(cache: &Path, model: &Path, store: &str) -> Command {
     let mut cmd = Command::cargo_bin("coret-tui").unwrap();
     cmd.env("CORET_CACHE_DIR", cache).env("CORET_MODEL", model).env("CORET_OFFLINE", "1");
-    cmd.env("CORET_DENSE", "transformer").env("CORET_STORE", store);
+    cmd.env("CORET_DENSE", "transformer").env("CORET_STORE", store).args(["--precision", "f32"]);
     cmd
 }
 

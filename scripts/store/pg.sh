@@ -9,6 +9,7 @@
 # Passwords: $CORET_PG_PASSWORD (writer), $CORET_PG_READER_PASSWORD (reader); the defaults
 # "coret-writer-local" / "coret-reader-local" are for LOCAL TESTS ONLY. The superuser has no password and is
 # reachable only through the unix socket (DIR/run, mode 0700). Every step is idempotent.
+# $CORET_PG_SHARED_BUFFERS at init: the server's shared_buffers (128MB; 2GB for a store of 1M vectors).
 set -euo pipefail
 
 PG_USER=${CORET_PG_USER:-coret-pg}
@@ -122,6 +123,7 @@ unix_socket_directories = '$dir/run'
 unix_socket_permissions = 0700
 password_encryption = 'scram-sha-256'
 maintenance_work_mem = '256MB'   # HNSW builds are much faster when the graph fits
+shared_buffers = '${CORET_PG_SHARED_BUFFERS:-128MB}'   # 2GB holds 1M vectors' HNSW index (docs/RESULTS.md "The store at scale")
 EOF
     log "initialised $dir/data with $bin"
 }

@@ -18,6 +18,10 @@ pub struct Args {
     #[arg(default_value = ".")]
     pub path: PathBuf,
 
+    /// Several checkouts: `union` fuses their lists once, `each` merges each one's own hybrid (an experiment; docs/RESULTS.md "Several checkouts as one").
+    #[arg(long, hide = true, value_name = "HOW", default_value = "union", value_parser = many_fusion)]
+    pub many_fusion: coret::rank::many::ManyFusion,
+
     /// More checkouts, searched with PATH as one (`--query`). A PATH named NAME.workspace lists checkouts, one per line (`#` comments; relative to the file).
     #[arg(value_name = "MORE")]
     pub more: Vec<PathBuf>,
@@ -264,6 +268,14 @@ pub struct Args {
     /// Benchmarks: how many chunks `--bench embed` embeds.
     #[arg(long, hide = true, default_value_t = 512, value_name = "N")]
     pub bench_chunks: usize,
+
+    /// Benchmarks: `--bench store-scale` sizes, a comma list (default 10000,100000,1000000 up to --top).
+    #[arg(long, hide = true, value_name = "N,N", value_delimiter = ',')]
+    pub bench_sizes: Vec<usize>,
+
+    /// Benchmarks: `--bench store-scale`'s HNSW graph, `m=16,ef_construction=64`.
+    #[arg(long, hide = true, value_name = "PARAMS", default_value = "m=16,ef_construction=64")]
+    pub bench_hnsw: coret::index::shared::HnswParams,
 
     /// Benchmarks: `--bench store-scale` queries, the issue texts (`problem_statement`) of a .jsonl.
     #[arg(long, hide = true, value_name = "FILE")]
@@ -648,4 +660,12 @@ fn parse_langs(text: &str) -> Result<coret::lang::LangSet, String> {
 fn lossy_text() -> impl clap::builder::TypedValueParser<Value = String> {
     use clap::builder::TypedValueParser;
     clap::builder::OsStringValueParser::new().map(|s| s.to_string_lossy().into_owned())
+}
+
+fn many_fusion(s: &str) -> Result<coret::rank::many::ManyFusion, String> {
+    match s {
+        "union" => Ok(coret::rank::many::ManyFusion::Union),
+        "each" => Ok(coret::rank::many::ManyFusion::Each),
+        other => Err(format!("`{other}`: expected union or each")),
+    }
 }

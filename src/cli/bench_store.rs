@@ -36,14 +36,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let queries = query_vectors(&table, args.bench_queries.as_deref(), &matrix)?;
     println!("benchmark: store-scale, {} real chunk vectors x {DIM}, {} queries", keys.len(), queries.len());
     let store = SharedVectors::connect(url, None)?;
-    let mut size = 10_000;
-    loop {
-        let size_now = size.min(keys.len());
-        step(&store, url, &keys[..size_now], &matrix[..size_now * DIM], &queries)?;
-        if size_now == keys.len() {
-            break;
-        }
-        size *= 10;
+    let sizes = match args.bench_sizes.is_empty() {
+        true => vec![10_000, 100_000, 1_000_000],
+        false => args.bench_sizes.clone(),
+    };
+    println!("HNSW {:?}; {CLIENTS} clients x {PER_CLIENT} searches each for the latency", args.bench_hnsw);
+    for size in sizes.into_iter().map(|s| s.min(keys.len())) {
+        step(&store, url, &keys[..size], &matrix[..size * DIM], &queries, args.bench_hnsw)?;
     }
     Ok(())
 }
@@ -55,33 +54,31 @@ fn step(
     keys: &[VectorKey],
     matrix: &[f32],
     queries: &[Vec<f32>],
+    hnsw: coret::index::shared::HnswParams,
 ) -> anyhow::Result<()> {
     let n = keys.len();
     let tower = format!("bench-scale-{n}");
     let mut admin = connect(url)?;
+    // A bulk load: no index of this tower yet (an index left by an earlier run would be kept up
+    // row by row, the live rate measured below).
+    let (index_name, _) = coret::index::shared::search_index_sql(&tower, DIM, hnsw);
+    admin.batch_execute(&format!("DROP INDEX IF EXISTS {index_name}"))?;
     admin.execute("DELETE FROM coret_vectors WHERE tower = $1", &[&tower])?;
-    let t = Instant::now();
-    for (i, part) in keys.chunks(10_000).enumerate() {
-        let rows: Vec<(VectorKey, Vec<f32>)> = part
-            .iter()
-            .enumerate()
-            .map(|(j, k)| {
-                let at = (i * 10_000 + j) * DIM;
-                (*k, matrix[at..at + DIM].to_vec())
-            })
-            .collect();
-        store.put(&tower, &rows);
-    }
-    let insert_s = t.elapsed().as_secs_f64();
-    anyhow::ensure!(store.stats().pending == 0, "the store did not take every vector: {:?}", store.stats());
+    let insert_s = put_rows(store, &tower, keys, matrix, 0..n)?;
     // The build in this connection, so its peak memory is this backend's.
     let pid: i32 = admin.query_one("SELECT pg_backend_pid()", &[])?.get(0);
     admin.batch_execute("SET maintenance_work_mem = '3GB'; SET max_parallel_maintenance_workers = 1")?;
     let t = Instant::now();
-    let index_name = build_index(&mut admin, &tower)?;
+    build_index(&mut admin, &tower, hnsw)?;
     let build_s = t.elapsed().as_secs_f64();
     let peak_mib = peak_rss_of(pid);
     let size_mib: i64 = admin.query_one("SELECT pg_relation_size(to_regclass($1))", &[&index_name])?.get(0);
+    // Writes with the index live: the last 2,000 rows deleted and written again (a new tuple
+    // each, added to the graph as a team's writes would be).
+    let live = n.saturating_sub(2_000)..n;
+    let gone: Vec<&[u8]> = keys[live.clone()].iter().map(|k| k.as_slice()).collect();
+    admin.execute("DELETE FROM coret_vectors WHERE tower = $1 AND key = ANY($2)", &[&tower, &gone])?;
+    let live_s = put_rows(store, &tower, keys, matrix, live.clone())?;
     // Exact top 10 by f32 cosine here.
     let exact = DenseIndex::from_matrix(DIM, matrix.to_vec());
     let truth: Vec<Vec<u32>> =
@@ -89,7 +86,7 @@ fn step(
     let row_of: std::collections::HashMap<VectorKey, u32> =
         keys.iter().zip(0u32..).map(|(k, i)| (*k, i)).collect();
     let mut cells = Vec::new();
-    for candidates in [40, 100, 200] {
+    for candidates in [40, 64, 100, 150, 200] {
         let mut found = 0usize;
         for (q, want) in queries.iter().zip(&truth) {
             let got = store
@@ -103,17 +100,40 @@ fn step(
         cells.push(format!("ef {candidates}: recall@10 {recall:.3}, p50 {p50:.1} ms, p99 {p99:.1} ms"));
     }
     println!(
-        "{n:>9} vectors | insert {insert_s:.1} s ({:.0}/s) | HNSW build {build_s:.1} s, index {:.0} MiB, backend peak RSS {peak_mib:.0} MiB | {}",
+        "{n:>9} vectors | insert {insert_s:.1} s ({:.0}/s; with the index live {:.0}/s) | HNSW build {build_s:.1} s, index {:.0} MiB, backend peak RSS {peak_mib:.0} MiB | {}",
         n as f64 / insert_s,
+        live.len() as f64 / live_s,
         size_mib as f64 / 1048576.0,
         cells.join(" | ")
     );
     Ok(())
 }
 
+/// Writes `rows` of the vectors through the store's own write path; seconds.
+fn put_rows(
+    store: &SharedVectors,
+    tower: &str,
+    keys: &[VectorKey],
+    matrix: &[f32],
+    rows: std::ops::Range<usize>,
+) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    for part in rows.collect::<Vec<_>>().chunks(10_000) {
+        let batch: Vec<(VectorKey, Vec<f32>)> =
+            part.iter().map(|&i| (keys[i], matrix[i * DIM..(i + 1) * DIM].to_vec())).collect();
+        store.put(tower, &batch);
+    }
+    anyhow::ensure!(store.stats().pending == 0, "the store did not take every vector: {:?}", store.stats());
+    Ok(t.elapsed().as_secs_f64())
+}
+
 /// The store's own index for this tower, built now (dropped first, so the time is a build's).
-fn build_index(admin: &mut postgres::Client, tower: &str) -> anyhow::Result<String> {
-    let (name, sql) = coret::index::shared::search_index_sql(tower, DIM);
+fn build_index(
+    admin: &mut postgres::Client,
+    tower: &str,
+    hnsw: coret::index::shared::HnswParams,
+) -> anyhow::Result<String> {
+    let (name, sql) = coret::index::shared::search_index_sql(tower, DIM, hnsw);
     admin.batch_execute(&format!("DROP INDEX IF EXISTS {name}"))?;
     admin.batch_execute(&sql)?;
     Ok(name)

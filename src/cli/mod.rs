@@ -118,7 +118,10 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
         return eval::run(&args);
     }
     if args.query.is_some() {
-        return query::run(&args);
+        return match checkouts::of(&args)?.as_slice() {
+            [one] => query::run(&args, one),
+            many => query_many::run(&args, many),
+        };
     }
     // Several checkouts as one: `--query` only in this version (issue 71's note says why).
     if !args.more.is_empty() || checkouts::is_workspace(&args.path) {

@@ -18,24 +18,11 @@ use std::sync::Arc;
 /// Without `--retriever`: the best on the dev set (README "Results"), BM25 alone without a model.
 const DEFAULT_RETRIEVER: Retriever = Retriever::Hybrid;
 
-pub fn run(args: &Args) -> anyhow::Result<()> {
+pub fn run(args: &Args, checkout: &Path) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let checkouts = super::checkouts::of(args)?;
-    // A path with no source file of a supported language is one line and exit 2, before any model loads.
-    for path in &checkouts {
-        coret::engine::check_checkout(path, args.langs.unwrap_or_default())?;
-    }
-    let query = read_query(args.query.as_deref().unwrap_or_default())?;
-    if query.trim().is_empty() {
-        let from = empty_from(args.query.as_deref(), &query);
-        anyhow::bail!(Usage(format!("--query: nothing to search for{from}")));
-    }
-    let mut tiers = load_tiers(args)?;
-    if checkouts.len() > 1 {
-        return super::query_many::run(args, &checkouts, &query, &mut tiers, started);
-    }
+    let (query, mut tiers) = prepare(args, std::slice::from_ref(&checkout.to_path_buf()))?;
     let loaded = started.elapsed().as_secs_f64();
-    let built = searcher_for(args, &checkouts[0], &mut tiers, &query)?;
+    let built = searcher_for(args, checkout, &mut tiers, &query)?;
     let fallback = tiers.fallback.clone();
     let retrievers = tiers.retrievers.clone();
     let Built { searcher, device, towers, embedded, coverage, embed_seconds } = built;
@@ -95,6 +82,21 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What every query does first: each checkout checked (a path with no source file of a
+/// supported language is one line and exit 2, before any model loads), the query read, the
+/// tiers loaded.
+pub(super) fn prepare(args: &Args, checkouts: &[std::path::PathBuf]) -> anyhow::Result<(String, Tiers)> {
+    for path in checkouts {
+        coret::engine::check_checkout(path, args.langs.unwrap_or_default())?;
+    }
+    let query = read_query(args.query.as_deref().unwrap_or_default())?;
+    if query.trim().is_empty() {
+        let from = empty_from(args.query.as_deref(), &query);
+        anyhow::bail!(Usage(format!("--query: nothing to search for{from}")));
+    }
+    Ok((query, load_tiers(args)?))
+}
+
 /// What the dense half loaded, once per process, before any index: the rankings that can be
 /// given, the tiers, the reranker.
 pub(super) struct Tiers {
@@ -114,7 +116,7 @@ impl Tiers {
 
 /// Loads what the tier asked for before indexing, so a missing model or table fails fast;
 /// notes go to stderr.
-pub(super) fn load_tiers(args: &Args) -> anyhow::Result<Tiers> {
+fn load_tiers(args: &Args) -> anyhow::Result<Tiers> {
     let mut retrievers = args.retrievers_or(&[DEFAULT_RETRIEVER]);
     let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     let mut notes: Vec<String> = Vec::new();

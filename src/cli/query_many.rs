@@ -3,20 +3,17 @@
 //! grouped per checkout and file, and `repos` giving each checkout's path and index stats.
 
 use super::args::Args;
-use super::query::{hit_json, searcher_for, store_note, Built, Tiers};
+use super::query::{hit_json, prepare, searcher_for, store_note, Built};
 use coret::index::{Hit, Retriever};
 use coret::rank::group::group_hits;
 use coret::rank::many::{Checkout, Many, RepoHit};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
-pub fn run(
-    args: &Args,
-    paths: &[PathBuf],
-    query: &str,
-    tiers: &mut Tiers,
-    started: std::time::Instant,
-) -> anyhow::Result<()> {
+pub fn run(args: &Args, paths: &[PathBuf]) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let (query, mut tiers) = prepare(args, paths)?;
+    let (query, tiers) = (query.as_str(), &mut tiers);
     if tiers.reranker_loaded() {
         eprintln!("note: --rerank re-orders one checkout's hybrid; over several checkouts it is off");
     }
@@ -36,6 +33,7 @@ pub fn run(
             .zip(built)
             .map(|(name, b)| Checkout { name, searcher: b.searcher })
             .collect(),
+        fusion: args.many_fusion,
     };
     let search_started = std::time::Instant::now();
     let results = many.rankings(query, &tiers.retrievers, args.top)?;

@@ -222,20 +222,6 @@ impl SharedVectors {
         Sent::All
     }
 
-    /// Builds the server's HNSW index over `tower`'s vectors if it has none: a partial index per
-    /// tower on the vectors cast to half precision (half the memory of f32; the exact f32
-    /// vectors rescore its candidates in [`SharedVectors::nearest`]). Returns whether the index
-    /// exists now; a role that may not create it (the read-only one) gets `false`, and searches
-    /// then scan. `m` and `ef_construction` are pgvector's defaults (16, 64).
-    pub fn ensure_search_index(&self, tower: &str, dim: usize) -> Result<bool> {
-        let (_, sql) = search_index_sql(tower, dim);
-        let made = self.with_client(|c| match c.batch_execute(&sql) {
-            Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => Ok(false),
-            other => other.map(|()| true),
-        });
-        Ok(made.unwrap_or(false))
-    }
-
     /// The `k` vectors of `tower` nearest `query` by cosine, best first, as (key, cosine): the
     /// HNSW index's `candidates` nearest in half precision (`hnsw.ef_search` = `candidates`),
     /// rescored exactly on the stored f32 vectors. `None` when the store does not answer.
@@ -259,7 +245,12 @@ impl SharedVectors {
         let q = pgvector::Vector::from(query.to_vec());
         let rows = self.with_client(|c| {
             let mut tx = c.transaction()?;
-            tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {}", candidates.min(1000)))?;
+            // The index, never a scan of the tower: a planner whose statistics lag a bulk load
+            // chose a scan of 100,000 rows for some queries (docs/RESULTS.md "The store at scale").
+            tx.batch_execute(&format!(
+                "SET LOCAL hnsw.ef_search = {}; SET LOCAL enable_seqscan = off",
+                candidates.min(1000)
+            ))?;
             let rows = tx.query(sql.as_str(), &[&q])?;
             tx.commit()?;
             Ok(rows)
@@ -455,16 +446,54 @@ fn insert(
 
 /// The HNSW index of one tower and width: its name is a hash of both (a tower's name may hold
 /// any character).
-/// Returns the index's name and the statement that creates it if missing.
-pub fn search_index_sql(tower: &str, dim: usize) -> (String, String) {
+/// The server's HNSW index over `tower`'s vectors that [`SharedVectors::nearest`] searches: a
+/// partial index per tower on the vectors cast to half precision (half the memory of f32; the
+/// exact f32 vectors rescore its candidates). Returns the index's name and the statement that
+/// creates it if missing (the table's owner runs it; `--bench store-scale` does).
+pub fn search_index_sql(tower: &str, dim: usize, p: HnswParams) -> (String, String) {
     let h = blake3::hash(format!("{tower}\0{dim}").as_bytes());
     let name = format!("coret_hnsw_{}", &h.to_hex()[..16]);
     let sql = format!(
         "CREATE INDEX IF NOT EXISTS {name} ON coret_vectors USING hnsw ((v::halfvec({dim})) halfvec_cosine_ops) \
-         WHERE tower = {} AND dim = {dim}",
+         WITH (m = {}, ef_construction = {}) WHERE tower = {} AND dim = {dim}",
+        p.m,
+        p.ef_construction,
         literal(tower)
     );
     (name, sql)
+}
+
+/// The HNSW graph's shape: `m` links a node, `ef_construction` candidates while building.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HnswParams {
+    pub m: u32,
+    pub ef_construction: u32,
+}
+
+impl Default for HnswParams {
+    /// pgvector's defaults.
+    fn default() -> Self {
+        HnswParams { m: 16, ef_construction: 64 }
+    }
+}
+
+impl std::str::FromStr for HnswParams {
+    type Err = String;
+
+    /// `m=16,ef_construction=64` (either may be left out).
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let mut p = HnswParams::default();
+        for part in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}`: expected NAME=VALUE"))?;
+            let v: u32 = v.trim().parse().map_err(|_| format!("`{part}`: not a number"))?;
+            match k.trim() {
+                "m" => p.m = v,
+                "ef_construction" => p.ef_construction = v,
+                other => return Err(format!("`{other}`: expected m or ef_construction")),
+            }
+        }
+        Ok(p)
+    }
 }
 
 /// `s` as an SQL string literal.

@@ -25,6 +25,17 @@ pub struct RepoHit {
 /// Checkouts searched together.
 pub struct Many {
     pub checkouts: Vec<Checkout>,
+    pub fusion: ManyFusion,
+}
+
+/// How the hybrid spans checkouts (docs/RESULTS.md "Several checkouts as one").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ManyFusion {
+    /// One fusion over the union of the checkouts' lists ([`hybrid_union`]).
+    #[default]
+    Union,
+    /// Each checkout's own hybrid, the results merged by fused score.
+    Each,
 }
 
 impl Many {
@@ -54,6 +65,23 @@ impl Many {
                     Retriever::Bm25 => merged(|l| &l.bm25),
                     Retriever::Dense => merged(|l| &l.dense),
                     Retriever::History => merged(|l| &l.history),
+                    Retriever::Hybrid if self.fusion == ManyFusion::Each => {
+                        let each: Vec<Vec<Hit>> = self
+                            .checkouts
+                            .iter()
+                            .zip(&lists)
+                            .map(|(c, l)| {
+                                crate::rank::hybrid::hybrid(
+                                    &c.searcher.repo,
+                                    query,
+                                    l.for_fusion(),
+                                    l.fusion,
+                                    k,
+                                )
+                            })
+                            .collect();
+                        merge_by_score(&each)
+                    }
                     Retriever::Hybrid => {
                         let parts: Vec<HybridPart> = self
                             .checkouts
@@ -104,7 +132,7 @@ mod tests {
             .searcher
             .rankings("render the invoice total", &[Retriever::Bm25, Retriever::Hybrid], 5)
             .unwrap();
-        let many = Many { checkouts: vec![one] };
+        let many = Many { checkouts: vec![one], fusion: ManyFusion::Union };
         let together =
             many.rankings("render the invoice total", &[Retriever::Bm25, Retriever::Hybrid], 5).unwrap();
         for ((r, a), (r2, t)) in alone.iter().zip(&together) {
@@ -127,7 +155,7 @@ mod tests {
         for order in [[0, 1], [1, 0]] {
             let mut parts = [Some(checkout("web", &web)), Some(checkout("api", &api))];
             let checkouts = order.iter().map(|&i| parts[i].take().unwrap()).collect();
-            let many = Many { checkouts };
+            let many = Many { checkouts, fusion: ManyFusion::Union };
             let ranked = many.rankings(query, &[Retriever::Hybrid], 5).unwrap();
             let head = ranked[0].1[0];
             let c = &many.checkouts[head.repo];
