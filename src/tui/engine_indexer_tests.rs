@@ -50,6 +50,28 @@ fn top_name(backend: &dyn Backend, query: &str, retriever: Retriever) -> Option<
     hits.first().and_then(|h| backend.chunk(h.chunk)).map(|c| c.name.clone())
 }
 
+/// The indexer of `repo` with its cache in `cache` and the tiny model in `model`.
+fn indexer(
+    repo: &Path,
+    cache: std::path::PathBuf,
+    model: std::path::PathBuf,
+    dense: DenseOptions,
+) -> EngineIndexer {
+    EngineIndexer {
+        repo: repo.to_path_buf(),
+        index: IndexOptions { cache_dir: Some(cache), ..IndexOptions::default() },
+        fusion: FusionParams::default(),
+        dense,
+        towers: Box::new(move |_| {
+            let encoder = Encoder::load(&model, &candle_core::Device::Cpu, EncoderOptions::default());
+            let towers = crate::model::Towers::tied(Arc::new(encoder.map_err(|e| e.to_string())?));
+            Ok(crate::rank::searcher::SearchModels { towers, reranker: None })
+        }),
+        static_table: None,
+        static_only: false,
+    }
+}
+
 #[test]
 fn an_edit_is_re_indexed_unasked_and_only_its_chunk_is_embedded() {
     let tmp = tempfile::tempdir().unwrap();
@@ -59,19 +81,7 @@ fn an_edit_is_re_indexed_unasked_and_only_its_chunk_is_embedded() {
     crate::testkit::write_tiny_bert(&model, &["def", "return", "palette", "colours"]);
     let (reporter, rx) = IndexReporter::channel();
     let cancel = reporter.cancel_handle();
-    let indexer = EngineIndexer {
-        repo: repo.clone(),
-        index: IndexOptions { cache_dir: Some(cache), ..IndexOptions::default() },
-        fusion: FusionParams::default(),
-        dense: DenseOptions::default(),
-        towers: Box::new(move |_| {
-            let encoder = Encoder::load(&model, &candle_core::Device::Cpu, EncoderOptions::default());
-            let towers = crate::model::Towers::tied(Arc::new(encoder.map_err(|e| e.to_string())?));
-            Ok(crate::rank::searcher::SearchModels { towers, reranker: None })
-        }),
-        static_table: None,
-        static_only: false,
-    };
+    let indexer = indexer(&repo, cache, model, DenseOptions::default());
     let thread = std::thread::spawn(move || indexer.run(reporter));
 
     let (first, before) = wait_for(&rx, "the first dense index", dense_ready);
@@ -153,22 +163,8 @@ fn a_store_that_is_down_is_one_status_line_and_the_dense_column_still_comes() {
     .unwrap();
     let (reporter, rx) = IndexReporter::channel();
     let cancel = reporter.cancel_handle();
-    let indexer = EngineIndexer {
-        repo: repo.clone(),
-        index: IndexOptions { cache_dir: Some(cache), ..IndexOptions::default() },
-        fusion: FusionParams::default(),
-        dense: DenseOptions {
-            shared: Some(crate::index::shared::SharedHandle(store)),
-            ..DenseOptions::default()
-        },
-        towers: Box::new(move |_| {
-            let encoder = Encoder::load(&model, &candle_core::Device::Cpu, EncoderOptions::default());
-            let towers = crate::model::Towers::tied(Arc::new(encoder.map_err(|e| e.to_string())?));
-            Ok(crate::rank::searcher::SearchModels { towers, reranker: None })
-        }),
-        static_table: None,
-        static_only: false,
-    };
+    let shared = Some(crate::index::shared::SharedHandle(store));
+    let indexer = indexer(&repo, cache, model, DenseOptions { shared, ..DenseOptions::default() });
     let thread = std::thread::spawn(move || indexer.run(reporter));
     let (backend, _) = wait_for(&rx, "the dense index", dense_ready);
     assert!(top_name(backend.as_ref(), "total price", Retriever::Dense).is_some());
