@@ -217,3 +217,39 @@ fn what_a_machine_embedded_while_the_store_was_down_is_sent_by_its_next_run() {
     assert_eq!(other["stats"]["embedded"].as_u64(), Some(0), "{}", other["stats"]);
     assert_eq!(other["stats"]["store"]["pulled"].as_u64(), Some(embedded));
 }
+
+/// The server stopped between two writes of one index build (its connections cut) and started
+/// again: every vector reaches it once, the second write through the spool of the machine's
+/// cache root, sent by the machine's next connection.
+#[test]
+fn a_server_stopped_mid_index_loses_nothing_and_duplicates_nothing() {
+    use coret::index::shared::SharedVectors;
+    let server = Server::start();
+    let d = server.dir.path().to_str().unwrap().to_string();
+    let root = tempfile::tempdir().unwrap();
+    let rows = |from: u8, n: u8| -> Vec<([u8; 16], Vec<f32>)> {
+        (from..from + n).map(|i| ([i; 16], vec![f32::from(i) / 10.0, 1.0, -0.5])).collect()
+    };
+    let store = SharedVectors::connect(&server.writer, Some(root.path())).unwrap();
+    store.put("t", &rows(1, 5));
+    assert_eq!(store.stats().pushed, 5);
+    assert!(pg(&["stop", &d]).status.success());
+    store.put("t", &rows(6, 5));
+    let stats = store.stats();
+    assert_eq!((stats.pushed, stats.pending), (5, 5), "{stats:?}");
+    assert!(stats.trouble.is_some());
+    drop(store);
+    assert!(pg(&["start", &d]).status.success());
+    // The machine's next process: its first connection sends what waited.
+    let next = SharedVectors::connect(&server.writer, Some(root.path())).unwrap();
+    assert_eq!(next.stats().pushed, 5, "{:?}", next.stats());
+    let keys: Vec<[u8; 16]> = (1..=10).map(|i| [i; 16]).collect();
+    let back = next.fetch("t", 3, &keys).unwrap();
+    assert_eq!(back.len(), 10, "every vector, once");
+    for (key, v) in back {
+        assert_eq!(v, vec![f32::from(key[0]) / 10.0, 1.0, -0.5]);
+    }
+    // Sent once: another connection finds nothing waiting.
+    let again = SharedVectors::connect(&server.writer, Some(root.path())).unwrap();
+    assert_eq!(again.stats().pushed, 0);
+}
