@@ -50,6 +50,15 @@ SHIPPING = '''def parcel_shipping_cost(weight_kg):
     return 4.5 + 1.2 * weight_kg
 '''
 
+INVOICE = '''def render_invoice_pdf(order):
+    """Render an order's invoice as a PDF document."""
+    return pdf_document(order.lines)
+
+
+def pdf_document(lines):
+    return b"%PDF" + b"".join(lines)
+'''
+
 
 def write(root: Path, rel: str, text: str) -> None:
     path = root / rel
@@ -181,6 +190,48 @@ async def static_tier_session(binary, repo, home):
             check(hits(answer)[0]["path"] == "shop/pricing.py", "the discount code first", hits(answer)[0])
 
 
+async def several_session(binary, repo, billing, home):
+    """`--mcp REPO BILLING`: one ranking over both checkouts, each row naming its own;
+    `neighbours` and `read` take the checkout's name."""
+    async with stdio_client(server(binary, repo, home, str(billing))) as (read, write_):
+        async with ClientSession(read, write_) as session:
+            init = await session.initialize()
+            check("repo" in init.instructions and "billing" in init.instructions,
+                  "the instructions name both checkouts", init.instructions)
+            deadline = time.monotonic() + 60
+            while True:
+                answer = await call_ok(session, "locate", {"issue": "the invoice PDF is rendered without lines"})
+                if answer.get("dense_tier") == "static" or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            check(answer["retriever"] == "hybrid" and answer["dense_tier"] == "static",
+                  "the hybrid over the union, with the static tier", answer)
+            names = [r["name"] for r in answer["repos"]]
+            check(names == ["repo", "billing"], "the answer lists both checkouts in order", answer["repos"])
+            check(answer["index"]["chunks"] == sum(r["index"]["chunks"] for r in answer["repos"]),
+                  "index sums the checkouts", answer)
+            top = hits(answer)[0]
+            check((top["repo"], top["path"], top["name"]) == ("billing", "billing/invoice.py", "render_invoice_pdf"),
+                  "the invoice code of billing first", top)
+            check(all(f["repo"] in names for f in answer["files"]), "every file names its checkout", answer["files"])
+            discount = await call_ok(session, "locate", {"issue": "The loyalty discount is taken off twice"})
+            top = hits(discount)[0]
+            check((top["repo"], top["name"]) == ("repo", "apply_discount"), "the discount code of repo first", top)
+
+            await call_refused(session, "neighbours", {"path": "billing/invoice.py", "name": "pdf_document"},
+                               "repo", "billing")
+            await call_refused(session, "neighbours",
+                               {"repo": "nowhere", "path": "billing/invoice.py", "name": "pdf_document"}, "nowhere")
+            around = await call_ok(session, "neighbours",
+                                   {"repo": "billing", "path": "billing/invoice.py", "name": "pdf_document"})
+            callers = [n["name"] for d in around["definitions"] for n in d["callers"]]
+            check(around["repo"] == "billing" and callers == ["render_invoice_pdf"], "callers within billing", around)
+            lines = await call_ok(session, "read",
+                                  {"repo": "repo", "path": "shop/pricing.py", "start_line": 4, "end_line": 4})
+            check(lines["repo"] == "repo" and lines["text"].startswith("def apply_discount"), "read in repo", lines)
+            await call_refused(session, "read", {"path": "shop/pricing.py", "start_line": 1, "end_line": 1}, "repo")
+
+
 async def no_model_session(binary, repo, home):
     """The transformer alone (--dense transformer): a missing model leaves BM25 answering."""
     async with stdio_client(server(binary, repo, home, "--dense", "transformer")) as (read, write_):
@@ -211,6 +262,9 @@ async def main(binary: str) -> None:
         await bm25_session(binary, repo, home, outside)
         await no_model_session(binary, repo, home)
         await static_tier_session(binary, repo, home)
+        billing = base / "billing"
+        write(billing, "billing/invoice.py", INVOICE)
+        await several_session(binary, repo, billing, home)
     print("mcp client: all checks passed")
 
 

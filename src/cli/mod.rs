@@ -123,16 +123,19 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
             many => query_many::run(&args, many),
         };
     }
-    // Several checkouts as one: `--query` only in this version (issue 71's note says why).
+    if args.mcp {
+        return match checkouts::of(&args)?.as_slice() {
+            [one] => mcp::run(&args, one),
+            many => mcp::run_several(&args, many),
+        };
+    }
+    // Several checkouts as one: `--query` and `--mcp` in this version (issue 71's note says why).
     if !args.more.is_empty() || checkouts::is_workspace(&args.path) {
         return Err(Usage(format!(
-            "{}: several checkouts (or a workspace file) are searched together with --query; the TUI and --mcp open one checkout",
+            "{}: several checkouts (or a workspace file) are searched together with --query or --mcp; the TUI opens one checkout",
             args.path.display()
         ))
         .into());
-    }
-    if args.mcp {
-        return mcp::run(&args);
     }
     if args.json {
         return Err(Usage("--json prints a headless query's results: add --query TEXT".into()).into());

@@ -4,8 +4,7 @@
 
 use super::args::Args;
 use super::query::{hit_json, prepare, searcher_for, store_note, Built};
-use coret::index::{Hit, Retriever};
-use coret::rank::group::group_hits;
+use coret::index::Retriever;
 use coret::rank::many::{Checkout, Many, RepoHit};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -107,34 +106,17 @@ fn to_json(many: &Many, query: &str, results: &[(Retriever, Vec<RepoHit>)], test
     })
 }
 
-/// One entry per file of a checkout, at its best chunk's rank, as `--query` groups one
-/// checkout ([`coret::rank::group`]).
+/// One entry per file of a checkout, at its best chunk's rank ([`Many::group`]).
 fn grouped(many: &Many, hits: &[RepoHit], flat: &[Value]) -> Vec<Value> {
-    // Positions stand in for chunk ids: ids repeat across checkouts.
-    let keys: Vec<String> = hits
-        .iter()
-        .map(|h| {
-            let c = &many.checkouts[h.repo];
-            format!("{}\u{0}{}", c.name, c.searcher.repo.chunks[h.hit.chunk as usize].path)
-        })
-        .collect();
-    let positions: Vec<Hit> =
-        hits.iter().zip(0u32..).map(|(h, i)| Hit { chunk: i, score: h.hit.score }).collect();
-    let is_module = |i: u32| {
-        let h = hits[i as usize];
-        many.checkouts[h.repo].searcher.repo.chunks[h.hit.chunk as usize].kind
-            == coret::chunk::ChunkKind::Module
-    };
-    group_hits(&positions, |i| keys.get(i as usize).map(String::as_str), is_module)
+    many.group(hits)
         .iter()
         .enumerate()
-        .map(|(i, g)| {
-            let (repo, path) = g.path.split_once('\u{0}').unwrap_or_default();
+        .map(|(i, (repo, g))| {
             let chunks: Vec<Value> = g.hits.iter().filter_map(|h| flat.get(h.rank - 1).cloned()).collect();
             json!({
                 "rank": i + 1,
-                "repo": repo,
-                "path": path,
+                "repo": many.checkouts[*repo].name,
+                "path": g.path,
                 "best_rank": g.best_rank(),
                 "score": g.best_score(),
                 "more": g.more(),

@@ -22,6 +22,8 @@ pub enum Backend {
     Own(Arc<Workspace>),
     /// By the checkout's owner, over its socket.
     Attached(Arc<Attached>),
+    /// By this server's own workspaces over several checkouts, ranked as one.
+    Several(Arc<super::Several>),
 }
 
 /// A server attached to another process's index.

@@ -1,5 +1,6 @@
 //! An MCP (Model Context Protocol) server over a warm index: coding agents call `locate`,
-//! `neighbours` and `read` on one repository (`coret-tui --mcp PATH`, stdio).
+//! `neighbours` and `read` on one repository (`coret-tui --mcp PATH`, stdio), or on several
+//! ranked as one ([`Several`]).
 //!
 //! The repository is indexed once and kept in memory ([`Workspace`]); before each call the
 //! index is re-opened through the cache, whose manifest check re-reads only edited files, so
@@ -13,6 +14,7 @@ mod dense_worker;
 pub mod owner;
 pub mod sandbox;
 mod server;
+mod several;
 mod state;
 pub mod tools;
 mod workspace;
@@ -20,6 +22,7 @@ mod workspace;
 pub use attach::{Attached, Backend, MakeWorkspace};
 pub use dense_worker::{DenseSetup, TowerLoader};
 pub use server::{serve_stdio, CoretServer};
+pub use several::Several;
 pub use workspace::{Workspace, WorkspaceOptions};
 
 use std::time::Duration;

@@ -13,8 +13,16 @@ use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
 use std::sync::Arc;
 
 /// What the server tells an agent first; its languages are read from the table.
-fn instructions() -> String {
-    format!("Code localisation over one repository (coret-tui: {}). {INSTRUCTIONS}", crate::lang::names())
+fn instructions(backend: &Backend) -> String {
+    let langs = crate::lang::names();
+    match backend {
+        Backend::Several(s) => format!(
+            "Code localisation over several repositories as one (coret-tui: {langs}): {}. {INSTRUCTIONS} \
+             Every file and chunk `locate` returns names its repository (`repo`): pass it to `neighbours` and `read`.",
+            s.names().join(", ")
+        ),
+        _ => format!("Code localisation over one repository (coret-tui: {langs}). {INSTRUCTIONS}"),
+    }
 }
 
 const INSTRUCTIONS: &str = "\
@@ -71,6 +79,7 @@ impl CoretServer {
         blocking(move || match &*backend {
             Backend::Own(ws) => ws.locate(&req, LOCATE_WAIT),
             Backend::Attached(at) => at.call("locate", &req, |ws| ws.locate(&req, LOCATE_WAIT)),
+            Backend::Several(s) => s.locate(&req, LOCATE_WAIT),
         })
         .await
     }
@@ -87,6 +96,10 @@ impl CoretServer {
         blocking(move || match &*backend {
             Backend::Own(ws) => local(ws, &req),
             Backend::Attached(at) => at.call("neighbours", &req, |ws| local(ws, &req)),
+            Backend::Several(s) => {
+                let (name, ws) = s.pick(req.repo.as_deref())?;
+                Ok(tools::NeighboursAnswer { repo: Some(name.to_string()), ..local(ws, &req)? })
+            }
         })
         .await
     }
@@ -97,6 +110,10 @@ impl CoretServer {
         blocking(move || match &*backend {
             Backend::Own(ws) => tools::read(ws.root(), &req),
             Backend::Attached(at) => tools::read(at.root(), &req),
+            Backend::Several(s) => {
+                let (name, ws) = s.pick(req.repo.as_deref())?;
+                Ok(tools::ReadAnswer { repo: Some(name.to_string()), ..tools::read(ws.root(), &req)? })
+            }
         })
         .await
     }
@@ -107,7 +124,7 @@ impl ServerHandler for CoretServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("coret-tui", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions())
+            .with_instructions(instructions(&self.backend))
     }
 }
 

@@ -8,6 +8,7 @@ use crate::chunk::Chunk;
 use crate::engine::RepoIndex;
 use crate::index::Retriever;
 use crate::rank::dense_retriever::DenseSearcher;
+use crate::rank::fusion::FusionParams;
 use crate::rank::searcher::query_first_size;
 use crate::rank::{Ask, Searcher};
 use crate::repo::lines::{line_count, span_lines};
@@ -137,6 +138,11 @@ pub struct LocateAnswer {
     /// it is not answering, if it is not (trouble). Absent without a store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<crate::index::shared::SharedStats>,
+    /// With several checkouts (the server was started on several, or on a workspace file):
+    /// each one's name (what `repo` says on files and chunks, and what `neighbours` and `read`
+    /// take), root, index and dense status. `index` then sums them. Absent with one checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repos: Option<Vec<CheckoutSummary>>,
     /// How the issue text read: issue, question, or name (one identifier such as `Router` or
     /// `Runtime::spawn`, whose definitions a hybrid ranking lifts).
     pub query_shape: String,
@@ -154,10 +160,24 @@ impl LocateAnswer {
     }
 }
 
+/// One checkout of a server over several.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CheckoutSummary {
+    /// The name its rows carry as `repo`.
+    pub name: String,
+    /// Its root on the server's machine.
+    pub root: String,
+    pub index: IndexSummary,
+    pub dense_status: String,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LocatedFile {
     /// The file's place among the answer's files, 1-based.
     pub rank: usize,
+    /// The checkout the file is in, when the server serves several (see `repos`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     /// Relative to the repository root.
     pub path: String,
     /// Its ranked chunks: the one that stands for the file first (its best chunk that is not
@@ -187,6 +207,10 @@ pub struct IndexSummary {
 pub struct LocatedChunk {
     pub rank: usize,
     pub score: f32,
+    /// The checkout the chunk is in, when the server serves several: pass it to `neighbours`
+    /// and `read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     /// Relative to the repository root.
     pub path: String,
     /// First line of the chunk, 1-based.
@@ -226,13 +250,7 @@ pub fn locate_within(
     req: &LocateRequest,
     deadline: Instant,
 ) -> Result<LocateAnswer, ToolError> {
-    if req.issue.trim().is_empty() {
-        return Err(bad("issue", "empty; give the text of the issue to locate"));
-    }
-    let top_k = req.top_k.unwrap_or(DEFAULT_TOP_K);
-    if !(1..=MAX_TOP_K).contains(&top_k) {
-        return Err(bad("top_k", format!("{top_k} is out of range 1..={MAX_TOP_K}")));
-    }
+    let top_k = checked_top_k(req)?;
     let asked = req.retriever.map(Retriever::from).or(default);
     let side = match asked {
         None | Some(Retriever::Dense | Retriever::Hybrid) => {
@@ -275,6 +293,7 @@ pub fn locate_within(
         .enumerate()
         .map(|(i, g)| LocatedFile {
             rank: i + 1,
+            repo: None,
             path: g.path.clone(),
             chunks: g
                 .hits
@@ -283,19 +302,9 @@ pub fn locate_within(
                 .collect(),
         })
         .collect();
-    let mut used: Vec<String> = match retriever {
-        Retriever::Hybrid => vec!["bm25".into(), "dense".into()],
-        r => vec![r.as_str().into()],
-    };
-    if retriever == Retriever::Hybrid && fusion.history_weight > 0.0 && searcher.history.is_some() {
-        used.push("history".into());
-    }
-    if reranked {
-        used.push("rerank".into());
-    }
     Ok(LocateAnswer {
         retriever: retriever.as_str().into(),
-        retrievers_used: used,
+        retrievers_used: retrievers_used(retriever, &fusion, searcher.history.is_some(), reranked),
         dense_ready: coverage.is_some_and(|(ranked, of)| ranked == of),
         dense_status: status,
         dense_coverage: coverage.map(|(ranked, of)| DenseCoverage { ranked, of }),
@@ -306,14 +315,52 @@ pub fn locate_within(
         note,
         index: summary(repo),
         store,
+        repos: None,
         query_shape: crate::rank::QueryShape::of(&req.issue).as_str().into(),
         files,
     })
 }
 
+/// The request's top_k, checked, after the issue text is.
+pub(super) fn checked_top_k(req: &LocateRequest) -> Result<usize, ToolError> {
+    if req.issue.trim().is_empty() {
+        return Err(bad("issue", "empty; give the text of the issue to locate"));
+    }
+    let top_k = req.top_k.unwrap_or(DEFAULT_TOP_K);
+    if !(1..=MAX_TOP_K).contains(&top_k) {
+        return Err(bad("top_k", format!("{top_k} is out of range 1..={MAX_TOP_K}")));
+    }
+    Ok(top_k)
+}
+
+/// The retrievers behind `retriever`'s ranking, for `retrievers_used`.
+pub(super) fn retrievers_used(
+    retriever: Retriever,
+    fusion: &FusionParams,
+    has_history: bool,
+    reranked: bool,
+) -> Vec<String> {
+    let mut used: Vec<String> = match retriever {
+        Retriever::Hybrid => vec!["bm25".into(), "dense".into()],
+        r => vec![r.as_str().into()],
+    };
+    if retriever == Retriever::Hybrid && fusion.history_weight > 0.0 && has_history {
+        used.push("history".into());
+    }
+    if reranked {
+        used.push("rerank".into());
+    }
+    used
+}
+
 /// Why BM25 answered a call that wanted the dense side (`late`: a partial index did not embed
 /// the issue's chunks in time); None for a server that runs BM25 only.
-fn bm25_note(asked: Option<Retriever>, dense: &DenseStatus, status: &str, late: bool) -> Option<String> {
+pub(super) fn bm25_note(
+    asked: Option<Retriever>,
+    dense: &DenseStatus,
+    status: &str,
+    late: bool,
+) -> Option<String> {
     // A failed build is gone: its chunks are not "embedded next".
     let why = if late && !matches!(dense, DenseStatus::Failed(_)) {
         format!(
@@ -333,7 +380,7 @@ fn bm25_note(asked: Option<Retriever>, dense: &DenseStatus, status: &str, late: 
 }
 
 /// The dense index behind one `locate` answer.
-enum DenseSide {
+pub(super) enum DenseSide {
     /// None to rank with: the model loading or failed, the server BM25 only, or an edited
     /// index's first partial not published yet.
     Missing,
@@ -351,7 +398,11 @@ impl DenseSide {
     /// `searcher`'s dense index for `issue`; a partial one still being built is asked for the
     /// issue's chunks first and waited for until `deadline` (not [`Searcher::dense_for`], whose
     /// wait suits a terminal, not an agent's tool call).
-    fn within(searcher: &Searcher, issue: &str, deadline: Instant) -> Result<DenseSide, ToolError> {
+    pub(super) fn within(
+        searcher: &Searcher,
+        issue: &str,
+        deadline: Instant,
+    ) -> Result<DenseSide, ToolError> {
         let Some(dense) = searcher.dense.clone() else { return Ok(DenseSide::Missing) };
         let Some(first) = dense.query_first().cloned() else { return Ok(DenseSide::Ranks(dense)) };
         let top = query_first_size(searcher.repo.chunks.len());
@@ -365,7 +416,7 @@ impl DenseSide {
         })
     }
 
-    fn index(&self) -> Option<&Arc<DenseSearcher>> {
+    pub(super) fn index(&self) -> Option<&Arc<DenseSearcher>> {
         match self {
             DenseSide::Ranks(d) | DenseSide::Late(d) | DenseSide::Standing(Some(d)) => Some(d),
             DenseSide::Missing | DenseSide::Standing(None) => None,
@@ -379,7 +430,7 @@ pub fn summary(repo: &RepoIndex) -> IndexSummary {
     IndexSummary { files: s.files, chunks: s.chunks, call_edges: s.edges, cache: cache.unwrap_or_default() }
 }
 
-fn located(
+pub(super) fn located(
     repo: &RepoIndex,
     sources: &mut HashMap<String, Option<String>>,
     rank: usize,
@@ -399,6 +450,7 @@ fn located(
     LocatedChunk {
         rank,
         score,
+        repo: None,
         path: c.path.clone(),
         start_line: c.start_line,
         end_line: c.end_line,
@@ -411,6 +463,10 @@ fn located(
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NeighboursRequest {
+    /// The checkout, by the name `locate` gives it (`repo`), when the server serves several;
+    /// ignored when it serves one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     /// The symbol's file, relative to the repository root (as `locate` returns it).
     pub path: String,
     /// The symbol's qualified name as `locate` returns it (`Class.method`, `function`,
@@ -420,6 +476,9 @@ pub struct NeighboursRequest {
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NeighboursAnswer {
+    /// The checkout, when the server serves several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     pub path: String,
     pub name: String,
     /// Each definition of the name in the file (usually one) with its call-graph neighbours.
@@ -494,7 +553,7 @@ pub fn neighbours(repo: &RepoIndex, req: &NeighboursRequest) -> Result<Neighbour
             }
         })
         .collect();
-    Ok(NeighboursAnswer { path: file.relative, name: name.to_string(), definitions })
+    Ok(NeighboursAnswer { repo: None, path: file.relative, name: name.to_string(), definitions })
 }
 
 fn neighbour(c: &Chunk) -> Neighbour {
@@ -510,6 +569,10 @@ fn neighbour(c: &Chunk) -> Neighbour {
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReadRequest {
+    /// The checkout, by the name `locate` gives it (`repo`), when the server serves several;
+    /// ignored when it serves one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     /// The file, relative to the repository root (any text file inside it).
     pub path: String,
     /// First line to return, 1-based.
@@ -523,6 +586,9 @@ pub struct ReadRequest {
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReadAnswer {
+    /// The checkout, when the server serves several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     pub path: String,
     pub start_line: usize,
     /// The last line returned (the file's last line where end_line was past it).
@@ -570,6 +636,7 @@ pub fn read(root: &Path, req: &ReadRequest) -> Result<ReadAnswer, ToolError> {
     }
     let lines = span_lines(&text, start, end, MAX_READ_LINES);
     Ok(ReadAnswer {
+        repo: None,
         path: file.relative,
         start_line: start,
         end_line: start + lines.shown - 1,

@@ -130,22 +130,22 @@ fn long_chunks_show_their_first_lines_and_say_what_is_left_out() {
 #[test]
 fn neighbours_follow_the_call_graph_both_ways() {
     let (_dir, searcher) = fixture();
-    let req = NeighboursRequest { path: "shop/pricing.py".into(), name: "apply_discount".into() };
+    let req = NeighboursRequest { repo: None, path: "shop/pricing.py".into(), name: "apply_discount".into() };
     let answer = neighbours(&searcher.repo, &req).unwrap();
     let callers: Vec<&str> = answer.definitions[0].callers.iter().map(|n| n.location.as_str()).collect();
     assert!(callers.contains(&"shop/cart.py:5"), "{callers:?}");
-    let req = NeighboursRequest { path: "./shop/cart.py".into(), name: "total".into() };
+    let req = NeighboursRequest { repo: None, path: "./shop/cart.py".into(), name: "total".into() };
     let answer = neighbours(&searcher.repo, &req).unwrap();
     assert_eq!((answer.path.as_str(), answer.definitions[0].name.as_str()), ("shop/cart.py", "Cart.total"));
     assert_eq!(answer.definitions[0].callees[0].location, "shop/pricing.py:1");
 
-    let missing = NeighboursRequest { path: "shop/cart.py".into(), name: "checkout".into() };
+    let missing = NeighboursRequest { repo: None, path: "shop/cart.py".into(), name: "checkout".into() };
     let e = neighbours(&searcher.repo, &missing).unwrap_err().to_string();
     assert!(
         e.starts_with("name: `checkout` is not defined in `shop/cart.py`") && e.contains("Cart.total"),
         "{e}"
     );
-    let outside = NeighboursRequest { path: "../cart.py".into(), name: "Cart".into() };
+    let outside = NeighboursRequest { repo: None, path: "../cart.py".into(), name: "Cart".into() };
     assert!(matches!(neighbours(&searcher.repo, &outside), Err(ToolError::Path(SandboxError::Outside(_)))));
 }
 
@@ -154,7 +154,7 @@ fn read_returns_lines_and_refuses_what_it_cannot_serve_whole() {
     let (_dir, searcher) = fixture();
     let root = &searcher.repo.root;
     let read_lines = |path: &str, start, end| {
-        read(root, &ReadRequest { path: path.into(), start_line: start, end_line: end })
+        read(root, &ReadRequest { repo: None, path: path.into(), start_line: start, end_line: end })
     };
     let a = read_lines("shop/cart.py", 4, 5).unwrap();
     assert_eq!(

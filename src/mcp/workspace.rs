@@ -193,18 +193,32 @@ impl Workspace {
         const NO_HISTORY: &str =
             "history: this checkout has no git history to search (not a git repository, or no commits)";
         let deadline = Instant::now() + wait;
+        let (searcher, dense) = self.searcher_for(req, deadline)?;
+        if req.retriever == Some(RetrieverName::History) && searcher.history.is_none() {
+            return Err(ToolError::Argument { arg: "retriever", message: NO_HISTORY.into() });
+        }
+        tools::locate_within(&searcher, &dense, self.default_retriever(), req, deadline)
+    }
+
+    /// The searcher a `locate` ranks with: the repository re-read, the dense side waited for
+    /// until `deadline` (bm25 and history need nothing of it and do not wait), the history
+    /// added when the request asks for it and the checkout has one.
+    pub(super) fn searcher_for(
+        &self,
+        req: &LocateRequest,
+        deadline: Instant,
+    ) -> Result<(Arc<Searcher>, DenseStatus)> {
         let asked = req.retriever.map(Retriever::from).or(self.default_retriever());
-        // bm25 and history need nothing of the dense side: they do not wait for it.
-        let (mut searcher, dense) = if matches!(asked, Some(Retriever::Bm25 | Retriever::History)) {
+        let (searcher, dense) = if matches!(asked, Some(Retriever::Bm25 | Retriever::History)) {
             self.refresh_until(Instant::now())?
         } else {
             self.refresh_for_search(deadline)?
         };
-        if req.retriever == Some(RetrieverName::History) {
-            let no_history = || ToolError::Argument { arg: "retriever", message: NO_HISTORY.into() };
-            searcher = self.with_history(searcher).ok_or_else(no_history)?;
-        }
-        tools::locate_within(&searcher, &dense, self.default_retriever(), req, deadline)
+        let searcher = match req.retriever == Some(RetrieverName::History) {
+            true => self.with_history(searcher.clone()).unwrap_or(searcher),
+            false => searcher,
+        };
+        Ok((searcher, dense))
     }
 }
 

@@ -4,8 +4,10 @@
 //! [`hybrid_union`] fuses their union, so the answer is one ranking whose rows name their
 //! checkout.
 
+use crate::chunk::ChunkKind;
 use crate::error::Result;
 use crate::index::{Hit, Retriever};
+use crate::rank::group::{group_hits, FileGroup};
 use crate::rank::hybrid::{hybrid_union, merge_by_score, HybridPart};
 use crate::rank::searcher::{Lists, Searcher};
 
@@ -97,6 +99,34 @@ impl Many {
                 (r, hits.into_iter().map(|(repo, hit)| RepoHit { repo, hit }).collect())
             })
             .collect())
+    }
+}
+
+impl Many {
+    /// `hits` (one ranking, best first) grouped as one checkout's are ([`group_hits`]): one
+    /// group per checkout and file, at its best chunk's rank. Each group comes with the index
+    /// of its checkout; its hits keep their checkout's chunk ids and their flat ranks.
+    pub fn group(&self, hits: &[RepoHit]) -> Vec<(usize, FileGroup)> {
+        let chunk = |h: &RepoHit| self.checkouts[h.repo].searcher.repo.chunks.get(h.hit.chunk as usize);
+        // Positions stand in for chunk ids while grouping: ids repeat across checkouts.
+        let keys: Vec<Option<(usize, &str)>> =
+            hits.iter().map(|h| chunk(h).map(|c| (h.repo, c.path.as_str()))).collect();
+        let key_text: Vec<Option<String>> =
+            keys.iter().map(|k| k.map(|(repo, path)| format!("{repo}\u{0}{path}"))).collect();
+        let positions: Vec<Hit> =
+            hits.iter().zip(0u32..).map(|(h, i)| Hit { chunk: i, score: h.hit.score }).collect();
+        let is_module = |i: u32| chunk(&hits[i as usize]).is_some_and(|c| c.kind == ChunkKind::Module);
+        group_hits(&positions, |i| key_text[i as usize].as_deref(), is_module)
+            .into_iter()
+            .map(|mut g| {
+                let (repo, path) = keys[g.head().hit.chunk as usize].unwrap_or_default();
+                for h in &mut g.hits {
+                    h.hit = hits[h.rank - 1].hit;
+                }
+                g.path = path.to_string();
+                (repo, g)
+            })
+            .collect()
     }
 }
 

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 /// What a dense thread loads once, before its first dense index: the towers, and the
 /// reranker when one was asked for (it re-orders only the hybrid, which needs the towers).
+#[derive(Clone)]
 pub struct SearchModels {
     pub towers: Towers,
     pub reranker: Option<Arc<Reranker>>,
