@@ -20,6 +20,7 @@ fn main() -> anyhow::Result<()> {
     backend.write_files(&repo)?;
     let session = Session {
         repo,
+        label: None,
         model: "tiny stand-in BERT (seeded random weights)".into(),
         device: "cpu".into(),
         initial_query: None,

@@ -406,6 +406,73 @@ fn an_edit_is_found_without_a_restart() {
     assert_terminal_restored(&tui);
 }
 
+/// `coret-tui SHOP BILLING`: one ranking over both checkouts, every row under its checkout's
+/// name, the status bar naming both, `$EDITOR` opening the file in the right checkout, and an
+/// edit there re-indexed with the checkout named.
+#[test]
+fn several_checkouts_are_searched_as_one_and_the_editor_opens_the_right_one() {
+    let shop = common::fixture_repo();
+    let billing = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(billing.path().join("billing")).unwrap();
+    let invoice = billing.path().join("billing/invoice.py");
+    std::fs::write(
+        &invoice,
+        "def render_invoice_pdf(order):\n    \"\"\"Render an order's invoice as a PDF document.\"\"\"\n    return pdf_document(order.lines)\n\n\ndef pdf_document(lines):\n    return b\"%PDF\" + b\"\".join(lines)\n",
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let editor = home.path().join("append-function.sh");
+    let script = concat!(
+        "#!/bin/sh\nfor f; do :; done\n",
+        "printf '\\n\\ndef stamp_invoice_watermark(pdf):\\n    return pdf\\n' >> \"$f\"\n",
+    );
+    std::fs::write(&editor, script).unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut cmd = command(shop.path(), home.path(), &home.path().join("no-such-model"));
+    cmd.arg(billing.path());
+    cmd.env("CORET_DENSE", "auto");
+    cmd.env("EDITOR", &editor);
+    let mut tui = Tui::spawn_command(cmd);
+    let name = |d: &tempfile::TempDir| d.path().file_name().unwrap().to_string_lossy().to_string();
+    let (shop_name, billing_name) = (name(&shop), name(&billing));
+
+    tui.wait_for("the issue editor", |s| s.contents().contains("Paste or type an issue"));
+    paste(&mut tui, "the invoice PDF is rendered without its lines");
+    tui.send("\x13"); // Ctrl-S
+    tui.wait_for("the billing code first in both columns", |s| {
+        first_hit_in(s, "1 BM25").is_some_and(|h| h.contains("render_invoice_pdf"))
+            && first_hit_in(s, "2 CoRet").is_some()
+            && s.contents().contains("static tier")
+    });
+    tui.wait_for("the preview under the checkout's name", |s| {
+        s.contents().contains(&format!("{billing_name}/billing/invoice.py"))
+            && s.contents().contains("def render_invoice_pdf")
+    });
+    assert!(tui.screen_text().contains(&format!("{shop_name} + {billing_name}")), "{}", tui.screen_text());
+
+    // Enter opens the hit in $EDITOR: the file in the billing checkout, which gains a function.
+    tui.send("\r");
+    tui.wait_for("the edit re-indexed, naming its checkout", |s| {
+        s.contents().contains(&format!("{billing_name}: re-indexed: 1 file changed, +1 chunk"))
+    });
+    assert!(std::fs::read_to_string(&invoice).unwrap().contains("stamp_invoice_watermark"));
+    paste(&mut tui, "stamp a watermark on the invoice");
+    tui.wait_for("the second issue", |s| s.contents().contains("stamp a watermark on the invoice"));
+    tui.send("\x13"); // Ctrl-S
+    tui.wait_for("the function added in $EDITOR ranked first", |s| {
+        first_hit_in(s, "1 BM25").is_some_and(|h| h.contains("stamp_invoice"))
+    });
+    paste(&mut tui, "Cart total price is wrong");
+    tui.send("\x13"); // Ctrl-S
+    tui.wait_for("the shop's code for a shop issue", |s| {
+        first_hit_in(s, "1 BM25").is_some_and(|h| h.contains("total_price"))
+    });
+
+    tui.send("\x11"); // Ctrl-Q
+    assert_eq!(tui.wait_exit(), 0, "exit status; screen:\n{}", tui.screen_text());
+    assert_terminal_restored(&tui);
+}
+
 /// Reported: after `tmux kill-server` the TUI spun at 100% CPU for good, deaf to SIGTERM
 /// (crossterm's poll never returns on a hung-up terminal). Closing its terminal while it
 /// idles ends it now.

@@ -129,18 +129,10 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
             many => mcp::run_several(&args, many),
         };
     }
-    // Several checkouts as one: `--query` and `--mcp` in this version (issue 71's note says why).
-    if !args.more.is_empty() || checkouts::is_workspace(&args.path) {
-        return Err(Usage(format!(
-            "{}: several checkouts (or a workspace file) are searched together with --query or --mcp; the TUI opens one checkout",
-            args.path.display()
-        ))
-        .into());
-    }
     if args.json {
         return Err(Usage("--json prints a headless query's results: add --query TEXT".into()).into());
     }
-    tui::run(&args)
+    tui::run(&args, &checkouts::of(&args)?)
 }
 
 /// A command line that asks for something impossible or contradictory: exit 2. Usage is the

@@ -7,13 +7,21 @@ use super::model::dense_options;
 use super::Usage;
 use coret::model::{resolve_model_dir, select_device, DeviceChoice, Towers, WeightsChoice};
 use coret::rank::searcher::SearchModels;
-use coret::tui::{backend::IndexReporter, EngineIndexer, Session, Theme, TowerLoader};
+use coret::tui::{
+    backend::IndexReporter, shared_loader, EngineIndexer, ManyIndexer, NamedIndexer, Session, Theme,
+    TowerLoader,
+};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-pub fn run(args: &Args) -> anyhow::Result<()> {
+pub fn run(args: &Args, paths: &[PathBuf]) -> anyhow::Result<()> {
     let theme = Theme::load(&args.theme).map_err(|e| Usage(format!("--theme: {e:#}")))?;
     // Not a directory, or no source file of a supported language in it: one line and exit 2 before the screen is taken.
-    let repo = coret::engine::check_checkout(&args.path, args.langs.unwrap_or_default())?;
+    let roots = paths
+        .iter()
+        .map(|p| coret::engine::check_checkout(p, args.langs.unwrap_or_default()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let repo = roots[0].clone();
     // Then the terminal: a missing path is named as such, with or without one.
     if !std::io::IsTerminal::is_terminal(&std::io::stdout())
         || !std::io::IsTerminal::is_terminal(&std::io::stdin())
@@ -55,6 +63,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let session = Session {
         repo: repo.clone(),
+        label: (roots.len() > 1).then(|| super::checkouts::names(paths).join(" + ")),
         model: model_label,
         device: device_name,
         initial_query: None,
@@ -93,8 +102,31 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         },
     };
     let static_only = args.dense == DenseTierArg::Static;
-    let engine =
-        EngineIndexer { repo, index: opts, fusion, dense: dense_opts, towers, static_table, static_only };
-    let indexer = Box::new(move |reporter: IndexReporter| engine.run(reporter));
-    coret::tui::run(session, theme, indexer)
+    if roots.len() == 1 {
+        let engine =
+            EngineIndexer { repo, index: opts, fusion, dense: dense_opts, towers, static_table, static_only };
+        let indexer = Box::new(move |reporter: IndexReporter| engine.run(reporter));
+        return coret::tui::run(session, theme, indexer);
+    }
+    // Several checkouts: one indexer each, the models loaded once for all (tui::many_indexer).
+    let names = super::checkouts::names(paths);
+    let checkouts = names
+        .into_iter()
+        .zip(roots)
+        .zip(shared_loader(towers, paths.len()))
+        .map(|((name, repo), towers)| NamedIndexer {
+            name,
+            indexer: EngineIndexer {
+                repo,
+                index: opts.clone(),
+                fusion,
+                dense: dense_opts.clone(),
+                towers,
+                static_table: static_table.clone(),
+                static_only,
+            },
+        })
+        .collect();
+    let engine = ManyIndexer { checkouts };
+    coret::tui::run(session, theme, Box::new(move |reporter: IndexReporter| engine.run(reporter)))
 }

@@ -113,6 +113,16 @@ pub trait Backend: Send + Sync {
     /// The whole source of a repository-relative file (for the preview), `None` if unreadable.
     /// Called from the highlight worker thread.
     fn file_source(&self, path: &str) -> Option<String>;
+    /// Where a chunk's file lies on disk, for `$EDITOR`; `None`: under [`Session::repo`]
+    /// (one checkout). A backend over several checkouts says which one.
+    fn file_on_disk(&self, _path: &str) -> Option<PathBuf> {
+        None
+    }
+    /// The engine's searcher behind this backend, when there is one: a backend over several
+    /// checkouts ranks their searchers as one ([`crate::rank::many`]).
+    fn searcher(&self) -> Option<&crate::rank::Searcher> {
+        None
+    }
 }
 
 /// What the indexer tells the TUI.
@@ -149,8 +159,12 @@ pub enum IndexEvent {
 /// What the status bar shows about the session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Session {
-    /// Repository root; `$EDITOR` opens `repo.join(chunk.path)`.
+    /// Repository root; `$EDITOR` opens `repo.join(chunk.path)` (unless the backend says
+    /// where the file is: [`Backend::file_on_disk`]).
     pub repo: PathBuf,
+    /// What the status bar calls the checkouts when there are several (`shop + billing`);
+    /// `None`: `repo`'s directory name.
+    pub label: Option<String>,
     /// Model name as the user knows it (e.g. `all-MiniLM-L6-v2` or a path).
     pub model: String,
     /// `cpu`, `cuda:0`, ...

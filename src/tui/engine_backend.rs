@@ -72,4 +72,8 @@ impl Backend for Searcher {
     fn file_source(&self, path: &str) -> Option<String> {
         self.repo.file_source(path)
     }
+
+    fn searcher(&self) -> Option<&Searcher> {
+        Some(self)
+    }
 }

@@ -22,6 +22,8 @@ pub mod engine_indexer;
 pub mod highlight;
 pub mod keymap;
 pub mod layout;
+mod many_backend;
+pub mod many_indexer;
 mod runtime;
 mod terminal;
 pub mod theme;
@@ -33,5 +35,6 @@ pub(crate) mod snapshot_tests;
 
 pub use backend::{Backend, CancelHandle, CheckHandle, IndexEvent, IndexReporter, Session};
 pub use engine_indexer::{EngineIndexer, TowerLoader};
+pub use many_indexer::{shared_loader, ManyIndexer, NamedIndexer};
 pub use runtime::{run, Indexer};
 pub use theme::Theme;

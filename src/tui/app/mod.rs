@@ -307,7 +307,9 @@ impl App {
     fn open_in_editor(&mut self, commands: &mut Vec<Command>) {
         match self.target_chunk() {
             Some(chunk) => {
-                let (file, line) = (self.session.repo.join(&chunk.path), chunk.start_line);
+                let on_disk = self.backend.as_deref().and_then(|b| b.file_on_disk(&chunk.path));
+                let file = on_disk.unwrap_or_else(|| self.session.repo.join(&chunk.path));
+                let line = chunk.start_line;
                 commands.push(Command::OpenEditor { file, line });
             }
             None => self.info("nothing selected"),

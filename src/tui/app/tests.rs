@@ -14,6 +14,7 @@ pub(crate) fn new_app(size: (u16, u16)) -> App {
         repo: "/repo".into(),
         model: "demo".into(),
         device: "cpu".into(),
+        label: None,
         initial_query: None,
         // The lists chunk by chunk, whatever the query; grouping has tests of its own.
         order: OrderChoice::Fixed(ResultOrder::Flat),

@@ -91,10 +91,12 @@ const DROP_ORDER: [Detail; 4] = [Detail::Device, Detail::Model, Detail::Repo, De
 /// The session's details, in the order they show, each with what it is.
 fn details(app: &App) -> Vec<(String, Detail)> {
     let session = &app.session;
-    let repo = session
-        .repo
-        .file_name()
-        .map_or_else(|| session.repo.display().to_string(), |n| n.to_string_lossy().into());
+    let repo = session.label.clone().unwrap_or_else(|| {
+        session
+            .repo
+            .file_name()
+            .map_or_else(|| session.repo.display().to_string(), |n| n.to_string_lossy().into())
+    });
     let chunks = match app.backend.as_ref().map(|b| b.chunk_count()).or(app.index.chunks) {
         Some(n) => format!("{} chunks", thousands(n)),
         None => "… chunks".into(),
@@ -285,6 +287,7 @@ mod tests {
             repo: "/home/me/src/click".into(),
             model: "all-MiniLM-L6-v2 + CoRet".into(),
             device: "cuda:0".into(),
+            label: None,
             initial_query: None,
             order: Default::default(),
         };
