@@ -86,17 +86,22 @@ fn step(
     let row_of: std::collections::HashMap<VectorKey, u32> =
         keys.iter().zip(0u32..).map(|(k, i)| (*k, i)).collect();
     let mut cells = Vec::new();
-    for candidates in [40, 64, 100, 150, 200] {
+    // One bit a dimension orders candidates coarsely: it needs more of them.
+    let tried: &[usize] = match hnsw.quant {
+        coret::index::shared::Quant::Half => &[40, 64, 100, 150, 200],
+        coret::index::shared::Quant::Bit => &[200, 400, 800],
+    };
+    for &candidates in tried {
         let mut found = 0usize;
         for (q, want) in queries.iter().zip(&truth) {
             let got = store
-                .nearest(&tower, q, 10, candidates)
+                .nearest(&tower, q, 10, candidates, hnsw.quant)
                 .ok_or_else(|| anyhow::anyhow!("the store stopped answering"))?;
             let got: HashSet<u32> = got.iter().filter_map(|(k, _)| row_of.get(k).copied()).collect();
             found += want.iter().filter(|w| got.contains(w)).count();
         }
         let recall = found as f64 / (queries.len() * 10) as f64;
-        let (p50, p99) = latency(url, &tower, queries, candidates)?;
+        let (p50, p99) = latency(url, &tower, queries, candidates, hnsw.quant)?;
         cells.push(format!("ef {candidates}: recall@10 {recall:.3}, p50 {p50:.1} ms, p99 {p99:.1} ms"));
     }
     println!(
@@ -140,7 +145,13 @@ fn build_index(
 }
 
 /// p50 and p99 of `CLIENTS` clients each searching `PER_CLIENT` times at once.
-fn latency(url: &str, tower: &str, queries: &[Vec<f32>], candidates: usize) -> anyhow::Result<(f64, f64)> {
+fn latency(
+    url: &str,
+    tower: &str,
+    queries: &[Vec<f32>],
+    candidates: usize,
+    quant: coret::index::shared::Quant,
+) -> anyhow::Result<(f64, f64)> {
     let times = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| -> anyhow::Result<()> {
         let mut handles = Vec::new();
@@ -151,7 +162,9 @@ fn latency(url: &str, tower: &str, queries: &[Vec<f32>], candidates: usize) -> a
                 for i in 0..PER_CLIENT {
                     let q = &queries[(c * PER_CLIENT + i) % queries.len()];
                     let t = Instant::now();
-                    store.nearest(tower, q, 10, candidates).ok_or_else(|| anyhow::anyhow!("no answer"))?;
+                    store
+                        .nearest(tower, q, 10, candidates, quant)
+                        .ok_or_else(|| anyhow::anyhow!("no answer"))?;
                     times.lock().unwrap_or_else(|p| p.into_inner()).push(t.elapsed().as_secs_f64() * 1e3);
                 }
                 Ok(())

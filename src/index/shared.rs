@@ -231,6 +231,7 @@ impl SharedVectors {
         query: &[f32],
         k: usize,
         candidates: usize,
+        quant: Quant,
     ) -> Option<Vec<(VectorKey, f32)>> {
         let dim = query.len();
         let candidates = candidates.max(k);
@@ -238,9 +239,9 @@ impl SharedVectors {
         // partial index's predicate.
         let sql = format!(
             "SELECT key, 1 - (v <=> $1::vector) FROM (SELECT key, v FROM coret_vectors \
-             WHERE tower = {} AND dim = {dim} ORDER BY v::halfvec({dim}) <=> ($1::vector)::halfvec({dim}) \
-             LIMIT {candidates}) c ORDER BY v <=> $1::vector LIMIT {k}",
-            literal(tower)
+             WHERE tower = {} AND dim = {dim} ORDER BY {} LIMIT {candidates}) c ORDER BY v <=> $1::vector LIMIT {k}",
+            literal(tower),
+            quant.order_by(dim)
         );
         let q = pgvector::Vector::from(query.to_vec());
         let rows = self.with_client(|c| {
@@ -454,8 +455,9 @@ pub fn search_index_sql(tower: &str, dim: usize, p: HnswParams) -> (String, Stri
     let h = blake3::hash(format!("{tower}\0{dim}").as_bytes());
     let name = format!("coret_hnsw_{}", &h.to_hex()[..16]);
     let sql = format!(
-        "CREATE INDEX IF NOT EXISTS {name} ON coret_vectors USING hnsw ((v::halfvec({dim})) halfvec_cosine_ops) \
+        "CREATE INDEX IF NOT EXISTS {name} ON coret_vectors USING hnsw ({}) \
          WITH (m = {}, ef_construction = {}) WHERE tower = {} AND dim = {dim}",
+        p.quant.indexed(dim),
         p.m,
         p.ef_construction,
         literal(tower)
@@ -463,33 +465,70 @@ pub fn search_index_sql(tower: &str, dim: usize, p: HnswParams) -> (String, Stri
     (name, sql)
 }
 
+/// What the HNSW graph holds of each vector: half precision (cosine), or one bit a dimension
+/// (`binary_quantize`, Hamming distance; 1/16 of the memory, a coarser first pass that the
+/// exact rescoring then orders).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Quant {
+    #[default]
+    Half,
+    Bit,
+}
+
+impl Quant {
+    /// The indexed expression and its operator class.
+    fn indexed(self, dim: usize) -> String {
+        match self {
+            Quant::Half => format!("(v::halfvec({dim})) halfvec_cosine_ops"),
+            Quant::Bit => format!("(binary_quantize(v)::bit({dim})) bit_hamming_ops"),
+        }
+    }
+
+    /// The candidates' order, which the index serves (`$1` is the query).
+    fn order_by(self, dim: usize) -> String {
+        match self {
+            Quant::Half => format!("v::halfvec({dim}) <=> ($1::vector)::halfvec({dim})"),
+            Quant::Bit => format!("binary_quantize(v)::bit({dim}) <~> binary_quantize($1::vector)"),
+        }
+    }
+}
+
 /// The HNSW graph's shape: `m` links a node, `ef_construction` candidates while building.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HnswParams {
     pub m: u32,
     pub ef_construction: u32,
+    pub quant: Quant,
 }
 
 impl Default for HnswParams {
     /// pgvector's defaults.
     fn default() -> Self {
-        HnswParams { m: 16, ef_construction: 64 }
+        HnswParams { m: 16, ef_construction: 64, quant: Quant::Half }
     }
 }
 
 impl std::str::FromStr for HnswParams {
     type Err = String;
 
-    /// `m=16,ef_construction=64` (either may be left out).
+    /// `m=16,ef_construction=64,quant=half` (any may be left out; `quant=bit` for one bit a
+    /// dimension).
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         let mut p = HnswParams::default();
         for part in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}`: expected NAME=VALUE"))?;
-            let v: u32 = v.trim().parse().map_err(|_| format!("`{part}`: not a number"))?;
+            let number = || v.trim().parse::<u32>().map_err(|_| format!("`{part}`: not a number"));
             match k.trim() {
-                "m" => p.m = v,
-                "ef_construction" => p.ef_construction = v,
-                other => return Err(format!("`{other}`: expected m or ef_construction")),
+                "m" => p.m = number()?,
+                "ef_construction" => p.ef_construction = number()?,
+                "quant" => {
+                    p.quant = match v.trim() {
+                        "half" => Quant::Half,
+                        "bit" => Quant::Bit,
+                        other => return Err(format!("`{other}`: quant is half or bit")),
+                    }
+                }
+                other => return Err(format!("`{other}`: expected m, ef_construction or quant")),
             }
         }
         Ok(p)
