@@ -70,12 +70,12 @@ fn tiny_model(dir: &Path) {
 }
 
 /// One machine: its own cache directory, the shared model, the transformer tier. The
-/// precision is named: left to choose, each cache directory times f32 against bf16 on first use,
-/// and on a busy machine two of them could choose apart (another tower: nothing shared).
+/// precision is left to choose: over a store `auto` is f32 everywhere, so cache directories
+/// that would time f32 against bf16 apart on a busy machine still share one tower.
 fn machine(cache: &Path, model: &Path, store: &str) -> Command {
     let mut cmd = Command::cargo_bin("coret-tui").unwrap();
     cmd.env("CORET_CACHE_DIR", cache).env("CORET_MODEL", model).env("CORET_OFFLINE", "1");
-    cmd.env("CORET_DENSE", "transformer").env("CORET_STORE", store).args(["--precision", "f32"]);
+    cmd.env("CORET_DENSE", "transformer").env("CORET_STORE", store);
     cmd
 }
 

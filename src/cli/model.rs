@@ -142,9 +142,20 @@ pub fn encoder_options(args: &Args) -> EncoderOptions {
     EncoderOptions {
         max_len: args.max_len,
         batch_size: args.batch_size.max(1),
-        precision: args.precision,
+        precision: store_precision(args),
         layers: args.encoder_layers,
         ..EncoderOptions::default()
+    }
+}
+
+/// `--precision`, except that `auto` over a store (`--store`) is f32 on every machine: the
+/// precision is part of the tower a vector is stored under, and `auto` decides by a timing
+/// (bf16 where it measured faster on this CPU, and on a GPU), so two identical laptops could
+/// split into two towers and share nothing. f32 is what every CPU and GPU computes alike.
+pub fn store_precision(args: &Args) -> coret::model::Precision {
+    match (args.precision, &args.store) {
+        (coret::model::Precision::Auto, Some(_)) => coret::model::Precision::F32,
+        (p, _) => p,
     }
 }
 
@@ -219,4 +230,25 @@ pub fn load_static(args: &Args) -> anyhow::Result<Arc<StaticTable>> {
 /// Where the engine's progress lines (model provisioning) go: stderr.
 pub fn log_line(line: &str) {
     eprintln!("coret: {line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use coret::model::Precision;
+
+    #[test]
+    fn auto_over_a_store_is_f32_on_every_machine_and_a_named_precision_stands() {
+        let parse =
+            |a: &[&str]| Args::try_parse_from(std::iter::once("coret-tui").chain(a.iter().copied())).unwrap();
+        let store = "--store=postgres://u@h/db";
+        assert_eq!(store_precision(&parse(&[".", store])), Precision::F32);
+        assert_eq!(store_precision(&parse(&[".", store, "--precision", "bf16"])), Precision::Bf16);
+        let alone = parse(&["."]);
+        if alone.store.is_none() {
+            // Without a store (CORET_STORE unset), auto stays the machine's own choice.
+            assert_eq!(store_precision(&alone), Precision::Auto);
+        }
+    }
 }
