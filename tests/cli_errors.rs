@@ -9,7 +9,10 @@ use std::path::Path;
 
 fn coret(cache: &Path) -> Command {
     let mut cmd = Command::cargo_bin("coret-tui").unwrap();
-    cmd.env("CORET_CACHE_DIR", cache).env_remove("CORET_MODEL").env("CORET_OFFLINE", "1");
+    cmd.env("CORET_CACHE_DIR", cache)
+        .env_remove("CORET_MODEL")
+        .env_remove("CORET_STORE")
+        .env("CORET_OFFLINE", "1");
     cmd
 }
 
@@ -34,6 +37,8 @@ fn impossible_flag_values_are_usage_errors_naming_the_flag() {
         (&["--max-file-size", "-1"][..], "--max-file-size"),
         (&["--retriever", "dense", "--model", "/nonexistent"][..], "--model"),
         (&["--retriever", "dense", "--weights", "/nonexistent.safetensors"][..], "--weights"),
+        // Ranking in the store needs one.
+        (&["--store-search"][..], "--store-search"),
     ] {
         let (code, err) = fails(&mut q(args));
         assert_eq!(code, 2, "{args:?}: {err}");

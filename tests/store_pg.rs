@@ -133,6 +133,65 @@ fn a_second_machine_over_the_store_embeds_nothing_the_first_embedded() {
     assert!(wrote["stats"]["store"]["trouble"].as_str().unwrap().contains("not write"), "{}", wrote["stats"]);
 }
 
+/// `--store-search`: a client ranks the dense side in the server and holds no vector that
+/// the team embedded; what the store lacks (an edit, and a role that cannot give it) is
+/// embedded and ranked here.
+#[test]
+fn a_client_that_ranks_in_the_store_holds_no_vector_and_ranks_alike() {
+    let server = Server::start();
+    let repo = common::fixture_repo();
+    let s = setup();
+    let first = query(&mut machine(&s.caches.join("a"), &s.model, &server.writer), repo.path());
+    assert!(first["stats"]["store"]["pushed"].as_u64().unwrap() > 0, "{}", first["stats"]);
+    let thin = |cache: &str, url: &str, repo: &Path| {
+        let mut cmd = machine(&s.caches.join(cache), &s.model, url);
+        cmd.arg("--store-search");
+        query(&mut cmd, repo)
+    };
+    // The searchers' role: no HNSW index of its own making, the server scans the tower exactly.
+    let reader = thin("b", &server.reader, repo.path());
+    let search = &reader["stats"]["store"]["search"];
+    assert_eq!(reader["stats"]["embedded"].as_u64(), Some(0), "{}", reader["stats"]);
+    assert_eq!(
+        reader["stats"]["store"]["pulled"].as_u64(),
+        Some(0),
+        "no vector comes here: {}",
+        reader["stats"]
+    );
+    assert_eq!(
+        (search["chunks_ranked_here"].as_u64(), search["hnsw_index"].as_bool()),
+        (Some(0), Some(false))
+    );
+    assert_eq!(names(&reader, "hybrid"), names(&first, "hybrid"), "the same vectors, the same ranking");
+    // The writers' role builds the tower's HNSW index, and the ranking stands.
+    let writer = thin("c", &server.writer, repo.path());
+    assert_eq!(writer["stats"]["store"]["search"]["hnsw_index"].as_bool(), Some(true), "{}", writer["stats"]);
+    assert_eq!(names(&writer, "hybrid"), names(&first, "hybrid"));
+    // An edit the store has never seen, by a role that cannot give it: embedded and ranked here.
+    let edited = common::fixture_repo();
+    common::write(edited.path(), "shop/extra.py", "def tax_total(cart):\n    return sum(cart) * 1.2\n");
+    let mut cmd = machine(&s.caches.join("b"), &s.model, &server.reader);
+    let out = cmd.arg(edited.path()).args([
+        "--store-search",
+        "--query",
+        "tax total",
+        "--json",
+        "--retriever",
+        "dense",
+    ]);
+    let out = out.output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["stats"]["store"]["search"]["chunks_ranked_here"].as_u64(), Some(1), "{}", v["stats"]);
+    assert_eq!(v["stats"]["embedded"].as_u64(), Some(1), "{}", v["stats"]);
+    // The tiny model's weights are random: the edit is ranked (its cosine computed here), not first.
+    assert!(
+        names(&v, "dense").contains(&"tax_total".to_string()),
+        "the edit ranks: {:?}",
+        names(&v, "dense")
+    );
+}
+
 #[test]
 fn a_store_that_is_wrong_is_one_line_and_a_store_that_is_down_costs_no_answer() {
     let server = Server::start();

@@ -90,6 +90,10 @@ pub struct Args {
     #[arg(help_heading = "Model", long, env = "CORET_STORE", value_name = "URL")]
     pub store: Option<String>,
 
+    /// With --store and --query: rank the transformer's dense side in the store (its HNSW index, candidates rescored exactly), keeping no vector here that a teammate or CI embedded.
+    #[arg(help_heading = "Model", long)]
+    pub store_search: bool,
+
     /// Only the encoder's first N layers (a probe of issue 72's smaller-transformer route).
     #[arg(long, hide = true, value_parser = count::<1, 64>, value_name = "N")]
     pub encoder_layers: Option<usize>,

@@ -29,6 +29,10 @@ pub fn run(args: &Args, checkout: &Path) -> anyhow::Result<()> {
     let opts = super::model::dense_options(args);
     store_note(&opts);
     let dense_tier = searcher.dense_tier();
+    // `--store-search`: what ranked where (`stats.store.search`).
+    let searcher_ranks_in_store = searcher.dense.as_ref().and_then(|d| d.ranks_in_store()).map(|s| {
+        json!({"hnsw_index": s.indexed, "chunks_ranked_here": s.ranked_here(), "chunks": coverage.map(|c| c.1)})
+    });
     let search_started = std::time::Instant::now();
     let ask = Ask { query: &query, retrievers: &retrievers, top: args.top, rerank: true };
     let answer = searcher.answer(&ask)?;
@@ -73,6 +77,9 @@ pub fn run(args: &Args, checkout: &Path) -> anyhow::Result<()> {
         }
         if let Some(shared) = &opts.shared {
             v["stats"]["store"] = serde_json::to_value(shared.0.stats())?;
+        }
+        if let Some(s) = searcher_ranks_in_store {
+            v["stats"]["store"]["search"] = s;
         }
         v["stats"]["timings"] = serde_json::to_value(timings)?;
         println!("{}", serde_json::to_string(&v)?);
@@ -222,7 +229,10 @@ pub(super) fn searcher_for(
         let progress = BarProgress::new();
         towers = Some(m.towers.names());
         let scope = wanted.as_deref().map_or(Scope::All, Scope::First);
-        let dense = searcher.with_dense_scoped(m.towers.clone(), opts.clone(), scope, &progress);
+        let dense = match args.store_search {
+            true => searcher.with_dense_in_store(m.towers.clone(), opts.clone(), &progress),
+            false => searcher.with_dense_scoped(m.towers.clone(), opts.clone(), scope, &progress),
+        };
         progress.finish();
         searcher = dense?;
         device = Some(m.device.clone());

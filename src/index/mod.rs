@@ -6,5 +6,6 @@ pub mod dense;
 mod hit;
 pub mod query_terms;
 pub mod shared;
+mod shared_search;
 pub mod shared_spool;
 pub use hit::{Hit, Retriever};

@@ -25,7 +25,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 const INSERT_ROWS: usize = 500;
 
 /// Keys per SELECT.
-const FETCH_KEYS: usize = 5_000;
+pub(super) const FETCH_KEYS: usize = 5_000;
 
 const CREATE: &str = "
 CREATE TABLE IF NOT EXISTS coret_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -285,7 +285,7 @@ impl SharedVectors {
     /// Runs `f` on a live connection, connecting first if need be; `None` when the store does
     /// not answer or refuses (the reason goes to the status line and the connection is dropped
     /// so that the next call tries afresh).
-    fn with_client<T>(
+    pub(super) fn with_client<T>(
         &self,
         f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, postgres::Error>,
     ) -> Option<T> {

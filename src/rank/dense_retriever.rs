@@ -14,6 +14,9 @@ use rayon::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+mod server;
+pub use server::ServerIndex;
+
 /// Choices that change what the encoder sees (and so the cache keys).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DenseOptions {
@@ -306,6 +309,7 @@ impl DensePlan {
             embedded: 0,
             reused: 0,
             first: None,
+            server: None,
         })
     }
 }
@@ -375,6 +379,8 @@ pub struct DenseSearcher {
     pub reused: usize,
     /// While the index is partial and still being built: where a search asks for its chunks.
     first: Option<Arc<dyn FillFirst>>,
+    /// Set when the team's store ranks (`--store-search`): `index` is then empty.
+    server: Option<server::ServerIndex>,
 }
 
 impl DenseSearcher {
@@ -474,8 +480,11 @@ impl DenseSearcher {
         &self.tier
     }
 
-    /// Chunk `chunk`'s vector, unless the index left it out.
+    /// Chunk `chunk`'s vector, unless the index left it out (or the store holds it).
     pub fn vector(&self, chunk: usize) -> Option<&[f32]> {
+        if self.server.is_some() {
+            return None;
+        }
         let row = self.rows.binary_search(&(chunk as u32)).ok()?;
         Some(self.index.row(row))
     }
@@ -491,6 +500,9 @@ impl DenseSearcher {
 
     /// The `k` chunks nearest to a query vector.
     fn search_vector(&self, query: &[f32], k: usize) -> Vec<Hit> {
+        if let Some(hits) = self.search_in_store(query, k) {
+            return hits;
+        }
         let mut hits = self.index.search(query, k);
         for h in &mut hits {
             h.chunk = self.rows[h.chunk as usize];
@@ -554,6 +566,7 @@ impl DenseSearcher {
             embedded,
             reused: 0,
             first: None,
+            server: None,
         })
     }
 }

@@ -115,6 +115,21 @@ impl Searcher {
         Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
     }
 
+    /// Adds a dense index that ranks in the team's store (`--store-search`,
+    /// [`DenseSearcher::build_in_store`]): what the store lacks is embedded into this
+    /// repository's local vector log and ranked here, the rest in the server.
+    pub fn with_dense_in_store(
+        &self,
+        towers: Towers,
+        opts: DenseOptions,
+        progress: &dyn Progress,
+    ) -> Result<Searcher> {
+        let mut store = self.vector_store(&towers)?;
+        let (chunks, graph) = (&self.repo.chunks[..], &self.repo.graph);
+        let dense = DenseSearcher::build_in_store(towers, (chunks, graph), opts, &mut store, progress)?;
+        Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
+    }
+
     /// Adds the static tier's dense index over every chunk (docs/GUIDE.md "Tiers"), computed
     /// at once.
     pub fn with_static(&self, table: Arc<StaticTable>, opts: DenseOptions) -> Result<Searcher> {

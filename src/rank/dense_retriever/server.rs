@@ -1,0 +1,145 @@
+//! The dense side ranked in the team's store (`--store-search`, issue 71): the server's HNSW
+//! index over the tower's vectors, its candidates rescored exactly there
+//! ([`SharedVectors::nearest`]), so a client holds no vector of the chunks a teammate or CI
+//! embedded. Each chunk's input is tokenised here (its token key is what the store keys its
+//! vector by); what the store lacks is embedded here, given to it, and ranked here too (a
+//! read-only role cannot give it), the two lists merged by their exact cosines.
+
+use super::{encoder_input, DenseOptions, DensePlan, DenseSearcher, Tier, SLICE};
+use crate::callgraph::CallGraph;
+use crate::chunk::Chunk;
+use crate::error::{Error, Result};
+use crate::index::dense::{token_key, DenseIndex, VectorKey, VectorStore};
+use crate::index::shared::{Quant, SharedVectors};
+use crate::index::Hit;
+use crate::model::Towers;
+use crate::progress::Progress;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Candidates the server's graph search keeps before its exact rescoring, at least: the
+/// recall@10 of 0.956 measured at 1M vectors (docs/RESULTS.md "The store at scale").
+const MIN_CANDIDATES: usize = 200;
+/// The most a search asks of the server (pgvector's `hnsw.ef_search` stops there).
+const MOST: usize = 1000;
+
+/// Where a store-ranked [`DenseSearcher`] finds its neighbours.
+pub struct ServerIndex {
+    store: Arc<SharedVectors>,
+    tower: String,
+    /// Each input's token key → the chunks with that input.
+    chunks_of: HashMap<VectorKey, Vec<u32>>,
+    /// The chunks embedded here that the store lacked, ranked here.
+    local: DenseIndex,
+    local_rows: Vec<u32>,
+    /// Whether the tower has its HNSW index (else the server scans it exactly).
+    pub indexed: bool,
+}
+
+impl ServerIndex {
+    /// How many chunks rank here (embedded here: the store lacked them).
+    pub fn ranked_here(&self) -> usize {
+        self.local_rows.len()
+    }
+
+    /// The `k` nearest chunks: the server's list mapped to this checkout's chunks (rows of
+    /// other checkouts and older commits are dropped), merged with the local one by cosine.
+    /// A store that stops answering leaves the local list (its trouble is in the stats).
+    fn search(&self, query: &[f32], k: usize) -> Vec<Hit> {
+        let asked = k.min(MOST);
+        let found = self.store.nearest(&self.tower, query, asked, asked.max(MIN_CANDIDATES), Quant::Half);
+        let mut hits: Vec<Hit> = found
+            .unwrap_or_default()
+            .into_iter()
+            // pgvector stores no NaN; a cosine that is not finite is never ranked.
+            .filter(|(_, score)| score.is_finite())
+            .flat_map(|(key, score)| {
+                self.chunks_of.get(&key).into_iter().flatten().map(move |&chunk| Hit { chunk, score })
+            })
+            .collect();
+        let mut local = self.local.search(query, k);
+        for h in &mut local {
+            h.chunk = self.local_rows[h.chunk as usize];
+        }
+        hits.extend(local);
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.cmp(&b.chunk)));
+        let mut seen = std::collections::HashSet::new();
+        hits.retain(|h| seen.insert(h.chunk));
+        hits.truncate(k);
+        hits
+    }
+}
+
+impl DenseSearcher {
+    /// A dense index that ranks in the team's store (`opts.shared`): every eligible chunk's
+    /// input tokenised, the store asked which it holds, the rest embedded here (into `store`,
+    /// the local cache, and given to the team's) and ranked here. The tower's HNSW index is
+    /// built first if this role may. An error when there is no store, or it does not answer.
+    pub fn build_in_store(
+        towers: Towers,
+        (chunks, graph): (&[Chunk], &CallGraph),
+        opts: DenseOptions,
+        store: &mut VectorStore,
+        progress: &dyn Progress,
+    ) -> Result<Self> {
+        let shared = opts.shared.clone().ok_or_else(|| Error::invalid("--store-search needs --store URL"))?.0;
+        let down =
+            || Error::invalid(format!("--store-search: the store {} is not answering", shared.shown()));
+        let encoder = &towers.chunk;
+        let plan = DensePlan::new(encoder, chunks, graph, &opts);
+        let ttag = format!("{}|tokens", encoder.fingerprint());
+        let tkeys: Vec<VectorKey> = plan
+            .rows
+            .par_iter()
+            .map(|&chunk| {
+                let t =
+                    encoder.tokenize_input(&encoder_input(chunks, graph, &opts, chunk as usize)).map_err(
+                        |e| Error::context(format!("tokenising chunk {}", chunks[chunk as usize].key()), e),
+                    )?;
+                Ok(token_key(&ttag, &t.ids, &t.type_ids))
+            })
+            .collect::<Result<_>>()?;
+        let tower = encoder.fingerprint();
+        let held = shared.held(&tower, &tkeys).ok_or_else(down)?;
+        let here: Vec<usize> = (0..plan.len()).filter(|&p| !held.contains(&tkeys[p])).collect();
+        let missing = plan.missing_among(store, here.iter().copied());
+        let embedded = plan.embed(encoder, (chunks, graph, &opts), store, &missing, progress, SLICE)?;
+        let indexed = shared.ensure_search_index(&tower, encoder.dim()).ok_or_else(down)?;
+        let local_keys: Vec<VectorKey> = here.iter().map(|&p| plan.keys[p]).collect();
+        let mut chunks_of: HashMap<VectorKey, Vec<u32>> = HashMap::new();
+        for (p, key) in tkeys.iter().enumerate() {
+            chunks_of.entry(*key).or_default().push(plan.rows[p]);
+        }
+        let server = ServerIndex {
+            store: shared,
+            tower,
+            chunks_of,
+            local: DenseIndex::from_store(store, &local_keys)?,
+            local_rows: here.iter().map(|&p| plan.rows[p]).collect(),
+            indexed,
+        };
+        Ok(DenseSearcher {
+            tier: Tier::Transformer(towers.clone()),
+            idf: None,
+            index: DenseIndex::from_matrix(towers.chunk.dim(), Vec::new()),
+            eligible: plan.len(),
+            rows: plan.rows,
+            opts,
+            embedded,
+            reused: missing.len() - embedded,
+            first: None,
+            server: Some(server),
+        })
+    }
+
+    /// The store this index ranks in, when it does ([`DenseSearcher::build_in_store`]).
+    pub fn ranks_in_store(&self) -> Option<&ServerIndex> {
+        self.server.as_ref()
+    }
+
+    /// [`ServerIndex::search`] where the store ranks, else `None`.
+    pub(super) fn search_in_store(&self, query: &[f32], k: usize) -> Option<Vec<Hit>> {
+        self.server.as_ref().map(|s| s.search(query, k))
+    }
+}
