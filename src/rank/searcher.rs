@@ -126,7 +126,19 @@ impl Searcher {
     ) -> Result<Searcher> {
         let mut store = self.vector_store(&towers)?;
         let (chunks, graph) = (&self.repo.chunks[..], &self.repo.graph);
-        let dense = DenseSearcher::build_in_store(towers, (chunks, graph), opts, &mut store, progress)?;
+        // Beside the vector log: `vectors-TOWER.log` → `token-keys-TOWER.bin`.
+        let keys = self.repo.cache_entry.as_ref().map(|entry| {
+            let log = vector_log(entry, &towers);
+            let name = log.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            log.with_file_name(name.replacen("vectors-", "token-keys-", 1).replace(".log", ".bin"))
+        });
+        let dense = DenseSearcher::build_in_store(
+            towers,
+            (chunks, graph),
+            opts,
+            (&mut store, keys.as_deref()),
+            progress,
+        )?;
         Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
     }
 

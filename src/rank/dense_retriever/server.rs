@@ -16,6 +16,7 @@ use crate::model::Towers;
 use crate::progress::Progress;
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Candidates the server's graph search keeps before its exact rescoring, at least: the
@@ -76,11 +77,13 @@ impl DenseSearcher {
     /// input tokenised, the store asked which it holds, the rest embedded here (into `store`,
     /// the local cache, and given to the team's) and ranked here. The tower's HNSW index is
     /// built first if this role may. An error when there is no store, or it does not answer.
+    /// `token_keys`: where each input's token key is remembered by its plan key (the cache
+    /// entry's; `None`: every input is tokenised each time).
     pub fn build_in_store(
         towers: Towers,
         (chunks, graph): (&[Chunk], &CallGraph),
         opts: DenseOptions,
-        store: &mut VectorStore,
+        (store, token_keys): (&mut VectorStore, Option<&Path>),
         progress: &dyn Progress,
     ) -> Result<Self> {
         let shared = opts.shared.clone().ok_or_else(|| Error::invalid("--store-search needs --store URL"))?.0;
@@ -89,17 +92,27 @@ impl DenseSearcher {
         let encoder = &towers.chunk;
         let plan = DensePlan::new(encoder, chunks, graph, &opts);
         let ttag = format!("{}|tokens", encoder.fingerprint());
-        let tkeys: Vec<VectorKey> = plan
-            .rows
-            .par_iter()
-            .map(|&chunk| {
-                let t =
-                    encoder.tokenize_input(&encoder_input(chunks, graph, &opts, chunk as usize)).map_err(
-                        |e| Error::context(format!("tokenising chunk {}", chunks[chunk as usize].key()), e),
-                    )?;
+        let known = token_keys.map(read_pairs).unwrap_or_default();
+        let tkeys: Vec<VectorKey> = (0..plan.len())
+            .into_par_iter()
+            .map(|p| {
+                if let Some(t) = known.get(&plan.keys[p]) {
+                    return Ok(*t);
+                }
+                let chunk = plan.rows[p] as usize;
+                let t = encoder
+                    .tokenize_input(&encoder_input(chunks, graph, &opts, chunk))
+                    .map_err(|e| Error::context(format!("tokenising chunk {}", chunks[chunk].key()), e))?;
                 Ok(token_key(&ttag, &t.ids, &t.type_ids))
             })
             .collect::<Result<_>>()?;
+        if let Some(file) = token_keys {
+            let new: Vec<(VectorKey, VectorKey)> = (0..plan.len())
+                .filter(|&p| !known.contains_key(&plan.keys[p]))
+                .map(|p| (plan.keys[p], tkeys[p]))
+                .collect();
+            append_pairs(file, &new)?;
+        }
         let tower = encoder.fingerprint();
         let held = shared.held(&tower, &tkeys).ok_or_else(down)?;
         let here: Vec<usize> = (0..plan.len()).filter(|&p| !held.contains(&tkeys[p])).collect();
@@ -141,5 +154,53 @@ impl DenseSearcher {
     /// [`ServerIndex::search`] where the store ranks, else `None`.
     pub(super) fn search_in_store(&self, query: &[f32], k: usize) -> Option<Vec<Hit>> {
         self.server.as_ref().map(|s| s.search(query, k))
+    }
+}
+
+/// The remembered (plan key, token key) pairs: 32-byte records; a torn tail is ignored, and a
+/// file that cannot be read costs only the tokenising.
+fn read_pairs(file: &Path) -> HashMap<VectorKey, VectorKey> {
+    let bytes = std::fs::read(file).unwrap_or_default();
+    bytes
+        .chunks_exact(32)
+        .filter_map(|r| Some((r[..16].try_into().ok()?, r[16..].try_into().ok()?)))
+        .collect()
+}
+
+/// Appends `pairs` in one write, after cutting a torn tail a crash left (the records after
+/// it would be read out of step).
+fn append_pairs(file: &Path, pairs: &[(VectorKey, VectorKey)]) -> Result<()> {
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let io = |e| Error::io(file, e);
+    let body: Vec<u8> = pairs.iter().flat_map(|(a, b)| a.iter().chain(b.iter()).copied()).collect();
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(file).map_err(io)?;
+    let len = f.metadata().map_err(io)?.len();
+    if len % 32 != 0 {
+        f.set_len(len - len % 32).map_err(io)?;
+    }
+    std::io::Write::write_all(&mut f, &body).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn remembered_token_keys_survive_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token-keys.bin");
+        let pair = |i: u8| ([i; 16], [i + 100; 16]);
+        append_pairs(&file, &[pair(1), pair(2)]).unwrap();
+        // A crash mid-append: half a record.
+        std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(&[7; 20]).unwrap();
+        assert_eq!(read_pairs(&file).len(), 2, "the torn tail is ignored");
+        append_pairs(&file, &[pair(3)]).unwrap();
+        let known = read_pairs(&file);
+        assert_eq!(known.len(), 3, "the next append cut the tail first: {known:?}");
+        assert_eq!(known.get(&[3; 16]), Some(&[103; 16]));
+        assert!(read_pairs(&dir.path().join("missing.bin")).is_empty());
     }
 }
