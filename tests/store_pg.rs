@@ -190,6 +190,20 @@ fn a_client_that_ranks_in_the_store_holds_no_vector_and_ranks_alike() {
         "the edit ranks: {:?}",
         names(&v, "dense")
     );
+
+    // Both checkouts as one, each ranked in the store.
+    let mut cmd = machine(&s.caches.join("c"), &s.model, &server.writer);
+    let out =
+        cmd.arg(repo.path()).arg(edited.path()).args(["--store-search", "--query", "tax total", "--json"]);
+    let out = out.output().unwrap();
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let repos = v["repos"].as_array().unwrap();
+    assert_eq!(repos.len(), 2);
+    for r in repos {
+        assert_eq!(r["store_search"]["hnsw_index"].as_bool(), Some(true), "{r}");
+    }
+    assert_eq!(v["stats"]["store"]["pulled"].as_u64(), Some(0), "{}", v["stats"]);
 }
 
 #[test]

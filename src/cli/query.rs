@@ -29,10 +29,7 @@ pub fn run(args: &Args, checkout: &Path) -> anyhow::Result<()> {
     let opts = super::model::dense_options(args);
     store_note(&opts);
     let dense_tier = searcher.dense_tier();
-    // `--store-search`: what ranked where (`stats.store.search`).
-    let searcher_ranks_in_store = searcher.dense.as_ref().and_then(|d| d.ranks_in_store()).map(|s| {
-        json!({"hnsw_index": s.indexed, "chunks_ranked_here": s.ranked_here(), "chunks": coverage.map(|c| c.1)})
-    });
+    let searcher_ranks_in_store = store_search_json(&searcher);
     let search_started = std::time::Instant::now();
     let ask = Ask { query: &query, retrievers: &retrievers, top: args.top, rerank: true };
     let answer = searcher.answer(&ask)?;
@@ -87,6 +84,16 @@ pub fn run(args: &Args, checkout: &Path) -> anyhow::Result<()> {
         print_table(index, &results, test_weight, &timings, args.order.resolve(&query));
     }
     Ok(())
+}
+
+/// `--store-search`: what ranked where (`stats.store.search`; over several checkouts, each
+/// one's `store_search`); `None` where the dense side ranks here.
+pub(super) fn store_search_json(searcher: &Searcher) -> Option<Value> {
+    let dense = searcher.dense.as_ref()?;
+    let s = dense.ranks_in_store()?;
+    Some(
+        json!({"hnsw_index": s.indexed, "chunks_ranked_here": s.ranked_here(), "chunks": dense.coverage().1}),
+    )
 }
 
 /// What every query does first: each checkout checked (a path with no source file of a

@@ -3,7 +3,7 @@
 //! grouped per checkout and file, and `repos` giving each checkout's path and index stats.
 
 use super::args::Args;
-use super::query::{hit_json, prepare, searcher_for, store_note, Built};
+use super::query::{hit_json, prepare, searcher_for, store_note, store_search_json, Built};
 use coret::index::Retriever;
 use coret::rank::many::{Checkout, Many, RepoHit};
 use serde_json::{json, Value};
@@ -69,7 +69,7 @@ fn to_json(many: &Many, query: &str, results: &[(Retriever, Vec<RepoHit>)], test
         .iter()
         .map(|c| {
             let s = &c.searcher.repo.stats;
-            json!({
+            let mut repo = json!({
                 "name": c.name,
                 "path": c.searcher.repo.root.display().to_string(),
                 "files": s.files,
@@ -77,7 +77,11 @@ fn to_json(many: &Many, query: &str, results: &[(Retriever, Vec<RepoHit>)], test
                 "edges": s.edges,
                 "cache": s.cache,
                 "notes": c.searcher.repo.notes,
-            })
+            });
+            if let Some(search) = store_search_json(&c.searcher) {
+                repo["store_search"] = search;
+            }
+            repo
         })
         .collect();
     let mut lists = serde_json::Map::new();
