@@ -206,6 +206,32 @@ fn a_client_that_ranks_in_the_store_holds_no_vector_and_ranks_alike() {
     assert_eq!(v["stats"]["store"]["pulled"].as_u64(), Some(0), "{}", v["stats"]);
 }
 
+/// The agent server ranks in the store too (`--mcp REPO --store-search`), through the official
+/// Python MCP SDK (tests/mcp_store.py; `.ci/run` installs it).
+#[test]
+fn an_mcp_server_ranks_in_the_store_and_pulls_nothing() {
+    let server = Server::start();
+    let repo = common::fixture_repo();
+    let s = setup();
+    query(&mut machine(&s.caches.join("a"), &s.model, &server.writer), repo.path());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_store.py");
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_coret-tui"))
+        .arg(repo.path())
+        .arg(&s.model)
+        .arg(s.caches.join("mcp"))
+        .arg(&server.writer)
+        .output()
+        .expect("python3 runs (with the mcp package: pip install 'mcp>=1.9,<2')");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
 #[test]
 fn a_store_that_is_wrong_is_one_line_and_a_store_that_is_down_costs_no_answer() {
     let server = Server::start();

@@ -90,7 +90,7 @@ pub struct Args {
     #[arg(help_heading = "Model", long, env = "CORET_STORE", value_name = "URL")]
     pub store: Option<String>,
 
-    /// With --store and --query: rank the transformer's dense side in the store (its HNSW index, candidates rescored exactly), keeping no vector here that a teammate or CI embedded.
+    /// With --store: rank the transformer's dense side in the store (its HNSW index, candidates rescored exactly), keeping no vector here that a teammate or CI embedded.
     #[arg(help_heading = "Model", long)]
     pub store_search: bool,
 

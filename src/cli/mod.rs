@@ -82,8 +82,6 @@ fn check_flags((args, cache_dir_flag): &(Args, bool)) -> anyhow::Result<()> {
     if args.store_search {
         let why = if args.store.is_none() {
             Some("needs --store URL (or CORET_STORE)")
-        } else if args.query.is_none() {
-            Some("ranks --query's dense side in this version (the TUI and --mcp rank here)")
         } else if args.dense == args::DenseTierArg::Static {
             Some("ranks the transformer's vectors; --dense static ranks here at once")
         } else {

@@ -169,6 +169,7 @@ pub fn dense_options(args: &Args) -> DenseOptions {
         static_idf: !args.static_no_idf,
         // Connected (or refused, exit 2) by `dispatch` before anything else runs.
         shared: shared_store(args).ok().flatten(),
+        rank_in_store: args.store_search,
     }
 }
 

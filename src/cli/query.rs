@@ -236,7 +236,7 @@ pub(super) fn searcher_for(
         let progress = BarProgress::new();
         towers = Some(m.towers.names());
         let scope = wanted.as_deref().map_or(Scope::All, Scope::First);
-        let dense = match args.store_search {
+        let dense = match opts.rank_in_store {
             true => searcher.with_dense_in_store(m.towers.clone(), opts.clone(), &progress),
             false => searcher.with_dense_scoped(m.towers.clone(), opts.clone(), scope, &progress),
         };

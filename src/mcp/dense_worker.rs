@@ -83,6 +83,18 @@ fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
         }
         let Some(store) = store.as_mut() else { continue };
         let progress = BuildProgress { shared, generation: job.generation };
+        if setup.opts.rank_in_store {
+            // Ranked in the team's store: what it lacks is embedded first (no partial index).
+            let built =
+                job.searcher.with_dense_in_store_at(towers.clone(), setup.opts.clone(), store, &progress);
+            match built {
+                Ok(Searcher { dense: Some(dense), .. }) => shared.install_dense(job.generation, dense),
+                Ok(_) => shared.fail_dense(Some(job.generation), "no dense index was built".into()),
+                Err(Error::Cancelled) => {}
+                Err(e) => shared.fail_dense(Some(job.generation), format!("ranking in the store: {e}")),
+            }
+            continue;
+        }
         // Query-first: a `locate` meanwhile ranks over a partial index, its own chunks first.
         let (handle, requests) = QueryFirst::channel();
         let publish = |partial: Searcher| match partial.dense {

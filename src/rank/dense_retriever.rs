@@ -36,6 +36,9 @@ pub struct DenseOptions {
     /// The team's vector store (`--store`): asked before embedding, given what was embedded.
     /// Changes no embedding.
     pub shared: Option<crate::index::shared::SharedHandle>,
+    /// Rank the transformer's dense side in that store (`--store-search`,
+    /// [`DenseSearcher::build_in_store`]). Changes no embedding.
+    pub rank_in_store: bool,
 }
 
 impl Default for DenseOptions {
@@ -56,6 +59,7 @@ impl Default for DenseOptions {
             skip_tests: true,
             static_idf: true,
             shared: None,
+            rank_in_store: false,
         }
     }
 }

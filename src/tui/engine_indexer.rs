@@ -185,6 +185,20 @@ fn build_dense(
     let mut job = Some(first);
     while let Some(Job { generation: mine, searcher }) = job.take().or_else(|| newest(&jobs)) {
         let progress = DenseProgress { reporter, generation, mine };
+        if opts.rank_in_store {
+            // Ranked in the team's store (`--store-search`): what it lacks is embedded first.
+            let built = searcher.with_dense_in_store_at(towers.clone(), opts.clone(), &mut store, &progress);
+            let g = lock(generation);
+            match built {
+                _ if *g != mine || reporter.cancelled() => {}
+                Ok(full) => {
+                    reporter.dense_ready(Arc::new(serving(full)));
+                    store_note(&opts, reporter);
+                }
+                Err(e) => reporter.failed(format!("dense index: ranking in the store: {e}")),
+            }
+            continue;
+        }
         // Query-first: the first partial index (over the vectors already cached) is served at
         // once, and each search through it has its own chunks embedded before the rest. Later
         // partial indexes are not sent: a search through the first one already ranks over all
