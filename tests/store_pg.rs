@@ -232,6 +232,52 @@ fn an_mcp_server_ranks_in_the_store_and_pulls_nothing() {
     );
 }
 
+/// Ranking in the store, while an edit it lacks is embedded: what it holds serves at once (a
+/// partial index, what the TUI's and the MCP server's dense threads install), then the whole.
+#[test]
+fn ranking_in_the_store_serves_what_it_holds_while_the_rest_is_embedded() {
+    use coret::index::dense::VectorStore;
+    use coret::index::shared::{SharedHandle, SharedVectors};
+    use coret::rank::dense_retriever::DenseOptions;
+    use coret::rank::Searcher;
+    use std::sync::{Arc, Mutex};
+    let server = Server::start();
+    let repo = common::fixture_repo();
+    let s = setup();
+    let options =
+        coret::model::EncoderOptions { precision: coret::model::Precision::F32, ..Default::default() };
+    let encoder = coret::model::Encoder::load(&s.model, &candle_core::Device::Cpu, options).unwrap();
+    let towers = coret::model::Towers::tied(Arc::new(encoder));
+    let shared = SharedVectors::connect(&server.writer, None).unwrap();
+    let opts =
+        DenseOptions { shared: Some(SharedHandle(shared)), rank_in_store: true, ..DenseOptions::default() };
+    let index_options = coret::engine::IndexOptions { cache_dir: None, ..Default::default() };
+    // Each build: the coverage of every partial index served, and of the whole.
+    let build = || {
+        let index = coret::engine::RepoIndex::open(repo.path(), &index_options, &coret::progress::NoProgress);
+        let searcher = Searcher::bm25_only(Arc::new(index.unwrap()));
+        let served = Mutex::new(Vec::new());
+        let publish = |p: Searcher| served.lock().unwrap().push(p.dense.unwrap().coverage());
+        let mut local = VectorStore::in_memory(towers.chunk.dim());
+        let progress = &coret::progress::NoProgress;
+        let full = searcher.with_dense_in_store_at(
+            towers.clone(),
+            opts.clone(),
+            &mut local,
+            (progress, Some(&publish)),
+        );
+        (served.into_inner().unwrap(), full.unwrap().dense.unwrap().coverage())
+    };
+    let (served, (ranked, of)) = build();
+    assert_eq!((served, ranked), (vec![], of), "an empty store: nothing to serve first, then every chunk");
+    common::write(repo.path(), "shop/extra.py", "def tax_total(cart):\n    return sum(cart) * 1.2\n");
+    let (served, (ranked, of)) = build();
+    assert_eq!(ranked, of);
+    assert_eq!(served, vec![(of - 1, of)], "what the store held served first: all but the edit");
+    let (served, _) = build();
+    assert!(served.is_empty(), "the store holds everything now: no partial index");
+}
+
 #[test]
 fn a_store_that_is_wrong_is_one_line_and_a_store_that_is_down_costs_no_answer() {
     let server = Server::start();

@@ -84,9 +84,19 @@ fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
         let Some(store) = store.as_mut() else { continue };
         let progress = BuildProgress { shared, generation: job.generation };
         if setup.opts.rank_in_store {
-            // Ranked in the team's store: what it lacks is embedded first (no partial index).
-            let built =
-                job.searcher.with_dense_in_store_at(towers.clone(), setup.opts.clone(), store, &progress);
+            // Ranked in the team's store; what it holds serves at once (a partial index) while
+            // the rest is embedded.
+            let publish = |partial: Searcher| {
+                if let Some(dense) = partial.dense {
+                    shared.install_partial(job.generation, dense);
+                }
+            };
+            let built = job.searcher.with_dense_in_store_at(
+                towers.clone(),
+                setup.opts.clone(),
+                store,
+                (&progress, Some(&publish)),
+            );
             match built {
                 Ok(Searcher { dense: Some(dense), .. }) => shared.install_dense(job.generation, dense),
                 Ok(_) => shared.fail_dense(Some(job.generation), "no dense index was built".into()),

@@ -125,18 +125,24 @@ impl Searcher {
         progress: &dyn Progress,
     ) -> Result<Searcher> {
         let mut store = self.vector_store(&towers)?;
-        self.with_dense_in_store_at(towers, opts, &mut store, progress)
+        self.with_dense_in_store_at(towers, opts, &mut store, (progress, None))
     }
 
     /// [`Searcher::with_dense_in_store`] with the local vector log already open (a dense
-    /// thread keeps one across rebuilds).
+    /// thread keeps one across rebuilds); `partial` is given a searcher over what the store
+    /// holds while the rest is embedded (a TUI or MCP dense thread serves it).
     pub fn with_dense_in_store_at(
         &self,
         towers: Towers,
         opts: DenseOptions,
         store: &mut VectorStore,
-        progress: &dyn Progress,
+        (progress, partial): (&dyn Progress, Option<&dyn Fn(Searcher)>),
     ) -> Result<Searcher> {
+        let serve = |d: DenseSearcher| {
+            if let Some(publish) = partial {
+                publish(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(d)), ..self.clone_sides() });
+            }
+        };
         let (chunks, graph) = (&self.repo.chunks[..], &self.repo.graph);
         // Beside the vector log: `vectors-TOWER.log` → `token-keys-TOWER.bin`.
         let keys = self.repo.cache_entry.as_ref().map(|entry| {
@@ -144,8 +150,13 @@ impl Searcher {
             let name = log.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             log.with_file_name(name.replacen("vectors-", "token-keys-", 1).replace(".log", ".bin"))
         });
-        let dense =
-            DenseSearcher::build_in_store(towers, (chunks, graph), opts, (store, keys.as_deref()), progress)?;
+        let dense = DenseSearcher::build_in_store(
+            towers,
+            (chunks, graph),
+            opts,
+            (store, keys.as_deref()),
+            (progress, partial.map(|_| &serve as &dyn Fn(DenseSearcher))),
+        )?;
         Ok(Searcher { repo: self.repo.clone(), dense: Some(Arc::new(dense)), ..self.clone_sides() })
     }
 

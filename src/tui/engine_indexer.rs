@@ -186,8 +186,20 @@ fn build_dense(
     while let Some(Job { generation: mine, searcher }) = job.take().or_else(|| newest(&jobs)) {
         let progress = DenseProgress { reporter, generation, mine };
         if opts.rank_in_store {
-            // Ranked in the team's store (`--store-search`): what it lacks is embedded first.
-            let built = searcher.with_dense_in_store_at(towers.clone(), opts.clone(), &mut store, &progress);
+            // Ranked in the team's store (`--store-search`); what it holds serves at once (a
+            // partial index) while the rest is embedded.
+            let publish = |partial: Searcher| {
+                let g = lock(generation);
+                if *g == mine && !reporter.cancelled() {
+                    reporter.dense_ready(Arc::new(serving(partial)));
+                }
+            };
+            let built = searcher.with_dense_in_store_at(
+                towers.clone(),
+                opts.clone(),
+                &mut store,
+                (&progress, Some(&publish)),
+            );
             let g = lock(generation);
             match built {
                 _ if *g != mine || reporter.cancelled() => {}

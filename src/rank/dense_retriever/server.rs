@@ -30,7 +30,7 @@ pub struct ServerIndex {
     store: Arc<SharedVectors>,
     tower: String,
     /// Each input's token key → the chunks with that input.
-    chunks_of: HashMap<VectorKey, Vec<u32>>,
+    chunks_of: Arc<HashMap<VectorKey, Vec<u32>>>,
     /// The chunks embedded here that the store lacked, ranked here.
     local: DenseIndex,
     local_rows: Vec<u32>,
@@ -77,6 +77,8 @@ impl DenseSearcher {
     /// input tokenised, the store asked which it holds, the rest embedded here (into `store`,
     /// the local cache, and given to the team's) and ranked here. The tower's HNSW index is
     /// built first if this role may. An error when there is no store, or it does not answer.
+    /// `partial`, when the store lacks some inputs: given the index over what it holds (and
+    /// what the local cache does) before the rest is embedded, to serve meanwhile.
     /// `token_keys`: where each input's token key is remembered by its plan key (the cache
     /// entry's; `None`: every input is tokenised each time).
     pub fn build_in_store(
@@ -84,7 +86,7 @@ impl DenseSearcher {
         (chunks, graph): (&[Chunk], &CallGraph),
         opts: DenseOptions,
         (store, token_keys): (&mut VectorStore, Option<&Path>),
-        progress: &dyn Progress,
+        (progress, partial): (&dyn Progress, Option<&dyn Fn(DenseSearcher)>),
     ) -> Result<Self> {
         let shared = opts.shared.clone().ok_or_else(|| Error::invalid("--store-search needs --store URL"))?.0;
         let down =
@@ -115,35 +117,56 @@ impl DenseSearcher {
         }
         let tower = encoder.fingerprint();
         let held = shared.held(&tower, &tkeys).ok_or_else(down)?;
-        let here: Vec<usize> = (0..plan.len()).filter(|&p| !held.contains(&tkeys[p])).collect();
-        let missing = plan.missing_among(store, here.iter().copied());
-        let embedded = plan.embed(encoder, (chunks, graph, &opts), store, &missing, progress, SLICE)?;
         let indexed = shared.ensure_search_index(&tower, encoder.dim()).ok_or_else(down)?;
-        let local_keys: Vec<VectorKey> = here.iter().map(|&p| plan.keys[p]).collect();
         let mut chunks_of: HashMap<VectorKey, Vec<u32>> = HashMap::new();
         for (p, key) in tkeys.iter().enumerate() {
             chunks_of.entry(*key).or_default().push(plan.rows[p]);
         }
-        let server = ServerIndex {
-            store: shared,
-            tower,
-            chunks_of,
-            local: DenseIndex::from_store(store, &local_keys)?,
-            local_rows: here.iter().map(|&p| plan.rows[p]).collect(),
-            indexed,
+        let chunks_of = Arc::new(chunks_of);
+        // The index over the store's vectors and the local ones at `local` (positions), ranking
+        // over `ranked` (chunk ids, ascending).
+        let make = |store: &VectorStore, local: &[usize], ranked: Vec<u32>| -> Result<DenseSearcher> {
+            let keys: Vec<VectorKey> = local.iter().map(|&p| plan.keys[p]).collect();
+            let server = ServerIndex {
+                store: shared.clone(),
+                tower: tower.clone(),
+                chunks_of: chunks_of.clone(),
+                local: DenseIndex::from_store(store, &keys)?,
+                local_rows: local.iter().map(|&p| plan.rows[p]).collect(),
+                indexed,
+            };
+            Ok(DenseSearcher {
+                tier: Tier::Transformer(towers.clone()),
+                idf: None,
+                index: DenseIndex::from_matrix(towers.chunk.dim(), Vec::new()),
+                eligible: plan.len(),
+                rows: ranked,
+                opts: opts.clone(),
+                embedded: 0,
+                reused: 0,
+                first: None,
+                server: Some(server),
+            })
         };
-        Ok(DenseSearcher {
-            tier: Tier::Transformer(towers.clone()),
-            idf: None,
-            index: DenseIndex::from_matrix(towers.chunk.dim(), Vec::new()),
-            eligible: plan.len(),
-            rows: plan.rows,
-            opts,
-            embedded,
-            reused: missing.len() - embedded,
-            first: None,
-            server: Some(server),
-        })
+        let here: Vec<usize> = (0..plan.len()).filter(|&p| !held.contains(&tkeys[p])).collect();
+        let missing = plan.missing_among(store, here.iter().copied());
+        if let (Some(publish), false) = (partial, missing.is_empty()) {
+            // Served while the rest is embedded: what the store holds and what this cache does
+            // (nothing, when neither holds any: a ranking over no chunk is no answer).
+            let cached: Vec<usize> =
+                here.iter().copied().filter(|&p| store.contains(&plan.keys[p])).collect();
+            let ranked: Vec<u32> = (0..plan.len())
+                .filter(|&p| held.contains(&tkeys[p]) || store.contains(&plan.keys[p]))
+                .map(|p| plan.rows[p])
+                .collect();
+            if !ranked.is_empty() {
+                publish(make(store, &cached, ranked)?);
+            }
+        }
+        let embedded = plan.embed(encoder, (chunks, graph, &opts), store, &missing, progress, SLICE)?;
+        let mut full = make(store, &here, plan.rows.clone())?;
+        (full.embedded, full.reused) = (embedded, missing.len() - embedded);
+        Ok(full)
     }
 
     /// The store this index ranks in, when it does ([`DenseSearcher::build_in_store`]).
