@@ -45,15 +45,7 @@ pub fn run(args: &Args, path: &Path) -> anyhow::Result<()> {
         }
         (_, lock) => {
             let index = super::query::open_index_at(path, &opts)?;
-            let s = &index.stats;
-            eprintln!(
-                "coret-tui: serving {} over MCP on stdio: {} files, {} chunks, {} call edges ({})",
-                index.root.display(),
-                s.files,
-                s.chunks,
-                s.edges,
-                s.cache.describe()
-            );
+            eprintln!("coret-tui: serving {}", serving(&index));
             let workspace = Arc::new(Workspace::new(
                 index,
                 ws_opts,
@@ -91,19 +83,24 @@ pub fn run_several(args: &Args, paths: &[PathBuf]) -> anyhow::Result<()> {
     let mut checkouts = Vec::new();
     for (name, path) in names.into_iter().zip(paths) {
         let index = super::query::open_index_at(path, &ws_opts.index)?;
-        let s = &index.stats;
-        eprintln!(
-            "coret-tui: serving {name} ({}) over MCP on stdio: {} files, {} chunks, {} call edges ({})",
-            index.root.display(),
-            s.files,
-            s.chunks,
-            s.edges,
-            s.cache.describe()
-        );
+        eprintln!("coret-tui: serving {name}: {}", serving(&index));
         let dense = dense_setup(args, default_retriever, load.clone())?;
         checkouts.push((name, Arc::new(Workspace::new(index, ws_opts.clone(), dense)?)));
     }
     serve(Backend::Several(Arc::new(Several { checkouts })))
+}
+
+/// `ROOT over MCP on stdio: N files, …` for the line a server prints as it starts.
+fn serving(index: &coret::engine::RepoIndex) -> String {
+    let s = &index.stats;
+    format!(
+        "{} over MCP on stdio: {} files, {} chunks, {} call edges ({})",
+        index.root.display(),
+        s.files,
+        s.chunks,
+        s.edges,
+        s.cache.describe()
+    )
 }
 
 /// The server's default retriever and its workspaces' options, from the flags.

@@ -14,7 +14,9 @@ use super::backend::IndexReporter;
 use super::terminal::catch;
 use crate::engine::{IndexOptions, RepoIndex};
 use crate::error::Error;
+use crate::index::dense::VectorStore;
 use crate::model::static_tier::StaticTable;
+use crate::model::Towers;
 use crate::progress::{EmbedWork, Phase, Progress};
 use crate::rank::dense_retriever::DenseOptions;
 use crate::rank::fusion::FusionParams;
@@ -185,58 +187,13 @@ fn build_dense(
     let mut job = Some(first);
     while let Some(Job { generation: mine, searcher }) = job.take().or_else(|| newest(&jobs)) {
         let progress = DenseProgress { reporter, generation, mine };
-        if opts.rank_in_store {
-            // Ranked in the team's store (`--store-search`); what it holds serves at once (a
-            // partial index) while the rest is embedded.
-            let publish = |partial: Searcher| {
-                let g = lock(generation);
-                if *g == mine && !reporter.cancelled() {
-                    reporter.dense_ready(Arc::new(serving(partial)));
-                }
-            };
-            let built = searcher.with_dense_in_store_at(
-                towers.clone(),
-                opts.clone(),
-                &mut store,
-                (&progress, Some(&publish)),
-            );
-            let g = lock(generation);
-            match built {
-                _ if *g != mine || reporter.cancelled() => {}
-                Ok(full) => {
-                    reporter.dense_ready(Arc::new(serving(full)));
-                    store_note(&opts, reporter);
-                }
-                Err(e) => reporter.failed(format!("dense index: ranking in the store: {e}")),
-            }
-            continue;
-        }
-        // Query-first: the first partial index (over the vectors already cached) is served at
-        // once, and each search through it has its own chunks embedded before the rest. Later
-        // partial indexes are not sent: a search through the first one already ranks over all
-        // that is embedded by then, and re-running searches on its own would move the rows.
-        let (handle, requests) = QueryFirst::channel();
-        let sent_partial = std::cell::Cell::new(false);
-        let publish = |partial: Searcher| {
-            let g = lock(generation);
-            if *g != mine || reporter.cancelled() {
-                return false;
-            }
-            if !sent_partial.replace(true) {
-                reporter.dense_ready(Arc::new(serving(partial)));
-            }
-            true
+        let (built, doing) = match opts.rank_in_store {
+            true => (
+                build_in_store(&searcher, &towers, &opts, &mut store, &progress, &serving),
+                "ranking in the store: ",
+            ),
+            false => (build_query_first(&searcher, &towers, &opts, &mut store, &progress, &serving), ""),
         };
-        let built = build_serving(
-            &searcher,
-            towers.clone(),
-            opts.clone(),
-            &mut store,
-            &requests,
-            handle,
-            &progress,
-            &publish,
-        );
         let g = lock(generation);
         match built {
             _ if *g != mine || reporter.cancelled() => {}
@@ -244,9 +201,49 @@ fn build_dense(
                 reporter.dense_ready(Arc::new(serving(full)));
                 store_note(&opts, reporter);
             }
-            Err(e) => reporter.failed(format!("dense index: {e}")),
+            Err(e) => reporter.failed(format!("dense index: {doing}{e}")),
         }
     }
+}
+
+/// Query-first: the first partial index (over the vectors already cached) is served at once,
+/// and each search through it has its own chunks embedded before the rest. Later partial
+/// indexes are not sent: a search through the first one already ranks over all that is
+/// embedded by then, and re-running searches on its own would move the rows.
+fn build_query_first(
+    searcher: &Searcher,
+    towers: &Towers,
+    opts: &DenseOptions,
+    store: &mut VectorStore,
+    progress: &DenseProgress,
+    serving: &dyn Fn(Searcher) -> Searcher,
+) -> crate::error::Result<Searcher> {
+    let (handle, requests) = QueryFirst::channel();
+    let sent_partial = std::cell::Cell::new(false);
+    let publish = |partial: Searcher| {
+        progress.while_current(|| {
+            if !sent_partial.replace(true) {
+                progress.reporter.dense_ready(Arc::new(serving(partial)));
+            }
+        })
+    };
+    build_serving(searcher, towers.clone(), opts.clone(), store, &requests, handle, progress, &publish)
+}
+
+/// Ranked in the team's store (`--store-search`); what it holds serves at once (a partial
+/// index) while the rest is embedded.
+fn build_in_store(
+    searcher: &Searcher,
+    towers: &Towers,
+    opts: &DenseOptions,
+    store: &mut VectorStore,
+    progress: &DenseProgress,
+    serving: &dyn Fn(Searcher) -> Searcher,
+) -> crate::error::Result<Searcher> {
+    let publish = |partial: Searcher| {
+        progress.while_current(|| progress.reporter.dense_ready(Arc::new(serving(partial))));
+    };
+    searcher.with_dense_in_store_at(towers.clone(), opts.clone(), store, (progress, Some(&publish)))
 }
 
 /// The team's store (`--store`) in the status bar after a dense build: what it gave and took,
@@ -304,6 +301,19 @@ struct DenseProgress<'a> {
     reporter: &'a IndexReporter,
     generation: &'a Generation,
     mine: u64,
+}
+
+impl DenseProgress<'_> {
+    /// Runs `send` while this build's index is still the newest and the TUI still there, under
+    /// the generation lock (`Reindexed` is sent under it too); whether it ran.
+    fn while_current(&self, send: impl FnOnce()) -> bool {
+        let g = lock(self.generation);
+        let current = *g == self.mine && !self.reporter.cancelled();
+        if current {
+            send();
+        }
+        current
+    }
 }
 
 impl Progress for DenseProgress<'_> {
