@@ -105,6 +105,8 @@ def main():
     ap.add_argument("--check", action="store_true", help="only verify that every file exists at its commit")
     ap.add_argument("--kind", choices=KINDS, help="keep one kind of query")
     ap.add_argument("--repo", action="append", help="keep these owner/name repositories (repeatable)")
+    ap.add_argument("--split", choices=("tune", "heldout", "devrepos"),
+                    help="keep one split: the 19-language set's tuning or held-out repositories, or the first ten (dev-set repositories)")
     args = ap.parse_args()
     if not args.check and not args.out:
         ap.error("--out FILE or --check")
@@ -115,6 +117,8 @@ def main():
         questions = [q for q in questions if q["kind"] == args.kind]
     if args.repo:
         questions = [q for q in questions if q["repo"] in args.repo]
+    if args.split:
+        questions = [q for q in questions if q.get("split", "devrepos") == args.split]
 
     problems, lossy, instances, blobs = [], set(), [], {}
     for q in questions:
@@ -133,6 +137,8 @@ def main():
             except UnicodeDecodeError:
                 text = data.decode("utf-8", errors="replace")
                 lossy.add(path)
+            # The eval reads sources without their byte-order mark (src/repo/source.rs).
+            text = text.removeprefix("\ufeff")
             if not any(l.strip() for l in rust_lines(text)):
                 problems.append(f"{q['id']}: {path} has no code")
                 continue
@@ -146,6 +152,8 @@ def main():
             "hints_text": None,
             "language": q["language"],
             "kind": q["kind"],
+            "category": q.get("category"),
+            "split": q.get("split", "devrepos"),
             "files": q["files"],
         })
 

@@ -74,6 +74,10 @@ def load_questions(pattern):
         for line in open(p, encoding="utf-8"):
             if line.strip():
                 q = json.loads(line)
+                # The first ten repositories (dev-set repositories, issue 64) predate the
+                # `split` and `category` fields of the 19-language set (issue 80).
+                q.setdefault("split", "devrepos")
+                q.setdefault("category", "symbol" if q["kind"] == "name" else "question")
                 qs[q["id"]] = q
     return qs
 
