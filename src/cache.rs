@@ -48,15 +48,47 @@ pub fn repo_entry(root: &Path, repo_abs: &Path) -> PathBuf {
 /// checkout changed is embedded again, and what it lacks is never read. Of several namesakes,
 /// the largest log. Returns the entry it copied from.
 pub fn seed_from_namesake(log: &Path) -> Result<Option<PathBuf>> {
+    seed_from_kin(log, None)
+}
+
+/// The file in an entry that holds its checkout's repository identity
+/// ([`crate::repo::git::identity`]).
+const IDENTITY: &str = "identity";
+
+/// Records `entry`'s repository identity for the entries after it (unless it holds it).
+pub fn record_identity(entry: &Path, identity: &str) -> Result<()> {
+    let file = entry.join(IDENTITY);
+    if std::fs::read(&file).is_ok_and(|b| b == identity.as_bytes()) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(entry).map_err(|e| Error::io(entry, e))?;
+    write_atomic(&file, identity.as_bytes())
+}
+
+/// [`seed_from_namesake`], and also from an entry of the same repository under another name
+/// (issue 81: `git worktree add`, a second clone, a renamed folder), told by `identity`, which
+/// this entry records for the entries after it.
+pub fn seed_from_kin(log: &Path, identity: Option<&str>) -> Result<Option<PathBuf>> {
     let (Some(entry), Some(file)) = (log.parent(), log.file_name()) else { return Ok(None) };
     let (Some(repos), Some(this)) = (entry.parent(), entry.file_name().and_then(|n| n.to_str())) else {
         return Ok(None);
     };
     let Some(name) = entry_name(this) else { return Ok(None) };
+    // A read-only cache still serves: the identity is a help for later entries, not a need.
+    if let Some(id) = identity {
+        let _ = record_identity(entry, id);
+    }
+    let kin = |dir: &Path| {
+        identity.is_some_and(|id| std::fs::read(dir.join(IDENTITY)).is_ok_and(|b| b == id.as_bytes()))
+    };
     let Ok(dir) = std::fs::read_dir(repos) else { return Ok(None) };
     let source = dir
         .flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n != this && entry_name(n) == Some(name)))
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n != this && (entry_name(n) == Some(name) || kin(&e.path())))
+        })
         .filter_map(|e| {
             let candidate = e.path().join(file);
             Some((std::fs::metadata(&candidate).ok()?.len(), candidate))
@@ -218,6 +250,23 @@ mod tests {
         assert_eq!(seed_from_namesake(&unrelated).unwrap(), None);
         let other_tower = repo_entry(root.path(), Path::new("/srv/proj")).join("vectors-n.log");
         assert_eq!(seed_from_namesake(&other_tower).unwrap(), None, "another tower's log is not a namesake");
+    }
+
+    #[test]
+    fn a_new_entry_starts_from_the_vectors_of_another_checkout_of_the_same_repository() {
+        let root = tempfile::tempdir().unwrap();
+        let first = repo_entry(root.path(), Path::new("/home/me/proj")).join("vectors-m.log");
+        assert_eq!(seed_from_kin(&first, Some("abc123")).unwrap(), None, "nothing to start from");
+        std::fs::write(&first, b"proj's vectors").unwrap();
+        // A worktree under another name, same root commit: seeded.
+        let worktree = repo_entry(root.path(), Path::new("/home/me/proj-fix")).join("vectors-m.log");
+        let from = seed_from_kin(&worktree, Some("abc123")).unwrap();
+        assert_eq!(from.as_deref(), first.parent());
+        assert_eq!(std::fs::read(&worktree).unwrap(), b"proj's vectors");
+        // Another repository under another name: not.
+        let stranger = repo_entry(root.path(), Path::new("/home/me/else")).join("vectors-m.log");
+        assert_eq!(seed_from_kin(&stranger, Some("fff000")).unwrap(), None);
+        assert_eq!(seed_from_kin(&stranger, None).unwrap(), None);
     }
 
     #[test]

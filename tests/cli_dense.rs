@@ -17,24 +17,32 @@ fn coret(cache: &Path, model: &Path) -> Command {
 }
 
 #[test]
-fn auto_answers_with_the_transformer_where_its_model_loads_and_static_pins_the_static_tier() {
+fn auto_answers_a_question_from_the_static_tier_until_the_transformer_covers_it_and_an_issue_waits() {
     let repo = common::fixture_repo();
     let tmp = tempfile::tempdir().unwrap();
     let model = tmp.path().join("model");
     tiny_model(&model);
     let cache = tmp.path().join("cache");
-    let query = |extra: &[&str]| {
+    let query = |text: &str, extra: &[&str]| {
         let mut cmd = coret(&cache, &model);
-        cmd.env("CORET_DENSE", "auto")
-            .arg(repo.path())
-            .args(["--query", "total price", "--json"])
-            .args(extra);
+        cmd.env("CORET_DENSE", "auto").arg(repo.path()).args(["--query", text, "--json"]).args(extra);
         run_json(&mut cmd)
     };
-    // Issue 72's rule keeps the transformer the first answer (docs/RESULTS.md "The static tier").
-    let cold = query(&[]);
-    assert_eq!(cold["stats"]["dense_tier"], "transformer", "{}", cold["stats"]);
-    let pinned = query(&["--dense", "static"]);
+    // A question on a cold checkout: the static tier at once (issue 80), nothing embedded.
+    let cold = query("total price", &[]);
+    assert_eq!(cold["stats"]["dense_tier"], "static", "{}", cold["stats"]);
+    assert!(cold["stats"].get("device").is_none(), "the transformer did not run: {}", cold["stats"]);
+    // An issue waits for the transformer (query-first), whatever the cache holds.
+    let issue =
+        "The total price is wrong when a discount applies\n\nWith a discount of ten percent the cart \
+                 total still shows the full price, and the tax is computed on the wrong amount as well.";
+    let waited = query(issue, &[]);
+    assert_eq!(waited["stats"]["dense_tier"], "transformer", "{}", waited["stats"]);
+    // Once the transformer holds every chunk, the question is its.
+    query("total price", &["--wait-index"]);
+    let warm = query("total price", &[]);
+    assert_eq!(warm["stats"]["dense_tier"], "transformer", "{}", warm["stats"]);
+    let pinned = query("total price", &["--dense", "static"]);
     assert_eq!(pinned["stats"]["dense_tier"], "static", "{}", pinned["stats"]);
     assert!(pinned["stats"]["towers"]["chunk"].as_str().unwrap().starts_with("static-"));
     assert!(pinned["stats"].get("device").is_none(), "no model loaded for the static tier");

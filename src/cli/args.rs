@@ -30,6 +30,10 @@ pub struct Args {
     #[arg(help_heading = "Query", long, value_name = "TEXT", conflicts_with_all = ["eval", "train", "bench"], value_parser = lossy_text())]
     pub query: Option<String>,
 
+    /// Say more on stderr: which towers loaded and on what device (eval and training always say it).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+
     /// Which ranking(s): bm25, dense, hybrid, history, all, or a comma list [query default: hybrid, or bm25 alone when no model loads; eval default: all].
     #[arg(help_heading = "Query", long, value_name = "NAME")]
     pub retriever: Option<RetrieverArg>,
@@ -73,6 +77,10 @@ pub struct Args {
     /// Skip source files larger than this many bytes.
     #[arg(help_heading = "Index", long, default_value_t = coret::repo::source::DEFAULT_MAX_FILE_SIZE, value_name = "BYTES")]
     pub max_file_size: u64,
+
+    /// Index vendored trees (vendor/, third_party/, node_modules/), minified files, committed build output (a source map beside it or a sourceMappingURL) and files marked generated (@generated, DO NOT EDIT); by default they are left out and counted in stats.skipped.
+    #[arg(help_heading = "Index", long)]
+    pub include_generated: bool,
 
     /// Model directory (config.json, tokenizer.json, model.safetensors) [default: all-MiniLM-L6-v2, provisioned on first use].
     #[arg(help_heading = "Model", long, env = "CORET_MODEL", value_name = "DIR")]
@@ -208,6 +216,38 @@ pub struct Args {
     /// Hybrid: for a short question, a weak boost per word its files' or directories' names match (prefixes of 3+ letters); 0 turns it off.
     #[arg(help_heading = "Fusion", long, default_value_t = coret::rank::fusion::FusionParams::default().path_word_boost, value_parser = weight, value_name = "B")]
     pub path_word_boost: f32,
+
+    /// Ranking layer: the dense side's fusion weight for a short question, times the tier's own (1: as for an issue).
+    #[arg(help_heading = "Ranking layer", long, default_value_t = coret::rank::layer::SignalWeights::default().question_dense, value_parser = weight, value_name = "X")]
+    pub question_dense: f32,
+
+    /// Ranking layer: the dense side's fusion weight for a name query, times the tier's own.
+    #[arg(help_heading = "Ranking layer", long, default_value_t = coret::rank::layer::SignalWeights::default().name_dense, value_parser = weight, value_name = "X")]
+    pub name_dense: f32,
+
+    /// Ranking layer: a code name inside a question lifts its definitions by --name-boost times this; 0 turns it off.
+    #[arg(help_heading = "Ranking layer", long, default_value_t = coret::rank::layer::SignalWeights::default().inline_name, value_parser = weight, value_name = "X")]
+    pub inline_name: f32,
+
+    /// Ranking layer: a file's further strong chunks lift its best chunk by this share of their scores; 0 turns it off.
+    #[arg(help_heading = "Ranking layer", long, default_value_t = coret::rank::layer::SignalWeights::default().file_evidence, value_parser = weight, value_name = "X")]
+    pub file_evidence: f32,
+
+    /// Ranking layer: in the flat list the n-th further chunk of one file scores times this to the n; 1 turns it off.
+    #[arg(help_heading = "Ranking layer", long, default_value_t = coret::rank::layer::SignalWeights::default().file_decay, value_parser = weight, value_name = "X")]
+    pub file_decay: f32,
+
+    /// Ranking layer: chunks of examples, docs, benchmarks, fixtures, compat shims, type stubs and re-export barrels score times this; 1 turns it off.
+    #[arg(help_heading = "Ranking layer", long, default_value_t = coret::rank::layer::SignalWeights::default().role_prior, value_parser = weight, value_name = "X")]
+    pub role_prior: f32,
+
+    /// Ranking layer: apply evidence, decay and role priors to issues too (always: questions and names).
+    #[arg(help_heading = "Ranking layer", long, default_value_t = coret::rank::layer::SignalWeights::default().on_issues, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub signals_on_issues: bool,
+
+    /// Ranking layer: every signal of the layer off (the ablation's baseline; --name-boost and --path-word-boost too).
+    #[arg(help_heading = "Ranking layer", long)]
+    pub no_ranking_layer: bool,
 
     /// Eval: treat module-level chunks as absent (out of rankings and gold), as in the paper.
     #[arg(long, help_heading = "Eval")]
@@ -485,7 +525,7 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = coret::rerank::RerankSpec::default().query_len, value_parser = count::<4, 512>, value_name = "N")]
     pub rerank_query_len: usize,
 
-    /// Which dense tier answers (`auto`: the transformer where it has covered the query's candidates, the static tier at once elsewhere; `static`; `transformer`). Eval: `auto` is the transformer.
+    /// Which dense tier answers. `auto`: a question or a name is answered at once by the static tier unless the transformer has already embedded its candidates (then by the transformer); an issue waits for the transformer's candidates (--wait-index: for every chunk); the static tier wherever no model loads. `static`; `transformer`. Eval: `auto` is the transformer.
     #[arg(help_heading = "Model", long, env = "CORET_DENSE", default_value = "auto", value_name = "TIER")]
     pub dense: DenseTierArg,
 

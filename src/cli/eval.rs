@@ -78,6 +78,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let cfg = EvalConfig {
         repos_dir,
+        keep_generated: args.include_generated,
         retrievers: retrievers.clone(),
         depth: 1000.max(*ks.last().unwrap_or(&1)),
         ks,

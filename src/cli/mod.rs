@@ -55,9 +55,32 @@ fn parse() -> Result<(Args, bool), clap::Error> {
         // Leaked once: clap keeps `&'static str`s, and the process ends right after printing.
         command = command.long_version(&*version_text().leak());
     }
+    if let Some(e) = single_dash_long(&command) {
+        return Err(e);
+    }
     let matches = command.try_get_matches()?;
     let cache_dir_flag = matches.value_source("cache_dir") == Some(clap::parser::ValueSource::CommandLine);
     Ok((Args::from_arg_matches(&matches)?, cache_dir_flag))
+}
+
+/// `-query x` is read as `-q -u -e …` by any parser of short flags, and the error then names
+/// `-q`. A single-dash word that is one of our long flags gets the error it deserves.
+fn single_dash_long(command: &clap::Command) -> Option<clap::Error> {
+    let longs: Vec<&str> = command.get_arguments().filter_map(|a| a.get_long()).collect();
+    for arg in std::env::args_os().skip(1) {
+        let Some(arg) = arg.to_str() else { continue };
+        if arg == "--" {
+            break;
+        }
+        let word =
+            arg.strip_prefix('-').filter(|w| !w.starts_with('-')).map(|w| w.split('=').next().unwrap_or(w));
+        if let Some(word) = word.filter(|w| w.len() > 1 && longs.contains(w)) {
+            let message =
+                format!("`{arg}` is not an option: did you mean `--{word}`? (long options take two dashes)");
+            return Some(command.clone().error(clap::error::ErrorKind::UnknownArgument, message));
+        }
+    }
+    None
 }
 
 /// `--version`: the version, then what the encoder's products run as on this machine.

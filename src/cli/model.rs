@@ -44,7 +44,11 @@ pub fn load(args: &Args) -> anyhow::Result<LoadedModel> {
     let name = format!("{name} ({})", encoder.kernels());
     let towers = Towers::tied(Arc::new(encoder));
     let names = towers.names();
-    eprintln!("chunk tower {}, query tower {} on {name}", names.chunk, names.query);
+    // A headless answer is read for its rows; the towers are said where asked, and in the
+    // logs of runs that measure them.
+    if args.verbose || args.eval.is_some() || args.train.is_some() {
+        eprintln!("chunk tower {}, query tower {} on {name}", names.chunk, names.query);
+    }
     Ok(LoadedModel { towers, device: name })
 }
 
@@ -194,7 +198,7 @@ pub fn shared_store(args: &Args) -> anyhow::Result<Option<SharedHandle>> {
 }
 
 pub fn fusion_params(args: &Args) -> coret::rank::fusion::FusionParams {
-    coret::rank::fusion::FusionParams {
+    let params = coret::rank::fusion::FusionParams {
         method: args.fusion,
         rrf_k: args.rrf_k,
         dense_weight: args.dense_weight,
@@ -213,7 +217,20 @@ pub fn fusion_params(args: &Args) -> coret::rank::fusion::FusionParams {
             max_files: args.history_max_files.max(1),
             sum: args.history_sum,
         },
+        signals: coret::rank::layer::SignalWeights {
+            question_dense: args.question_dense,
+            name_dense: args.name_dense,
+            inline_name: args.inline_name,
+            file_evidence: args.file_evidence,
+            file_decay: args.file_decay,
+            role_prior: args.role_prior,
+            on_issues: args.signals_on_issues,
+        },
         ..Default::default()
+    };
+    match args.no_ranking_layer {
+        true => params.without_ranking_layer(),
+        false => params,
     }
 }
 

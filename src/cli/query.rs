@@ -6,6 +6,7 @@ use super::progress::BarProgress;
 use super::Usage;
 use coret::engine::{IndexOptions, RepoIndex};
 use coret::index::{Hit, Retriever};
+use coret::progress::NoProgress;
 use coret::rank::dense_retriever::{Scope, Tier};
 use coret::rank::searcher::query_first_size;
 use coret::rank::{Ask, Searcher};
@@ -104,11 +105,13 @@ pub(super) fn prepare(args: &Args, checkouts: &[std::path::PathBuf]) -> anyhow::
         coret::engine::check_checkout(path, args.langs.unwrap_or_default())?;
     }
     let query = read_query(args.query.as_deref().unwrap_or_default())?;
-    if query.trim().is_empty() {
+    // One rule for an empty query, a blank one and one of stop words or punctuation alone,
+    // before any model loads.
+    if let Some(why) = coret::index::query_terms::nothing_to_search(&query) {
         let from = empty_from(args.query.as_deref(), &query);
-        anyhow::bail!(Usage(format!("--query: nothing to search for{from}")));
+        anyhow::bail!(Usage(format!("--query: nothing to search for{from}: {why}")));
     }
-    Ok((query, load_tiers(args)?))
+    Ok((query.clone(), load_tiers(args, &query)?))
 }
 
 /// What the dense half loaded, once per process, before any index: the rankings that can be
@@ -130,13 +133,15 @@ impl Tiers {
 
 /// Loads what the tier asked for before indexing, so a missing model or table fails fast;
 /// notes go to stderr.
-fn load_tiers(args: &Args) -> anyhow::Result<Tiers> {
+fn load_tiers(args: &Args, query: &str) -> anyhow::Result<Tiers> {
     let mut retrievers = args.retrievers_or(&[DEFAULT_RETRIEVER]);
     let needs_dense = retrievers.iter().any(|r| matches!(r, Retriever::Dense | Retriever::Hybrid));
     let mut notes: Vec<String> = Vec::new();
     // `auto` is the transformer wherever its model loads; the static tier answers where it
-    // cannot (issue 72's rule: the static tier's hybrid is not within 0.03 MRR of the
-    // transformer's on both dev sets, so it is not the first answer; docs/RESULTS.md "The static tier").
+    // cannot, and answers a question or a name at once where the transformer has not embedded
+    // its candidates (`static_first`). An issue waits for the transformer: the static tier's
+    // hybrid is not within 0.02 MRR of the transformer's on the dev sets (docs/RESULTS.md
+    // "The static tier", "The ranking layer").
     let want_transformer = needs_dense && args.dense != DenseTierArg::Static;
     let model = match want_transformer.then(|| super::model::load(args)).transpose() {
         Ok(m) => m,
@@ -156,7 +161,9 @@ fn load_tiers(args: &Args) -> anyhow::Result<Tiers> {
         && match args.dense {
             DenseTierArg::Static => true,
             // Beside the transformer too when the mixed tier is asked for (a weight above 0).
-            DenseTierArg::Auto => model.is_none() || args.mixed_static_weight > 0.0,
+            DenseTierArg::Auto => {
+                model.is_none() || args.mixed_static_weight > 0.0 || static_first(args, query)
+            }
             DenseTierArg::Transformer => false,
         };
     let table = match want_static.then(|| super::model::load_static(args)).transpose() {
@@ -184,6 +191,17 @@ fn load_tiers(args: &Args) -> anyhow::Result<Tiers> {
         eprintln!("{}", super::model::describe_reranker(args, r));
     }
     Ok(Tiers { retrievers, model, table, fallback, reranker })
+}
+
+/// Whether `--dense auto` may answer `query` from the static tier at once, where the
+/// transformer has not covered its candidates: a question or a name
+/// ([`coret::rank::QueryShape::static_answers_at_once`]), unless `--wait-index` asks for every
+/// chunk or the mixed tier fuses both.
+fn static_first(args: &Args, query: &str) -> bool {
+    args.dense == DenseTierArg::Auto
+        && !args.wait_index
+        && args.mixed_static_weight <= 0.0
+        && coret::rank::QueryShape::of(query).static_answers_at_once()
 }
 
 /// One checkout's searcher and what building its dense index did.
@@ -224,7 +242,29 @@ pub(super) fn searcher_for(
     let (mut device, mut towers, mut embedded, mut coverage) = (None, None, None, None);
     let embed_started = std::time::Instant::now();
     let opts = super::model::dense_options(args);
-    if let Some(m) = &tiers.model {
+    // A question or a name where the transformer has not embedded its candidates: the static
+    // tier answers at once, and says so; where it has, the transformer answers from its cache.
+    let (mut model, mut table) = (tiers.model.as_ref(), tiers.table.clone());
+    if let (Some(m), true) = (model, table.is_some() && static_first(args, query)) {
+        let n = args.query_first.unwrap_or_else(|| query_first_size(searcher.repo.chunks.len()));
+        let candidates = searcher.query_candidates(query, n, opts.skip_tests)?;
+        let cached =
+            searcher.with_dense_scoped(m.towers.clone(), opts.clone(), Scope::First(&[]), &NoProgress)?;
+        let held = cached.dense.as_ref().map_or(0, |d| d.holds_count(&candidates));
+        if held == candidates.len() {
+            (searcher, device, towers, model, table) =
+                (cached, Some(m.device.clone()), Some(m.towers.names()), None, None);
+        } else {
+            eprintln!(
+                "note: the static tier answered at once ({}); the transformer holds {held} of this query's {} \
+                 candidates (--dense transformer or --wait-index waits for it)",
+                coret::rank::QueryShape::of(query),
+                candidates.len()
+            );
+            model = None;
+        }
+    }
+    if let Some(m) = model {
         // Query-first unless asked to wait: the chunks this query needs, then the answer.
         let wanted = match args.wait_index {
             true => None,
@@ -244,7 +284,7 @@ pub(super) fn searcher_for(
         searcher = dense?;
         device = Some(m.device.clone());
     }
-    match (tiers.table.clone(), searcher.dense.is_some()) {
+    match (table, searcher.dense.is_some()) {
         (Some(t), false) => {
             towers = Some(Tier::Static(t.clone()).names());
             searcher = searcher.with_static(t, opts.clone())?;
@@ -502,6 +542,7 @@ pub(super) fn index_options(args: &Args) -> IndexOptions {
         cache_dir: args.cache_dir.clone(),
         no_cache: args.no_cache,
         langs: args.langs.unwrap_or_default(),
+        keep_generated: args.include_generated,
     }
 }
 

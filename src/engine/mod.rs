@@ -44,6 +44,9 @@ pub struct IndexOptions {
     pub no_cache: bool,
     /// The languages indexed (`--lang`); all of them by default.
     pub langs: LangSet,
+    /// Index vendored, minified, built and generated files too (`--include-generated`;
+    /// [`crate::repo::generated`]).
+    pub keep_generated: bool,
 }
 
 impl Default for IndexOptions {
@@ -53,6 +56,7 @@ impl Default for IndexOptions {
             cache_dir: None,
             no_cache: false,
             langs: LangSet::all(),
+            keep_generated: false,
         }
     }
 }
@@ -133,7 +137,7 @@ pub struct RepoIndex {
     ids: HashMap<(String, usize), u32>,
     bm25: Bm25Index,
     /// What the walk saw when the working tree was indexed (see [`RepoIndex::tree_unchanged`]).
-    walked: Option<(u64, LangSet, blake3::Hash)>,
+    walked: Option<(u64, LangSet, bool, blake3::Hash)>,
 }
 
 impl RepoIndex {
@@ -143,7 +147,7 @@ impl RepoIndex {
         let root = validate_root(root)?;
         // The walk cannot count ahead: no total until it is done.
         progress.report(Phase::Walk, 0, 0);
-        let walk = walk_sources(&root, opts.max_file_size, opts.langs);
+        let walk = walk_sources(&root, opts.max_file_size, opts.langs, opts.keep_generated);
         progress.report(Phase::Walk, walk.files.len(), walk.files.len());
         let no_files = |unreadable| Error::NoSourceFiles {
             root: root.to_path_buf(),
@@ -211,7 +215,7 @@ impl RepoIndex {
             graph_cache::store(dir, &manifest.id, &index.graph, &mut index.notes);
         }
         index.cache_entry = entry;
-        index.walked = Some((opts.max_file_size, opts.langs, walk_digest(&walk.files)));
+        index.walked = Some((opts.max_file_size, opts.langs, opts.keep_generated, walk_digest(&walk.files)));
         Ok(index)
     }
 
@@ -220,10 +224,11 @@ impl RepoIndex {
     /// it does, [`RepoIndex::open`] would rebuild this same index from the cache, so a warm
     /// server can skip it (on sympy the open costs ~0.3 s, the walk a fraction of it).
     pub fn tree_unchanged(&self, opts: &IndexOptions) -> bool {
-        self.walked.as_ref().is_some_and(|(max, langs, digest)| {
+        self.walked.as_ref().is_some_and(|(max, langs, keep, digest)| {
             *max == opts.max_file_size
                 && *langs == opts.langs
-                && walk_digest(&walk_sources(&self.root, *max, *langs).files) == *digest
+                && *keep == opts.keep_generated
+                && walk_digest(&walk_sources(&self.root, *max, *langs, *keep).files) == *digest
         })
     }
 

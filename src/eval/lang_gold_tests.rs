@@ -58,8 +58,12 @@ fn each_languages_fixes_map_to_the_chunks_they_edit() {
     git(&work, &["add", "."]);
     git(&work, &["commit", "-q", "-m", "base"]);
     let base = git(&work, &["rev-parse", "HEAD"]).trim().to_string();
-    let opts =
-        SnapshotOptions { max_file_size: DEFAULT_MAX_FILE_SIZE, exclude_tests: false, link_calls: false };
+    let opts = SnapshotOptions {
+        max_file_size: DEFAULT_MAX_FILE_SIZE,
+        exclude_tests: false,
+        link_calls: false,
+        keep_generated: false,
+    };
     let mut snapshots = RepoSnapshots::default();
     for (i, (file, old, new, want)) in FIXES.iter().enumerate() {
         let path = work.join("src").join(file);

@@ -34,6 +34,8 @@ pub struct DenseEval {
 
 pub struct EvalConfig {
     pub repos_dir: PathBuf,
+    /// Index vendored, minified, built and generated files too (`--include-generated`).
+    pub keep_generated: bool,
     pub retrievers: Vec<Retriever>,
     pub ks: Vec<usize>,
     /// How deep each ranking goes (MRR and ranks beyond this count as not found).
@@ -76,6 +78,7 @@ impl EvalConfig {
             max_file_size: self.max_file_size,
             exclude_tests: self.exclude_tests,
             link_calls: dense_callees || propagates,
+            keep_generated: self.keep_generated,
         }
     }
 

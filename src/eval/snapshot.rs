@@ -11,6 +11,7 @@ use super::instances::Instance;
 use super::patch::parse_patch;
 use crate::engine::{RepoIndex, SnapshotIndexer};
 use crate::error::{Error, Result};
+use crate::repo::generated;
 use crate::repo::git::{read_snapshot_with, BlobCache};
 use crate::repo::source::{decode_source, is_source_path, is_test_path};
 
@@ -33,6 +34,8 @@ pub struct SnapshotOptions {
     /// Link calls into a call graph (only the callees' chunk input and graph propagation use
     /// it; without, the graph has no edges).
     pub link_calls: bool,
+    /// Index vendored, minified, built and generated files too ([`crate::repo::generated`]).
+    pub keep_generated: bool,
 }
 
 /// What indexing one snapshot of a repository leaves for the next: the blobs read, the parsed
@@ -61,6 +64,15 @@ pub fn index_instance(
     let texts: Vec<(String, String)> = snapshot
         .files
         .into_iter()
+        // The checkout's rule (`crate::repo::generated`): vendored, minified, built and
+        // generated files are not the code an issue is about.
+        .filter(|(p, bytes)| {
+            if opts.keep_generated {
+                return true;
+            }
+            let (head, tail) = generated::head_and_tail(bytes);
+            generated::by_path(p).or_else(|| generated::by_content(head, tail)).is_none()
+        })
         .filter_map(|(p, bytes)| decode_source(bytes, opts.max_file_size).ok().map(|t| (p, t)))
         .collect();
     let root = PathBuf::from(format!("{}@{}", inst.repo, inst.base_commit));

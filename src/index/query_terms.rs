@@ -44,9 +44,40 @@ pub fn query_terms(query: &str) -> Vec<(String, usize)> {
     terms
 }
 
+/// Why `query` has nothing to search for, when it has not ([`query_terms`] is empty): one
+/// rule and one message for every client (`--query`, MCP `locate`, the TUI), naming what was
+/// left of the query. `None` when it has a term.
+pub fn nothing_to_search(query: &str) -> Option<String> {
+    if !query_terms(query).is_empty() {
+        return None;
+    }
+    let shown: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shown = match shown.chars().count() > 40 {
+        true => format!("{}…", shown.chars().take(40).collect::<String>()),
+        false => shown,
+    };
+    Some(if shown.is_empty() {
+        "the query is empty".to_string()
+    } else if !shown.chars().any(char::is_alphanumeric) {
+        format!("`{shown}` has no letter or digit to match")
+    } else {
+        format!("`{shown}` holds only common English words, which match everywhere; name what you look for")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_without_terms_says_what_was_left_of_it() {
+        assert_eq!(nothing_to_search("   ").as_deref(), Some("the query is empty"));
+        assert_eq!(nothing_to_search("").as_deref(), Some("the query is empty"));
+        assert!(nothing_to_search("?!#$%").unwrap().contains("no letter or digit"));
+        assert!(nothing_to_search("()").unwrap().contains("no letter or digit"));
+        assert!(nothing_to_search("the").unwrap().contains("only common English words"));
+        assert_eq!(nothing_to_search("the router"), None);
+    }
 
     #[test]
     fn repeated_tokens_count_and_function_words_drop() {

@@ -5,6 +5,7 @@
 //! Adding a language is adding a variant to [`Lang`], its row file, its grammar crate and a
 //! fixture; nothing outside `src/lang/` names a language.
 
+pub mod roles;
 mod rows;
 pub(crate) mod rules;
 mod set;
@@ -127,11 +128,21 @@ pub fn is_source_path(path: &str) -> bool {
 }
 
 /// Is this a test file by its ecosystem's conventions? Every language shares the `tests/` and
-/// `test/` directories; each row adds its own (`_test.go`, `*.spec.ts`, `src/test/`, …).
+/// `test/` directories, except below a row's library roots (Elixir's and Ruby's `lib/`,
+/// Java's `src/main/`: library code); each row adds its own (`_test.go`, `*.spec.ts`,
+/// `src/test/`, …).
 /// Patches that fix issues rarely edit tests, so eval can measure an index without them.
 pub fn is_test_path(path: &str) -> bool {
-    let in_test_dir = path.split('/').rev().skip(1).any(|dir| dir == "tests" || dir == "test");
-    in_test_dir || lang_of_path(path).is_some_and(|l| (l.spec().is_test)(path))
+    let lang = lang_of_path(path);
+    let roots = lang.map_or(&[][..], |l| l.spec().library_roots);
+    let dirs: Vec<&str> = path.split('/').collect();
+    let dirs = &dirs[..dirs.len().saturating_sub(1)];
+    // A test directory counts unless a library root of the row comes before it.
+    let in_test_dir = dirs
+        .iter()
+        .enumerate()
+        .any(|(i, d)| (*d == "tests" || *d == "test") && !dirs[..i].iter().any(|r| roots.contains(r)));
+    in_test_dir || lang.is_some_and(|l| (l.spec().is_test)(path))
 }
 
 #[cfg(test)]

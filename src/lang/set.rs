@@ -26,12 +26,46 @@ impl std::fmt::Display for UnknownLanguage {
                 "no language named: give one or more of {supported} (commas between; aliases such as \
                  py, rs or ts work too), or all"
             ),
-            name => write!(f, "unknown language '{name}' (supported: {supported})"),
+            name => match closest(name, supported) {
+                Some(near) => {
+                    write!(f, "unknown language '{name}': did you mean {near}? (supported: {supported})")
+                }
+                None => write!(f, "unknown language '{name}' (supported: {supported})"),
+            },
         }
     }
 }
 
 impl std::error::Error for UnknownLanguage {}
+
+/// The supported name nearest `name` (`elxir` → `elixir`), when it is a slip of a letter or two.
+fn closest<'a>(name: &str, supported: &'a str) -> Option<&'a str> {
+    let name = name.to_ascii_lowercase();
+    supported
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| (edit_distance(&name, s), s))
+        .filter(|&(d, s)| d <= 2 && d < s.len())
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, s)| s)
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != cb)).min(row[j] + 1).min(up + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
 
 impl Default for LangSet {
     fn default() -> Self {

@@ -114,6 +114,16 @@ pub struct LangSpec {
     /// blank bare macro lines (`FMT_BEGIN_NAMESPACE`), Ruby heredoc openers its scanner
     /// aborts on.
     pub mask: fn(&str) -> Option<String>,
+    /// File names that re-export a package's names (Python's `__init__.py`, `index.ts`,
+    /// Rust's `mod.rs`): such a file that defines nothing itself is a barrel, ranked down
+    /// ([`crate::lang::roles`]), since the code a person wants is where the names are defined.
+    pub barrels: &'static [&'static str],
+    /// File-name endings of type stubs (`.d.ts`): declarations whose code is elsewhere.
+    pub stubs: &'static [&'static str],
+    /// Directories whose contents are the library, so that a `test/` below them is library
+    /// code (Elixir's `lib/phoenix_live_view/test/`: `Phoenix.LiveViewTest`, shipped to users),
+    /// not a test directory; the row's own test rule ([`LangSpec::is_test`]) still applies.
+    pub library_roots: &'static [&'static str],
 }
 
 impl LangSpec {

@@ -269,3 +269,28 @@ fn the_documented_tables_are_the_table() {
         assert!(languages.contains(name), "README \"Languages\" names {name}");
     }
 }
+
+#[test]
+fn a_misspelt_language_is_answered_with_the_nearest_name() {
+    let err = LangSet::parse("elxir").unwrap_err().to_string();
+    assert!(err.contains("did you mean elixir?"), "{err}");
+    let err = LangSet::parse("cobol").unwrap_err().to_string();
+    assert!(!err.contains("did you mean"), "nothing is near: {err}");
+    assert!(err.contains("unknown language 'cobol'"), "{err}");
+}
+
+#[test]
+fn a_test_directory_inside_a_library_root_is_library_code() {
+    // Phoenix.LiveViewTest ships in lib/: library code (issue 81), its tests in test/ are tests.
+    assert!(!is_test_path("lib/phoenix_live_view/test/live_view_test.ex"));
+    assert!(is_test_path("test/phoenix_live_view/integrations/stream_test.exs"));
+    assert!(is_test_path("test/support/router.ex"), "test support under the top-level test/");
+    assert!(is_test_path("lib/foo/bar_test.exs"), "the row's own rule still holds");
+    assert!(!is_test_path("lib/rails/test/unit/runner.rb"), "Ruby's lib/ too");
+    assert!(is_test_path("test/models/user_test.rb"));
+    assert!(!is_test_path("src/main/java/org/junit/test/Assert.java"));
+    assert!(is_test_path("src/test/java/org/AppTest.java"));
+    // Rows without library roots keep the shared rule.
+    assert!(is_test_path("src/tests/helpers.py"));
+    assert!(is_test_path("lib/test/helpers.py"));
+}

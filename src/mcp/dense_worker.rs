@@ -82,6 +82,15 @@ fn run(setup: DenseSetup, jobs: Receiver<Job>, shared: &Shared) {
             }
         }
         let Some(store) = store.as_mut() else { continue };
+        // The static tier beside it first (computed at once): questions and names answer from
+        // it while the transformer embeds.
+        if let Some(table) = &setup.static_table {
+            if let Ok(Searcher { dense: Some(side), .. }) =
+                job.searcher.with_static(table.clone(), setup.opts.clone())
+            {
+                shared.install_static_side(job.generation, side);
+            }
+        }
         let progress = BuildProgress { shared, generation: job.generation };
         if setup.opts.rank_in_store {
             // Ranked in the team's store; what it holds serves at once (a partial index) while

@@ -111,6 +111,22 @@ impl Shared {
         true
     }
 
+    /// Puts the static tier beside `generation`'s index: a question or a name is answered from it
+    /// at once while the transformer has not embedded its candidates (issue 80). Later dense
+    /// indexes keep it (`Searcher::clone_sides`).
+    pub(super) fn install_static_side(&self, generation: u64, side: Arc<DenseSearcher>) {
+        let mut cur = lock(&self.current);
+        if cur.generation == generation {
+            cur.searcher = Arc::new(Searcher {
+                static_side: Some(side),
+                dense: cur.searcher.dense.clone(),
+                ..cur.searcher.clone_sides()
+            });
+        }
+        drop(cur);
+        self.dense_changed.notify_all();
+    }
+
     /// The dense index failed for `generation` (`None`: for good, e.g. no model).
     pub(super) fn fail_dense(&self, generation: Option<u64>, why: String) {
         let mut cur = lock(&self.current);

@@ -10,7 +10,7 @@ use crate::index::Retriever;
 use crate::rank::dense_retriever::DenseSearcher;
 use crate::rank::fusion::FusionParams;
 use crate::rank::searcher::query_first_size;
-use crate::rank::{Ask, Searcher};
+use crate::rank::{Ask, QueryShape, Searcher};
 use crate::repo::lines::{line_count, span_lines};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -272,6 +272,14 @@ pub fn locate_within(
             (asked.unwrap_or(Retriever::Hybrid), note, Some(index))
         }
         DenseSide::Standing(_) => (asked.unwrap_or(Retriever::Bm25), None, None),
+        DenseSide::Static { side, .. } => {
+            let note = format!(
+                "the static tier answered at once (a {}): the transformer has not embedded this \
+                 query's candidates yet; they are embedded next, so a later call gets its ranking",
+                QueryShape::of(&req.issue)
+            );
+            (asked.unwrap_or(Retriever::Hybrid), Some(note), Some(side))
+        }
         DenseSide::Missing => (Retriever::Bm25, bm25_note(asked, dense, &status, false), None),
         DenseSide::Late(_) => (Retriever::Bm25, bm25_note(asked, dense, &status, true), None),
     };
@@ -308,7 +316,7 @@ pub fn locate_within(
         dense_ready: coverage.is_some_and(|(ranked, of)| ranked == of),
         dense_status: status,
         dense_coverage: coverage.map(|(ranked, of)| DenseCoverage { ranked, of }),
-        dense_tier: searcher
+        dense_tier: view
             .dense_tier()
             .filter(|_| matches!(retriever, Retriever::Dense | Retriever::Hybrid))
             .map(str::to_string),
@@ -323,8 +331,11 @@ pub fn locate_within(
 
 /// The request's top_k, checked, after the issue text is.
 pub(super) fn checked_top_k(req: &LocateRequest) -> Result<usize, ToolError> {
-    if req.issue.trim().is_empty() {
-        return Err(bad("issue", "empty; give the text of the issue to locate"));
+    if let Some(why) = crate::index::query_terms::nothing_to_search(&req.issue) {
+        return Err(bad(
+            "issue",
+            format!("nothing to search for: {why}; give the text of the issue to locate"),
+        ));
     }
     let top_k = req.top_k.unwrap_or(DEFAULT_TOP_K);
     if !(1..=MAX_TOP_K).contains(&top_k) {
@@ -392,6 +403,9 @@ pub(super) enum DenseSide {
     Late(Arc<DenseSearcher>),
     /// Not needed (bm25 or history asked for): the index as it stands, for the status.
     Standing(Option<Arc<DenseSearcher>>),
+    /// A question or a name the transformer has not covered: the static tier answers at once
+    /// (the transformer's index as it stands, for the status; the candidates are queued).
+    Static { side: Arc<DenseSearcher>, standing: Option<Arc<DenseSearcher>> },
 }
 
 impl DenseSide {
@@ -403,10 +417,21 @@ impl DenseSide {
         issue: &str,
         deadline: Instant,
     ) -> Result<DenseSide, ToolError> {
-        let Some(dense) = searcher.dense.clone() else { return Ok(DenseSide::Missing) };
+        let at_once = searcher.static_side.clone().filter(|_| QueryShape::of(issue).static_answers_at_once());
+        let Some(dense) = searcher.dense.clone() else {
+            return Ok(match at_once {
+                Some(side) => DenseSide::Static { side, standing: None },
+                None => DenseSide::Missing,
+            });
+        };
         let Some(first) = dense.query_first().cloned() else { return Ok(DenseSide::Ranks(dense)) };
         let top = query_first_size(searcher.repo.chunks.len());
         let candidates = searcher.query_candidates(issue, top, dense.skips_tests())?;
+        if let Some(side) = at_once.filter(|_| !dense.holds_all(&candidates)) {
+            // Queued, not waited for: the transformer embeds them next, for a later call.
+            let _ = first.first(candidates, std::time::Duration::ZERO);
+            return Ok(DenseSide::Static { side, standing: Some(dense) });
+        }
         // Past the deadline the request stays queued: the builder embeds these chunks next, for
         // a later call.
         let wait = deadline.saturating_duration_since(Instant::now());
@@ -419,6 +444,7 @@ impl DenseSide {
     pub(super) fn index(&self) -> Option<&Arc<DenseSearcher>> {
         match self {
             DenseSide::Ranks(d) | DenseSide::Late(d) | DenseSide::Standing(Some(d)) => Some(d),
+            DenseSide::Static { standing, .. } => standing.as_ref(),
             DenseSide::Missing | DenseSide::Standing(None) => None,
         }
     }

@@ -455,6 +455,22 @@ impl DenseSearcher {
         self.opts.skip_tests
     }
 
+    /// Whether this index holds every one of `ids` that the full index would (a query's
+    /// candidates: whether the transformer has covered them).
+    pub fn holds_all(&self, ids: &[u32]) -> bool {
+        if self.is_complete() {
+            return true;
+        }
+        let held: HashSet<u32> = self.rows.iter().copied().collect();
+        ids.iter().all(|id| held.contains(id))
+    }
+
+    /// How many of `ids` this index holds.
+    pub fn holds_count(&self, ids: &[u32]) -> usize {
+        let held: HashSet<u32> = self.rows.iter().copied().collect();
+        ids.iter().filter(|id| held.contains(id)).count()
+    }
+
     /// Whether every chunk the full index would hold is in this one.
     pub fn is_complete(&self) -> bool {
         self.rows.len() == self.eligible

@@ -91,6 +91,8 @@ pub struct FusionParams {
     pub path_word_boost: f32,
     /// How the history retriever scores files.
     pub history: crate::history::HistoryParams,
+    /// The ranking layer's other signals ([`crate::rank::layer`]).
+    pub signals: crate::rank::layer::SignalWeights,
 }
 
 impl Default for FusionParams {
@@ -152,6 +154,20 @@ impl Default for FusionParams {
             // Weak: a word shared with a file name is a hint, not a mention (issues never take it).
             path_word_boost: 0.3,
             history: Default::default(),
+            signals: Default::default(),
+        }
+    }
+}
+
+impl FusionParams {
+    /// The hybrid with every signal of the ranking layer off ([`crate::rank::layer`]): fusion,
+    /// mentions, tests, module code and the graph alone. The ablation's baseline.
+    pub fn without_ranking_layer(self) -> FusionParams {
+        FusionParams {
+            name_boost: 0.0,
+            path_word_boost: 0.0,
+            signals: crate::rank::layer::SignalWeights::off(),
+            ..self
         }
     }
 }

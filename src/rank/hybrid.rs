@@ -5,7 +5,9 @@
 use crate::engine::RepoIndex;
 use crate::index::Hit;
 use crate::rank::fusion::{demote_tests, fuse, FusionParams};
+use crate::rank::layer;
 use crate::rank::mentions::{NamedFiles, NamedSymbols};
+use crate::rank::QueryShape;
 
 /// [`demote_tests`] by `Chunk::is_test` of `repo`'s chunks.
 pub fn demote_tests_in(repo: &RepoIndex, hits: Vec<Hit>, weight: f32) -> Vec<Hit> {
@@ -62,22 +64,27 @@ pub fn hybrid_union(parts: &[HybridPart], query: &str, params: FusionParams, k: 
     };
     let (bm25, dense) = (union(|l| l.bm25), union(|l| l.dense));
     let (history, static_side) = (union(|l| l.history), union(|l| l.static_side));
+    // The ranking layer's first signal: the query's shape sets the dense side's share.
+    let shape = QueryShape::of(query);
+    let dense_scale = layer::dense_scale(shape, &params.signals);
     let lists = [
         (bm25.as_slice(), params.bm25_weight),
-        (dense.as_slice(), params.dense_weight),
+        (dense.as_slice(), params.dense_weight * dense_scale),
         (history.as_slice(), params.history_weight),
-        (static_side.as_slice(), params.mixed_static_weight),
+        (static_side.as_slice(), params.mixed_static_weight * dense_scale),
     ];
     let mut bonus = std::collections::HashMap::new();
     for (p, &at) in parts.iter().zip(&offsets) {
         let mut own = mention_bonus(p.repo, query, params);
-        add_name_bonus(p.repo, query, params, [p.lists.bm25, p.lists.dense], &mut own);
+        layer::definitions::add_bonus(p.repo, query, shape, &params, [p.lists.bm25, p.lists.dense], &mut own);
         bonus.extend(own.into_iter().map(|(id, b)| (id + at, b)));
     }
     // A name query's types lead their members (`names::types_lead_members`), with the boost.
-    let types_lead =
-        params.name_boost > 0.0 && crate::rank::QueryShape::of(query) == crate::rank::QueryShape::Name;
-    let reorders = params.graph_weight > 0.0 || params.module_weight > 0.0 || types_lead;
+    let types_lead = params.name_boost > 0.0 && shape == QueryShape::Name;
+    let reorders = params.graph_weight > 0.0
+        || params.module_weight > 0.0
+        || types_lead
+        || layer::reorders(shape, &params.signals);
     let fused = fuse(&lists, params, if reorders { usize::MAX } else { k }, &bonus);
     // Back to each part's own ids, in fused order.
     let mut own: Vec<Vec<Hit>> = vec![Vec::new(); parts.len()];
@@ -99,7 +106,7 @@ pub fn hybrid_union(parts: &[HybridPart], query: &str, params: FusionParams, k: 
             if params.module_weight > 0.0 {
                 hits = modules_follow(repo, hits, params.module_weight, params.module_languages);
             }
-            hits
+            layer::rerank(repo, shape, hits, &params)
         })
         .collect();
     let mut merged = merge_by_score(&own);
@@ -190,43 +197,6 @@ fn mention_bonus(repo: &RepoIndex, query: &str, params: FusionParams) -> std::co
         }
     }
     bonus
-}
-
-/// The bonus of [`crate::rank::names`] by the query's shape: a name lifts the chunks that
-/// define it (`name_boost`); a short question lifts the chunks of `lists` (never a chunk no
-/// retriever ranked) whose file or directory names match its words (`path_word_boost`). An issue
-/// gets neither.
-fn add_name_bonus(
-    repo: &RepoIndex,
-    query: &str,
-    params: FusionParams,
-    lists: [&[Hit]; 2],
-    bonus: &mut std::collections::HashMap<u32, f32>,
-) {
-    use crate::rank::{names, QueryShape};
-    match QueryShape::of(query) {
-        QueryShape::Name if params.name_boost > 0.0 => {
-            let chunks = repo.chunks.iter().zip(0u32..).map(|(c, id)| (id, c));
-            for (id, strength) in names::definition_strengths(query, chunks) {
-                *bonus.entry(id).or_default() += params.name_boost * strength;
-            }
-        }
-        QueryShape::Question if params.path_word_boost > 0.0 => {
-            let files = names::path_word_strengths(query, repo.files.iter().map(|f| f.path.as_str()));
-            if files.is_empty() {
-                return;
-            }
-            let mut lifted = std::collections::HashSet::new();
-            for h in lists.into_iter().flatten() {
-                let Some(c) = repo.chunks.get(h.chunk as usize) else { continue };
-                // Once per chunk, however many lists hold it.
-                if let Some(words) = files.get(c.path.as_str()).filter(|_| lifted.insert(h.chunk)) {
-                    *bonus.entry(h.chunk).or_default() += params.path_word_boost * words;
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// How many of the best fused chunks pass score to their call-graph neighbours.

@@ -157,6 +157,11 @@ impl NamedSymbols {
         self.names.is_empty()
     }
 
+    /// The names, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+
     /// Whether the query names the chunk called `name` (qualified) by its own last part, as
     /// [`NamedSymbols::strengths`] counts it, however many chunks share it.
     pub fn names(&self, name: &str) -> bool {

@@ -9,6 +9,8 @@
 //! - [`group`]: the grouped view of a ranking, one row per file at its best chunk's rank.
 //! - [`shape`]: what kind of query this is (an issue, a short question, a name) and which
 //!   order, flat or grouped, it is shown in.
+//! - [`layer`]: the ranking layer every hybrid passes after fusion (shape, definitions, path
+//!   words, role priors, file evidence).
 //! - [`many`]: several checkouts searched as one.
 //! - [`names`], [`mentions`]: what a query names (definitions, files, symbols).
 
@@ -17,6 +19,7 @@ pub mod dense_retriever;
 pub mod fusion;
 pub mod group;
 pub mod hybrid;
+pub mod layer;
 pub mod many;
 pub mod mentions;
 pub mod names;

@@ -81,8 +81,14 @@ impl Searcher {
         Ok(match &self.repo.cache_entry {
             Some(entry) => {
                 let log = vector_log(entry, towers);
+                let identity = crate::repo::git::git_dir_of(&self.repo.root)
+                    .and_then(|g| crate::repo::git::identity(&g));
                 if !log.exists() {
-                    crate::cache::seed_from_namesake(&log)?;
+                    crate::cache::seed_from_kin(&log, identity.as_deref())?;
+                } else if let Some(id) = &identity {
+                    // A cache from before identities were kept: recorded now, for its kin (a
+                    // read-only cache serves without it).
+                    let _ = crate::cache::record_identity(entry, id);
                 }
                 VectorStore::open(&log, towers.chunk.dim())?.0
             }
@@ -280,13 +286,31 @@ impl Searcher {
     /// `retriever` over what it holds now, without waiting for this query's own chunks, the
     /// first of a cold search's two answers ([`Searcher::search`] gives the second). `None`
     /// when `search` would not wait: BM25, or a complete index.
+    /// With the static tier beside the partial index (`static_side`), that first answer is the
+    /// static tier's, over every chunk (issue 80: a cold checkout answers at once at the static
+    /// hybrid's quality, and the transformer's answer follows).
     pub fn search_now(&self, query: &str, retriever: Retriever, k: usize) -> Result<Option<Vec<Hit>>> {
         let waits = self.dense.as_ref().is_some_and(|d| d.query_first().is_some());
         if !matches!(retriever, Retriever::Dense | Retriever::Hybrid) || !waits {
             return Ok(None);
         }
+        if let Some(side) = self.static_side.clone().filter(|_| !self.mixes_static()) {
+            let first = Searcher { dense: Some(side), static_side: None, ..self.clone_sides() };
+            return Ok(Some(first.search(query, retriever, k)?));
+        }
         let mut ranked = self.rankings_over(query, &[retriever], k, Wait::No)?;
         Ok(ranked.pop().map(|(_, hits)| hits))
+    }
+
+    /// The tier of [`Searcher::search_now`]'s first answer: `static` where the static tier
+    /// answers while the transformer's index is partial; `None` where no first answer comes.
+    pub fn first_answer_tier(&self) -> Option<&'static str> {
+        let waits = self.dense.as_ref().is_some_and(|d| d.query_first().is_some());
+        match (waits, &self.static_side) {
+            (true, Some(_)) if !self.mixes_static() => Some("static"),
+            (true, _) => self.dense_tier(),
+            (false, _) => None,
+        }
     }
 
     fn rankings_over(
@@ -565,7 +589,8 @@ mod tests {
         let query = "Calling `port_number` after parse gives the wrong port for a url with a port";
         let bm25 = repo.search_bm25(query, 10).unwrap();
         let top = |symbol_boost| {
-            let p = FusionParams { symbol_boost, ..Default::default() };
+            // The ranking layer's own lift of a name inside a question is measured elsewhere.
+            let p = FusionParams { symbol_boost, ..FusionParams::default().without_ranking_layer() };
             let hits = hybrid(&repo, query, HybridLists { bm25: &bm25, ..Default::default() }, p, 10);
             repo.chunks[hits[0].chunk as usize].name.clone()
         };

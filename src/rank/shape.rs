@@ -49,6 +49,14 @@ impl QueryShape {
         }
     }
 
+    /// Whether `--dense auto` answers this shape from the static tier at once where the
+    /// transformer has not embedded the query's candidates (issue 80's ship rule, measured on
+    /// the questions set: docs/RESULTS.md "The ranking layer"). A pasted issue needs the
+    /// transformer and waits for its candidates.
+    pub fn static_answers_at_once(self) -> bool {
+        matches!(self, QueryShape::Question | QueryShape::Name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             QueryShape::Name => "name",

@@ -144,6 +144,16 @@ pub fn rev_parse(git_dir: &Path, rev: &str) -> Option<String> {
     resolve_commit(git_dir, rev).ok()
 }
 
+/// What makes two checkouts one repository's: the root commits of `HEAD`'s history, sorted and
+/// joined (a worktree, a second clone and a renamed folder share them). `None` outside git or
+/// in an empty repository.
+pub fn identity(git_dir: &Path) -> Option<String> {
+    let out = run_git(git_dir, &["rev-list", "--max-parents=0", "HEAD"]).ok()?;
+    let mut roots: Vec<&str> = std::str::from_utf8(&out).ok()?.split_whitespace().collect();
+    roots.sort_unstable();
+    (!roots.is_empty()).then(|| roots.join(","))
+}
+
 /// Whether `commit` names a commit object in the repository.
 pub fn has_commit(git_dir: &Path, commit: &str) -> bool {
     resolve_commit(git_dir, commit).is_ok()

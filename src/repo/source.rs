@@ -17,6 +17,14 @@ pub enum SkipReason {
     OtherLanguage,
     /// A file of a row whose grammar does not load with the tree-sitter in use.
     NoGrammar,
+    /// Under `vendor/`, `third_party/`, `node_modules/` ([`super::generated`]).
+    Vendored,
+    /// A `.min.` file, or one with a line no person wrote (a bundle).
+    Minified,
+    /// Committed build output: a source map beside it or a `sourceMappingURL`.
+    BuildOutput,
+    /// Says so in its first lines (`@generated`, `DO NOT EDIT`).
+    Generated,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -30,6 +38,10 @@ impl std::fmt::Display for SkipReason {
             SkipReason::NotRegular => "not a regular file",
             SkipReason::OtherLanguage => "another language",
             SkipReason::NoGrammar => "its grammar does not load",
+            SkipReason::Vendored => "vendored",
+            SkipReason::Minified => "minified",
+            SkipReason::BuildOutput => "build output",
+            SkipReason::Generated => "generated",
         })
     }
 }
@@ -51,6 +63,16 @@ pub struct SkipCounts {
     /// Files of a row whose grammar does not load (`Lang::grammar_loads`): counted, never fatal.
     #[serde(default)]
     pub no_grammar: usize,
+    /// Vendored, minified, built and generated files ([`super::generated`]), unless
+    /// `--include-generated`.
+    #[serde(default)]
+    pub vendored: usize,
+    #[serde(default)]
+    pub minified: usize,
+    #[serde(default)]
+    pub build_output: usize,
+    #[serde(default)]
+    pub generated: usize,
 }
 
 impl SkipCounts {
@@ -64,12 +86,16 @@ impl SkipCounts {
             SkipReason::NotRegular => self.not_regular += 1,
             SkipReason::OtherLanguage => self.other_language += 1,
             SkipReason::NoGrammar => self.no_grammar += 1,
+            SkipReason::Vendored => self.vendored += 1,
+            SkipReason::Minified => self.minified += 1,
+            SkipReason::BuildOutput => self.build_output += 1,
+            SkipReason::Generated => self.generated += 1,
         }
     }
 
     /// Each reason with its count, as `stats.skipped` lists them: the one list every count of
     /// skips reads (issue 70: the text said "0 skipped" beside 94 `other_language`).
-    pub fn by_reason(&self) -> [(SkipReason, usize); 8] {
+    pub fn by_reason(&self) -> [(SkipReason, usize); 12] {
         [
             (SkipReason::Binary, self.binary),
             (SkipReason::TooLarge, self.too_large),
@@ -79,6 +105,10 @@ impl SkipCounts {
             (SkipReason::NotRegular, self.not_regular),
             (SkipReason::OtherLanguage, self.other_language),
             (SkipReason::NoGrammar, self.no_grammar),
+            (SkipReason::Vendored, self.vendored),
+            (SkipReason::Minified, self.minified),
+            (SkipReason::BuildOutput, self.build_output),
+            (SkipReason::Generated, self.generated),
         ]
     }
 

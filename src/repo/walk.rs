@@ -1,6 +1,7 @@
 //! Walking a working tree for source files of the languages asked for, honouring
 //! `.gitignore` and `.ignore`.
 
+use super::generated;
 use super::source::{is_other_code_path, SkipCounts, SkipReason};
 use crate::lang::{is_source_path, LangSet};
 use std::path::{Path, PathBuf};
@@ -34,8 +35,9 @@ pub struct WalkResult {
 /// Lists the source files of `langs` under `root`, sorted by path. Hidden directories and
 /// files, and whatever `.gitignore`/`.ignore` exclude, are left out (also outside a git
 /// repository). Symlinks are followed; loops and unreadable entries are counted, never fatal;
-/// code in other languages (or left out by `langs`) is counted as such.
-pub fn walk_sources(root: &Path, max_file_size: u64, langs: LangSet) -> WalkResult {
+/// code in other languages (or left out by `langs`) is counted as such; vendored, minified,
+/// built and generated files ([`super::generated`]) too, unless `keep_generated`.
+pub fn walk_sources(root: &Path, max_file_size: u64, langs: LangSet, keep_generated: bool) -> WalkResult {
     let mut result = WalkResult::default();
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     // (path relative to the real root, the file as the walk found it)
@@ -91,6 +93,13 @@ pub fn walk_sources(root: &Path, max_file_size: u64, langs: LangSet) -> WalkResu
         if meta.len() > max_file_size {
             result.skipped.add(SkipReason::TooLarge);
             result.notes.push(format!("{rel}: {} bytes, over the {max_file_size}-byte limit", meta.len()));
+            continue;
+        }
+        if let Some(why) =
+            (!keep_generated).then(|| generated::of_file(&rel, entry.path(), meta.len())).flatten()
+        {
+            result.skipped.add(why);
+            result.notes.push(format!("{rel}: skipped, {why} (--include-generated takes it in)"));
             continue;
         }
         let real = match std::fs::canonicalize(entry.path()) {
@@ -189,7 +198,7 @@ mod tests {
         std::fs::write(dir.path().join("ok.py"), "def f():\n    pass\n").unwrap();
         let bad = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.py"));
         std::fs::write(bad, "def g():\n    pass\n").unwrap();
-        let walk = walk_sources(dir.path(), 1 << 20, LangSet::all());
+        let walk = walk_sources(dir.path(), 1 << 20, LangSet::all(), false);
         assert_eq!(walk.files.len(), 1);
         assert_eq!(walk.skipped.not_utf8, 1);
         assert!(walk.notes.iter().any(|n| n.contains("not UTF-8")), "{:?}", walk.notes);
@@ -223,7 +232,7 @@ mod symlink_tests {
         std::os::unix::fs::symlink("..", root.join("up")).unwrap();
         std::os::unix::fs::symlink(outer.path().join("outside.py"), root.join("linked.py")).unwrap();
         std::os::unix::fs::symlink("pkg/a.py", root.join("alias.py")).unwrap();
-        let walk = walk_sources(&root, 1 << 20, LangSet::all());
+        let walk = walk_sources(&root, 1 << 20, LangSet::all(), false);
         let paths: Vec<&str> = walk.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, ["pkg/a.py"], "{:?}", walk.notes);
         assert!(walk.skipped.outside_root >= 2, "{:?} {:?}", walk.skipped, walk.notes);

@@ -119,8 +119,12 @@ fn doc_comments_become_masked_queries_whose_gold_is_their_definition() {
     assert_eq!(report.per_language.values().sum::<usize>(), 5);
 
     // Every pair's gold, as the eval computes it at the base commit, is its definition alone.
-    let opts =
-        SnapshotOptions { max_file_size: DEFAULT_MAX_FILE_SIZE, exclude_tests: false, link_calls: false };
+    let opts = SnapshotOptions {
+        max_file_size: DEFAULT_MAX_FILE_SIZE,
+        exclude_tests: false,
+        link_calls: false,
+        keep_generated: false,
+    };
     let mut snaps = RepoSnapshots::default();
     for p in &pairs {
         assert!(p.instance_id.starts_with("acme__widgets-doc-"), "{}", p.instance_id);

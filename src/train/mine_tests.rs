@@ -176,8 +176,12 @@ fn mines_a_history_keeping_issue_like_commits_and_their_eval_gold() {
     assert!(names[2].contains(&"pkg/core.py::Store.put"), "{names:?}");
     // The gold is the eval's, at the base commit, for each instance.
     let git_dir = repo.dir.join(".git");
-    let opts =
-        SnapshotOptions { max_file_size: DEFAULT_MAX_FILE_SIZE, exclude_tests: false, link_calls: false };
+    let opts = SnapshotOptions {
+        max_file_size: DEFAULT_MAX_FILE_SIZE,
+        exclude_tests: false,
+        link_calls: false,
+        keep_generated: false,
+    };
     for m in &mined {
         let snap = index_instance(&m.instance, &git_dir, opts, &mut RepoSnapshots::default()).unwrap();
         assert_eq!(snap.gold, m.gold, "{}", m.instance.instance_id);

@@ -195,8 +195,12 @@ fn example_of(
     opts: &PrepareOptions,
 ) -> Result<Outcome> {
     // The tied training's chunk input lists callees.
-    let snapshot_opts =
-        SnapshotOptions { max_file_size: opts.max_file_size, exclude_tests: false, link_calls: true };
+    let snapshot_opts = SnapshotOptions {
+        max_file_size: opts.max_file_size,
+        exclude_tests: false,
+        link_calls: true,
+        keep_generated: false,
+    };
     let snap = index_instance(inst, git_dir, snapshot_opts, snapshots)?;
     let mut gold = snap.gold_ids.clone();
     gold.sort_unstable();

@@ -87,6 +87,7 @@ fn full_eval(
     let store = tempfile::tempdir().map_err(|e| crate::Error::io(std::env::temp_dir(), e))?;
     let cfg = EvalConfig {
         repos_dir: repos_dir.to_path_buf(),
+        keep_generated: false,
         retrievers: vec![Retriever::Dense],
         ks: ks.to_vec(),
         depth: 1000.max(ks.iter().copied().max().unwrap_or(1)),

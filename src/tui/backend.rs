@@ -97,6 +97,11 @@ pub trait Backend: Send + Sync {
     fn dense_tier(&self) -> Option<&'static str> {
         None
     }
+    /// While the dense index is partial: the tier of a search's first answer (`static` where
+    /// the static tier answers at once and the transformer's refines it).
+    fn first_answer_tier(&self) -> Option<&'static str> {
+        None
+    }
     /// With a reranker: how many of a hybrid ranking's top hits [`Backend::rerank`] re-orders.
     fn rerank_depth(&self) -> Option<usize> {
         None

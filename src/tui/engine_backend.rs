@@ -57,6 +57,10 @@ impl Backend for Searcher {
         Searcher::dense_tier(self)
     }
 
+    fn first_answer_tier(&self) -> Option<&'static str> {
+        Searcher::first_answer_tier(self)
+    }
+
     fn rerank_depth(&self) -> Option<usize> {
         self.reranker.as_ref().map(|r| r.spec.depth)
     }

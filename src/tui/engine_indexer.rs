@@ -164,6 +164,17 @@ fn build_dense(
     let (history, notes) = crate::history::checkout_history(&repo.root, repo.cache_entry.as_deref());
     notes.into_iter().for_each(|n| reporter.info(n));
     let Tiers { towers: load, static_table, static_only } = tiers;
+    // The static tier answers at once, while the model loads and the transformer embeds
+    // (issue 80); the transformer's answers replace it as they come.
+    let first_tier = static_table.clone().filter(|_| !static_only);
+    if let Some(table) = &first_tier {
+        if let Ok(s) = first.searcher.with_static(table.clone(), opts.clone()) {
+            let g = lock(generation);
+            if *g == first.generation && !reporter.cancelled() {
+                reporter.dense_ready(Arc::new(Searcher { history: history.clone(), ..s }));
+            }
+        }
+    }
     let loaded = match static_only {
         true => Err("--dense static".to_string()),
         false => load(reporter),
@@ -179,7 +190,15 @@ fn build_dense(
         }
     };
     // What every dense backend sent carries besides its index: the history and the reranker.
-    let serving = |s: Searcher| Searcher { history: history.clone(), reranker: reranker.clone(), ..s };
+    // A partial index carries the static tier beside it: a search's first answer
+    // (`Searcher::search_now`) is the static tier's while its own chunks are embedded.
+    let serving = |s: Searcher| {
+        let s = Searcher { history: history.clone(), reranker: reranker.clone(), ..s };
+        match (&first_tier, s.dense.as_ref().is_some_and(|d| !d.is_complete())) {
+            (Some(table), true) => s.with_static_side(table.clone(), opts.clone()).unwrap_or(s),
+            _ => s,
+        }
+    };
     let mut store = match first.searcher.vector_store(&towers) {
         Ok(s) => s,
         Err(e) => return reporter.failed(format!("dense index: opening the vector store: {e}")),

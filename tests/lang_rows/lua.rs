@@ -30,3 +30,29 @@ fn lua_module_tables_and_table_types_own_their_functions_and_self_calls_resolve(
     assert!(callees.is_empty(), "store's table is not known: no edge");
     assert_eq!(unresolved, ["store.dump"], "but the call is listed, not lost");
 }
+
+#[test]
+fn a_function_in_a_call_s_option_table_is_anonymous_and_draws_no_callers() {
+    // nvim-cmp's async.lua (issue 81): the autocmd's `callback = function() … end` is no
+    // definition; the loop variable and parameter named `callback` call nothing of the file.
+    let text = "local M = {}\n\nM.wait = function(callback)\n  vim.api.nvim_create_autocmd('User', {\n    \
+                pattern = 'x',\n    callback = function()\n      M.done = true\n    end,\n  })\n  \
+                callback()\nend\n\nM.each = function(list)\n  for _, callback in ipairs(list) do\n    \
+                callback()\n  end\nend\n\nreturn M\n";
+    let file = coret::chunk::chunk_file("lua/cmp/utils/async.lua", text);
+    let names: Vec<&str> = file.chunks.iter().map(|c| c.name.as_str()).collect();
+    assert!(!names.contains(&"callback"), "{names:?}");
+    assert!(names.contains(&"M.wait") && names.contains(&"M.each"), "{names:?}");
+    let files = [file];
+    assert!(calls(&files, "M.each").0.is_empty(), "no false edge");
+    // A module's returned table keeps its functions.
+    let module = coret::chunk::chunk_file(
+        "lua/m.lua",
+        "return {\n  setup = function(opts)\n    return opts\n  end,\n}\n",
+    );
+    assert!(
+        module.chunks.iter().any(|c| c.name == "setup"),
+        "{:?}",
+        module.chunks.iter().map(|c| &c.name).collect::<Vec<_>>()
+    );
+}

@@ -46,6 +46,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// `test_*.sh`, `*_test.sh` (shunit2, bash_unit); the shared `tests/` and `test/` folders.

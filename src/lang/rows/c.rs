@@ -28,6 +28,9 @@ pub(in crate::lang) const C: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: blank_bare_macros,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &[],
 };
 
 pub(in crate::lang) const CPP: LangSpec = LangSpec {

@@ -51,6 +51,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: blank_directives,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// The source with its preprocessor directive lines (`#if NET5_0_OR_GREATER`, `#endif`,

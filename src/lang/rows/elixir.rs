@@ -48,6 +48,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &["lib"],
 };
 
 /// ExUnit's `test/` (shared) and `*_test.exs`.

@@ -25,6 +25,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: super::no_mask,
+    barrels: &["doc.go"],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// `_test.go` files and `testdata/`.

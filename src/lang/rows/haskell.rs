@@ -51,6 +51,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// Hspec's `spec/` and `*Spec.hs`, and `*Test.hs` / `*Tests.hs`, beside the shared `test/`.

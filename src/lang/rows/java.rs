@@ -32,6 +32,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: super::no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &["main"],
 };
 
 /// Maven's and Gradle's `src/test/` (already a `test/` directory) and `*Test.java` files.

@@ -28,6 +28,9 @@ pub(in crate::lang) const JAVASCRIPT: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: super::no_mask,
+    barrels: &["index.js", "index.mjs", "index.cjs", "index.jsx"],
+    stubs: &[],
+    library_roots: &[],
 };
 
 pub(in crate::lang) const TYPESCRIPT: LangSpec = LangSpec {
@@ -41,6 +44,9 @@ pub(in crate::lang) const TYPESCRIPT: LangSpec = LangSpec {
         "tsx" => tree_sitter_typescript::LANGUAGE_TSX.into(),
         _ => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
     },
+    barrels: &["index.ts", "index.tsx", "index.mts", "index.cts"],
+    // Declarations only: the code they describe is elsewhere (or not in the repository).
+    stubs: &[".d.ts", ".d.mts", ".d.cts"],
     ..JAVASCRIPT
 };
 

@@ -50,6 +50,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: super::no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &["main"],
 };
 
 /// `src/test/` (a `test/` directory already), multiplatform source sets (`commonTest/`,

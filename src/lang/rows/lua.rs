@@ -51,6 +51,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: no_mask,
+    barrels: &["init.lua"],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// busted's `spec/` and `*_spec.lua`, and `*_test.lua` / `test_*.lua`.
@@ -108,6 +111,25 @@ fn table_of(value: Node) -> Option<Node> {
     (table.kind() == "table_constructor" && table.named_child_count() > 0).then_some(table)
 }
 
+/// Whether a table constructor's function fields are definitions: the table is assigned
+/// (`local M = { … }`, `M.sub = { … }`), returned as a module (`return { … }`), or the one
+/// argument of a call that makes a type (`Base:extend{ … }`); nested in such a table too.
+fn owns_its_functions(table: Node) -> bool {
+    let Some(parent) = table.parent() else { return false };
+    match parent.kind() {
+        "expression_list" => {
+            parent.parent().is_some_and(|p| matches!(p.kind(), "assignment_statement" | "return_statement"))
+        }
+        "return_statement" => true,
+        "arguments" if parent.named_child_count() == 1 => parent
+            .parent()
+            .and_then(|call| call.parent())
+            .is_some_and(|p| p.kind() == "expression_list" || p.kind() == "return_statement"),
+        "field" => parent.parent().is_some_and(owns_its_functions),
+        _ => false,
+    }
+}
+
 /// `M.f` or `M:m` as `(owner, name)`: the table's last name owns the function.
 fn owned(name: Node, src: &str) -> Option<(Option<String>, String)> {
     match name.kind() {
@@ -159,10 +181,16 @@ fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
                 _ => Role::Other,
             }
         }
-        // `paint = function(self) … end` inside a table: the table's function.
+        // `paint = function(self) … end` inside a table that is a type or a module: the
+        // table's function. In a table passed to a call beside other arguments
+        // (`nvim_create_autocmd(ev, { callback = function() … end })`) it is an option's
+        // anonymous function: a chunk named `callback` would draw every `callback(…)` of the
+        // file to it (issue 81).
         "field" => match (node.child_by_field_name("name"), node.child_by_field_name("value")) {
             (Some(name), Some(value))
-                if name.kind() == "identifier" && value.kind() == "function_definition" =>
+                if name.kind() == "identifier"
+                    && value.kind() == "function_definition"
+                    && node.parent().is_some_and(owns_its_functions) =>
             {
                 function(text(name, src).to_string(), node, value)
             }

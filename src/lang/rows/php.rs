@@ -55,6 +55,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: super::no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// PHPUnit's `*Test.php`.

@@ -43,6 +43,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: true,
     mask: super::no_mask,
+    barrels: &["__init__.py"],
+    stubs: &[".pyi"],
+    library_roots: &[],
 };
 
 /// `testing/`, `test_*.py`, `*_test.py`, `conftest.py`.

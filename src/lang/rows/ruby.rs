@@ -53,6 +53,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: blank_long_heredoc_openers,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &["lib", "app"],
 };
 
 /// Where an identifier binds a local variable: assignments, parameters (of methods, blocks and

@@ -25,6 +25,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &["crate", "super", "self"],
     docstrings: false,
     mask: super::no_mask,
+    barrels: &["mod.rs", "lib.rs"],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// `benches/` is no test but is never the code an issue is about either; `tests.rs` holds a

@@ -51,6 +51,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: super::no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &["main"],
 };
 
 /// `src/test/` (a `test/` directory already), sbt's scripted tests (`src/sbt-test/`), and

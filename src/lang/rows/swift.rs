@@ -46,6 +46,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: super::no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// SwiftPM's `Tests/` (and `IntegrationTests/`, any folder ending in `Tests`), test packages

@@ -48,6 +48,9 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     module_anchors: &[],
     docstrings: false,
     mask: no_mask,
+    barrels: &[],
+    stubs: &[],
+    library_roots: &[],
 };
 
 /// `*_test.zig`, `*_tests.zig`, `test_*.zig`, `test.zig` and `tests.zig` beside the shared

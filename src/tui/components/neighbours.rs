@@ -1,7 +1,7 @@
 //! Call-graph neighbours of the current chunk: its callers, then its callees, then (dim, not
 //! selectable) the calls the graph left unresolved, so that its holes are visible.
 
-use super::{dim_line, kind_span, pad_line, pane_block, truncate_end, truncate_start, width};
+use super::{dim_line, fit, kind_span, pad_line, pane_block, truncate_end, truncate_start, width};
 use crate::chunk::told_apart;
 use crate::tui::action::Pane;
 use crate::tui::app::{list_rows, App, Direction, Neighbour};
@@ -65,6 +65,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     }
     let neighbours = app.neighbours();
     let names = names(app, &neighbours);
+    let step = fitting(app, &neighbours, &names, (inner.width as usize).saturating_sub(5));
     let rows = display_rows(&neighbours);
     let height = list_rows(area);
     let top = scroll_top(&rows, app.neighbour_selected, height);
@@ -103,7 +104,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             Row::Empty => dim_line(theme, "  none"),
             Row::Item(i) => {
                 let selected = i == app.neighbour_selected;
-                let line = item_line(app, neighbours[i].chunk, &names[i], w, selected);
+                let line = item_line(app, neighbours[i].chunk, &names[i], (w, step), selected);
                 if selected {
                     let style = theme.style_or("selection", focused);
                     pad_line(line, w, style).style(style)
@@ -172,14 +173,45 @@ fn names(app: &App, neighbours: &[Neighbour]) -> Vec<String> {
     names
 }
 
-fn item_line(app: &App, id: u32, name: &str, w: usize, selected: bool) -> Line<'static> {
+/// The pane's one shortening for all its rows, as the result lists choose theirs
+/// ([`fit::choose`]): the module prefix every neighbour shares goes first
+/// (`Phoenix.LiveView.Channel.`), then directories and classes, so the part that differs — the
+/// function's own name — stays (issue 81).
+fn fitting(app: &App, neighbours: &[Neighbour], names: &[String], available: usize) -> fit::Shortening {
+    let chunks: Vec<_> = neighbours.iter().map(|n| app.chunk(n.chunk)).collect();
+    let rows: Vec<fit::Row> = chunks
+        .iter()
+        .zip(names)
+        .filter_map(|(c, name)| c.map(|c| fit::Row { name, path: &c.path, line: c.start_line }))
+        .collect();
+    let methods = chunks
+        .iter()
+        .zip(names)
+        .filter_map(|(c, name)| c.map(|c| (name.as_str(), c.kind == crate::ChunkKind::Method)));
+    fit::choose(&rows, fit::shared_root(methods), available)
+}
+
+fn item_line(
+    app: &App,
+    id: u32,
+    name: &str,
+    (w, step): (usize, fit::Shortening),
+    selected: bool,
+) -> Line<'static> {
     let theme = &app.theme;
     let Some(chunk) = app.chunk(id) else {
         return Line::raw(format!("  <chunk {id} missing>"));
     };
-    let location = format!("{}:{}", chunk.path, chunk.start_line);
     let available = w.saturating_sub(5);
-    let name = truncate_end(name, available.min(width(name)));
+    // The shared root goes first; a name still too long keeps its own last part whole and
+    // gives up its class instead (the results' rule), never the other way round.
+    let rooted = fit::Shortening { root: step.root, ..fit::Shortening::NONE }.name(name);
+    let name = match width(&rooted) <= available {
+        true => rooted,
+        false => fit::fit(&fit::Row { name, path: &chunk.path, line: chunk.start_line }, step, available).0,
+    };
+    let location = format!("{}:{}", chunk.path, chunk.start_line);
+    let name = truncate_end(&name, available.min(width(&name)));
     let room = available.saturating_sub(width(&name));
     let location = if room >= 12 { truncate_start(&location, room) } else { String::new() };
     Line::from(vec![
@@ -251,6 +283,28 @@ class PromptBase:
             let x = row[..x].chars().count() as u16;
             Some((x, y, buffer[(x, y)].style()))
         })
+    }
+
+    #[test]
+    fn a_narrow_pane_drops_the_callers_shared_prefix_before_their_own_names() {
+        // Issue 81: `Phoenix.LiveView.Channel.decode_…` kept the shared module and cut the name.
+        let code = "\
+class PhoenixLiveViewChannelServer:
+    class ChannelStateMachine:
+        def decode_join_payload(self):
+            return finish()
+
+        def decode_leave_payload(self):
+            return finish()
+
+
+def finish():
+    return 1
+";
+        let (_, screen) = pane_of(&[("lib/channel.py", code)], "finish", (44, 10));
+        for name in ["decode_join_payload", "decode_leave_payload"] {
+            assert!(find(&screen, name).is_some(), "{name} whole:\n{:?}", screen.buffer());
+        }
     }
 
     #[test]

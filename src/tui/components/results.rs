@@ -98,8 +98,14 @@ pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
     // A dense ranking over a partial index (query-first) says so: more comes with a later search.
     let dense_column = matches!(column.retriever, Retriever::Dense | Retriever::Hybrid);
     let partial = dense_column && app.backend.as_ref().is_some_and(|b| b.dense_partial().is_some());
-    // Which tier answered: the static tier until the transformer's index is complete.
-    let tier = app.backend.as_ref().and_then(|b| b.dense_tier()).filter(|t| dense_column && *t == "static");
+    // Which tier answered: the static tier where no transformer loads, and the first answer
+    // of a cold search while the transformer refines it ("static · refining").
+    let refining = column.status == ColumnStatus::Refining;
+    let tier = match app.backend.as_ref() {
+        Some(b) if refining => b.first_answer_tier().filter(|t| dense_column && *t == "static"),
+        Some(b) => b.dense_tier().filter(|t| dense_column && *t == "static"),
+        None => None,
+    };
     let label = match column.rerank {
         RerankStatus::Done { depth, .. } => format!("{RERANKED} reranked, top {depth}"),
         _ => score_label(column.retriever, &fusion).to_string(),
@@ -108,8 +114,12 @@ pub fn render(app: &App, frame: &mut Frame, columns: [Rect; 2], index: usize) {
         " {} {} · {label}{}{} ",
         index + 1,
         title(column.retriever),
-        if partial { " · partial" } else { "" },
-        tier.map_or(String::new(), |t| format!(" · {t} tier"))
+        if partial && tier.is_none() { " · partial" } else { "" },
+        match (tier, refining) {
+            (Some(t), true) => format!(" · {t} · refining"),
+            (Some(t), false) => format!(" · {t} tier"),
+            (None, _) => String::new(),
+        }
     );
     let room = (area.width as usize).saturating_sub(width(&title) + 4);
     let mut block = pane_block(theme, title, focused);
