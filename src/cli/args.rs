@@ -561,7 +561,19 @@ pub struct Args {
     #[arg(long, hide = true, default_value_t = 0, value_name = "N")]
     pub static_regress: usize,
 
-    /// Static build: where the tower's vectors for --static-regress are kept (computed once, read again).
+    /// Harvest the static table's distillation targets (hidden): the chunk tower's vectors of --train-repos' code and commit messages at HEAD, one file per repository in DIR (resumable).
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub static_harvest: Option<PathBuf>,
+
+    /// Static harvest: at most this many code texts (definitions) per repository.
+    #[arg(long, hide = true, default_value_t = 4000, value_name = "N")]
+    pub harvest_chunks: usize,
+
+    /// Static harvest: at most this many commit messages per repository.
+    #[arg(long, hide = true, default_value_t = 1000, value_name = "N")]
+    pub harvest_messages: usize,
+
+    /// Static build: where the tower's vectors for --static-regress are kept (computed once, read again; a directory of --static-harvest's files).
     #[arg(long, hide = true, value_name = "FILE")]
     pub static_targets: Option<PathBuf>,
 
@@ -584,6 +596,10 @@ pub struct Args {
     pub static_lr: f32,
     #[arg(long, hide = true, default_value_t = coret::model::static_tier::fit::FitOptions::default().anchor, value_name = "X")]
     pub static_anchor: f32,
+
+    /// Static regress: the weight of the in-batch relational KL term beside the cosine (0: cosine alone).
+    #[arg(long, hide = true, default_value_t = 0.0, value_name = "X")]
+    pub static_relational: f32,
 
     /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm), `embed`, `query`, `history` (git history index; cold and warm), `rerank` (the --rerank reranker at K = 20, 30, 50).
     #[arg(long, hide = true, value_name = "WHAT")]

@@ -17,6 +17,7 @@ mod progress;
 mod query;
 mod query_many;
 mod static_build;
+mod static_harvest;
 mod train;
 mod train_rerank;
 mod train_select;
@@ -139,6 +140,9 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
         let dir = coret::model::resolve_model_dir(args.model.as_deref(), &model::log_line)?;
         println!("{}", dir.display());
         return Ok(());
+    }
+    if let Some(out) = args.static_harvest.clone() {
+        return static_harvest::run(&args, &out);
     }
     if let Some(out) = args.static_build.clone() {
         return static_build::run(&args, &out);

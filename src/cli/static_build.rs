@@ -51,7 +51,11 @@ pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
         };
         if args.static_regress > 0 {
             let targets = regression_targets(args, &specials)?;
-            let ropts = FitOptions { epochs: args.static_regress, ..opts.clone() };
+            let ropts = FitOptions {
+                epochs: args.static_regress,
+                relational: args.static_relational,
+                ..opts.clone()
+            };
             eprintln!("regressing towards the tower on {} texts", targets.len());
             regress(&mut rows, dim, &targets, &ropts, &mut |epoch, loss, now| {
                 let v = val.as_ref().map_or(String::new(), |v| {
@@ -61,9 +65,10 @@ pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
                 eprintln!("regress {epoch}: 1 - cos {loss:.4}{v}");
             })?;
             recipe.push(format!(
-                "regressed {} passes towards the tower on {} texts",
+                "regressed {} passes towards the tower on {} texts (relational KL {})",
                 ropts.epochs,
-                targets.len()
+                targets.len(),
+                ropts.relational
             ));
         }
         eprintln!("fitting on {} examples ({} shards)", train.len(), args.static_fit.len());
@@ -155,6 +160,25 @@ fn special_ids(words: &WordPieces) -> Vec<u32> {
 /// most `--static-target-max`), read from `--static-targets` when it holds them, else embedded
 /// (minutes) and written there.
 fn regression_targets(args: &Args, specials: &[u32]) -> anyhow::Result<Vec<BagTarget>> {
+    // `--static-harvest`'s directory: every repository's targets (at most `--static-target-max`).
+    if let Some(dir) = args.static_targets.as_ref().filter(|p| p.is_dir()) {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "targets"))
+            .collect();
+        files.sort();
+        let mut targets = Vec::new();
+        for path in files {
+            let bytes = std::fs::read(&path)?;
+            let (part, _): (Vec<BagTarget>, usize) =
+                bincode::serde::decode_from_slice(&bytes, bincode::config::standard())
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            targets.extend(part);
+        }
+        let step = (targets.len() / args.static_target_max.max(1)).max(1);
+        return Ok(targets.into_iter().step_by(step).take(args.static_target_max).collect());
+    }
     if let Some(path) = args.static_targets.as_ref().filter(|p| p.exists()) {
         let bytes = std::fs::read(path)?;
         let (targets, _): (Vec<BagTarget>, usize) =

@@ -12,7 +12,7 @@ pub mod checkpoint;
 pub mod loss;
 pub mod mine;
 pub mod mine_docs;
-mod mine_message;
+pub mod mine_message;
 pub mod optim;
 pub mod output_lock;
 pub mod prepare;

@@ -41,11 +41,21 @@ pub struct FitOptions {
     /// Examples per update.
     pub batch: usize,
     pub seed: u64,
+    /// [`regress`]: the weight of the in-batch relational KL term beside the cosine (0: cosine alone).
+    pub relational: f32,
 }
 
 impl Default for FitOptions {
     fn default() -> Self {
-        FitOptions { epochs: 1, lr: 1e-3, temperature: 0.05, anchor: 1e-2, batch: 32, seed: 13 }
+        FitOptions {
+            epochs: 1,
+            lr: 1e-3,
+            temperature: 0.05,
+            anchor: 1e-2,
+            batch: 32,
+            seed: 13,
+            relational: 0.0,
+        }
     }
 }
 
@@ -297,6 +307,49 @@ fn target_grads(rows: &[f32], dim: usize, t: &BagTarget) -> (f64, Grads) {
     (loss, grads)
 }
 
+/// The in-batch relational term (issue 80): for each text of the batch, the KL divergence from
+/// the tower's similarity distribution over the batch's other texts (softmax of cosines / τ) to
+/// the table's, times `weight`, summed over the batch; with its gradients. Cosine alone matches
+/// each vector to its target; this matches how the texts stand to one another, which is what a
+/// ranking reads.
+fn relational_grads(rows: &[f32], dim: usize, batch: &[&BagTarget], tau: f32, weight: f32) -> (f64, Grads) {
+    let mut grads = Grads::new();
+    let b = batch.len();
+    if b < 2 {
+        return (0.0, grads);
+    }
+    let pooled: Vec<(Vec<f32>, f32)> = batch.iter().map(|t| pooled(rows, dim, &t.ids)).collect();
+    let v: Vec<Vec<f32>> = pooled.iter().map(|(s, n)| unit(s, *n)).collect();
+    let softmax = |logits: Vec<f32>| {
+        let max = logits.iter().copied().fold(f32::MIN, f32::max);
+        let e: Vec<f32> = logits.iter().map(|x| (x - max).exp()).collect();
+        let z: f32 = e.iter().sum();
+        e.into_iter().map(|x| x / z).collect::<Vec<f32>>()
+    };
+    let mut gv = vec![vec![0f32; dim]; b];
+    let mut loss = 0f64;
+    for i in 0..b {
+        let others: Vec<usize> = (0..b).filter(|&j| j != i).collect();
+        let p = softmax(others.iter().map(|&j| dot(&batch[i].target, &batch[j].target) / tau).collect());
+        let q = softmax(others.iter().map(|&j| dot(&v[i], &v[j]) / tau).collect());
+        for (k, &j) in others.iter().enumerate() {
+            if p[k] > 0.0 {
+                loss += (p[k] * (p[k] / q[k].max(1e-12)).ln()) as f64;
+            }
+            // d KL / d logit = q − p; the logit is v_i · v_j / τ.
+            let c = weight * (q[k] - p[k]) / tau;
+            for d in 0..dim {
+                gv[i][d] += c * v[j][d];
+                gv[j][d] += c * v[i][d];
+            }
+        }
+    }
+    for i in 0..b {
+        back(&mut grads, dim, &batch[i].ids, &v[i], pooled[i].1, &gv[i]);
+    }
+    (weight as f64 * loss, grads)
+}
+
 /// Regresses `rows` towards the tower's vectors of `targets` (sparse Adam, as [`fit`]);
 /// `on_epoch` hears each pass's mean loss.
 pub fn regress(
@@ -321,6 +374,12 @@ pub fn regress(
                 batch.par_iter().map(|&i| target_grads(frozen, dim, &targets[i])).collect();
             let mut grads = Grads::new();
             for (l, g) in parts {
+                loss += l;
+                merge(&mut grads, g);
+            }
+            if opts.relational > 0.0 {
+                let batch: Vec<&BagTarget> = batch.iter().map(|&i| &targets[i]).collect();
+                let (l, g) = relational_grads(frozen, dim, &batch, opts.temperature, opts.relational);
                 loss += l;
                 merge(&mut grads, g);
             }
@@ -379,5 +438,58 @@ impl SparseAdam {
                 rows[k] -= opts.lr * (self.m[k] / c1) / ((self.v[k] / c2).sqrt() + eps);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod relational_tests {
+    use super::*;
+
+    fn loss_of(rows: &[f32], dim: usize, batch: &[&BagTarget]) -> f64 {
+        relational_grads(rows, dim, batch, 0.5, 1.0).0
+    }
+
+    #[test]
+    fn the_relational_gradient_matches_finite_differences() {
+        let dim = 3;
+        let mut rows: Vec<f32> = (0..5 * dim).map(|i| ((i * 37 % 11) as f32 - 5.0) / 7.0).collect();
+        let t = |ids: &[(u32, f32)], target: [f32; 3]| {
+            let n = target.iter().map(|x| x * x).sum::<f32>().sqrt();
+            BagTarget { ids: ids.to_vec(), target: target.iter().map(|x| x / n).collect() }
+        };
+        let targets = [
+            t(&[(0, 1.0), (1, 0.5)], [1.0, 0.2, 0.0]),
+            t(&[(2, 1.0)], [0.1, 1.0, 0.3]),
+            t(&[(3, 1.0), (4, 2.0)], [0.9, 0.1, 0.5]),
+        ];
+        let batch: Vec<&BagTarget> = targets.iter().collect();
+        let (_, grads) = relational_grads(&rows, dim, &batch, 0.5, 1.0);
+        for (id, d) in [(0u32, 0usize), (2, 1), (4, 2)] {
+            let at = id as usize * dim + d;
+            let eps = 1e-3;
+            rows[at] += eps;
+            let up = loss_of(&rows, dim, &batch);
+            rows[at] -= 2.0 * eps;
+            let down = loss_of(&rows, dim, &batch);
+            rows[at] += eps;
+            let numeric = (up - down) / (2.0 * eps as f64);
+            let analytic = grads.get(&id).map_or(0.0, |g| g[d]) as f64;
+            assert!((numeric - analytic).abs() < 1e-2, "row {id} dim {d}: {numeric} vs {analytic}");
+        }
+    }
+
+    #[test]
+    fn a_table_that_relates_texts_as_the_tower_does_has_no_relational_loss() {
+        // Each text one token whose row is its target: the distributions agree exactly.
+        let dim = 2;
+        let rows = vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8];
+        let targets: Vec<BagTarget> = (0..3u32)
+            .map(|i| BagTarget {
+                ids: vec![(i, 1.0)],
+                target: rows[i as usize * 2..i as usize * 2 + 2].to_vec(),
+            })
+            .collect();
+        let batch: Vec<&BagTarget> = targets.iter().collect();
+        assert!(relational_grads(&rows, dim, &batch, 0.1, 1.0).0.abs() < 1e-9);
     }
 }
