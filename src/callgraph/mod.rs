@@ -177,7 +177,7 @@ fn worth_listing(site: &CallSite, is_builtin: fn(&str, bool) -> bool) -> Option<
     if is_builtin(name, with_receiver) {
         return None;
     }
-    Some(match &site.receiver {
+    let written = match &site.receiver {
         Receiver::None | Receiver::Local => name.to_string(),
         Receiver::Path(path) => {
             // Go's receiver as the code names it (`t.pwindow.Height`), not the `self` it resolved as.
@@ -191,7 +191,10 @@ fn worth_listing(site: &CallSite, is_builtin: fn(&str, bool) -> bool) -> Option<
         }
         Receiver::Super => format!("super().{name}"),
         Receiver::Other => format!("….{name}"),
-    })
+    };
+    // A module's function as written (Lua's `table.insert`) may be the language's own too.
+    let qualified = matches!(site.receiver, Receiver::Path(_));
+    (!(qualified && is_builtin(&written, false))).then_some(written)
 }
 
 #[cfg(test)]

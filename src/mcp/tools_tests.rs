@@ -236,3 +236,40 @@ fn locate_answers_with_bm25_by_its_deadline_when_the_issues_chunks_are_not_embed
     assert!(note.starts_with("dense asked for, but answered by bm25: this issue's chunks"), "{note}");
     assert_counts_agree(&answer);
 }
+
+/// Issue 80: with the static tier beside a partial index that has not embedded a question's
+/// candidates, `locate` answers the question from the static tier at once (and queues its
+/// candidates); an issue still waits for the transformer, then falls back to BM25.
+#[test]
+fn a_question_the_transformer_has_not_covered_is_answered_by_the_static_tier_at_once() {
+    let (dir, searcher) = fixture();
+    let partial = partial_index(&searcher, &dir.path().join("model"));
+    let (handle, _queue) = crate::rank::query_first::QueryFirst::channel();
+    let dense = Arc::new(partial.with_query_first(handle));
+    let table = Arc::new(crate::model::static_tier::StaticTable::builtin().unwrap());
+    let with_dense = Searcher { dense: Some(dense), ..searcher.clone_sides() };
+    let searcher = with_dense.with_static_side(table, Default::default()).unwrap();
+    let building = DenseStatus::Building { done: 0, total: 915 };
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(30);
+    let answer =
+        locate_within(&searcher, &building, None, &request("where is the cart total computed"), deadline)
+            .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10), "at once, not at the deadline");
+    assert_eq!((answer.retriever.as_str(), answer.dense_tier.as_deref()), ("hybrid", Some("static")));
+    assert_eq!(answer.query_shape, "question");
+    let note = answer.note.as_deref().unwrap_or_default();
+    assert!(note.starts_with("the static tier answered at once (a question)"), "{note}");
+    assert_eq!(
+        answer.dense_coverage,
+        Some(DenseCoverage { ranked: 1, of: 4 }),
+        "the transformer's, as it stands"
+    );
+    assert!(answer.hits().iter().any(|h| h.name == "Cart.total"), "{:?}", answer.hits());
+
+    let issue = "The loyalty discount is taken off twice\n\nWhen a cart has a loyalty discount the total \
+                 shows the discount applied two times, and the receipt lists it twice as well.";
+    let answer = locate_within(&searcher, &building, None, &request(issue), Instant::now()).unwrap();
+    assert_eq!(answer.query_shape, "issue");
+    assert_eq!(answer.retriever, "bm25", "an issue waits for the transformer, here past its deadline");
+}

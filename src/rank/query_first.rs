@@ -266,6 +266,17 @@ mod tests {
             let now = first.search_now(query, Retriever::Hybrid, 10).unwrap().expect("a first answer");
             assert!(!now.is_empty());
             assert!(first.search_now(query, Retriever::Bm25, 10).unwrap().is_none());
+            assert_eq!(first.first_answer_tier(), Some("transformer"));
+            // With the static tier beside the partial index (issue 80), the first answer is the
+            // static tier's over every chunk, as a static searcher ranks.
+            let table = Arc::new(crate::model::static_tier::StaticTable::builtin().unwrap());
+            let beside = first.with_static_side(table.clone(), DenseOptions::default()).unwrap();
+            assert_eq!(beside.first_answer_tier(), Some("static"));
+            let static_only = first.clone_sides().with_static(table, DenseOptions::default()).unwrap();
+            assert_eq!(
+                beside.search_now(query, Retriever::Hybrid, 10).unwrap().unwrap(),
+                static_only.search(query, Retriever::Hybrid, 10).unwrap()
+            );
             // A search through it asks for its chunks and ranks over them: the cart is embedded
             // first although its file is last in the background's order.
             let answered = first.dense_for(query).unwrap();

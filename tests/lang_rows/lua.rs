@@ -56,3 +56,11 @@ fn a_function_in_a_call_s_option_table_is_anonymous_and_draws_no_callers() {
         module.chunks.iter().map(|c| &c.name).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn the_standard_librarys_module_functions_are_not_holes() {
+    let text = "local M = {}\n\nfunction M.add(list, x)\n  table.insert(list, x)\n  return string.format('%d', #list)\nend\n\nreturn M\n";
+    let files = [coret::chunk::chunk_file("lua/list.lua", text)];
+    let (_, unresolved) = calls(&files, "M.add");
+    assert!(unresolved.is_empty(), "table.insert and string.format are Lua's own: {unresolved:?}");
+}

@@ -94,7 +94,11 @@ fn lua_builtin(name: &str, with_receiver: bool) -> bool {
         "unpack",
         "xpcall",
     ];
-    !with_receiver && GLOBALS.contains(&name)
+    // The standard library's modules, called as written (`table.insert`, `string.format`).
+    const MODULES: [&str; 9] =
+        ["table", "string", "math", "io", "os", "coroutine", "debug", "utf8", "package"];
+    let module = name.split_once('.').is_some_and(|(m, rest)| MODULES.contains(&m) && !rest.contains('.'));
+    !with_receiver && (GLOBALS.contains(&name) || module)
 }
 
 /// The table a value builds: a table constructor with fields, or one passed alone to a call

@@ -211,6 +211,14 @@ fn legend(
     out
 }
 
+/// A duration as a person reads it: `3 ms` under a second, `44.7 s` above (issue 81: `44660 ms`).
+fn took(d: std::time::Duration) -> String {
+    match d.as_millis() {
+        ms @ 0..1000 => format!("{ms} ms"),
+        _ => format!("{:.1} s", d.as_secs_f64()),
+    }
+}
+
 /// "50 hits · 3 ms", or what the column is doing; hits for an issue the editor no longer
 /// holds say so. The longest that fits in `room` cells beside the header.
 fn summary(
@@ -234,11 +242,11 @@ fn summary(
             vec![format!(" {n} hits · earlier issue, Ctrl-S "), " earlier issue, Ctrl-S ".to_string()]
         }
         ColumnStatus::Ready => {
-            let ms = column.elapsed.map(|d| format!(" · {} ms", d.as_millis())).unwrap_or_default();
+            let ms = column.elapsed.map(|d| format!(" · {}", took(d))).unwrap_or_default();
             let rerank = match column.rerank {
                 RerankStatus::Off => String::new(),
                 RerankStatus::Pending => " · reranking…".to_string(),
-                RerankStatus::Done { took, .. } => format!(" · {RERANKED} {} ms", took.as_millis()),
+                RerankStatus::Done { took: t, .. } => format!(" · {RERANKED} {}", took(t)),
             };
             vec![
                 format!(" {n} hits{files}{ms}{rerank} "),
