@@ -545,7 +545,9 @@ pub fn neighbours(repo: &RepoIndex, req: &NeighboursRequest) -> Result<Neighbour
     let span = repo
         .file_span(&file.relative)
         .ok_or_else(|| bad("path", format!("`{}` is not an indexed source file", req.path)))?;
-    let name = req.name.trim();
+    // The name as the language writes it (`Mod.fun/2`, `M:m`, `A::B#m`) or dotted, as chunks are named.
+    let dotted = crate::rank::names::dotted(req.name.trim());
+    let name = dotted.as_str();
     let ids = span.first as usize..(span.first + span.count) as usize;
     let exact: Vec<usize> = ids.clone().filter(|&i| repo.chunks[i].name == name).collect();
     let found = if exact.is_empty() {

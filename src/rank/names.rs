@@ -77,14 +77,9 @@ impl NameQuery {
         if name.chars().count() > MAX_NAME_CHARS {
             return None;
         }
-        // `spawn()`, `select!`, `Class#method`, `ptr->field`.
+        // `spawn()`, `select!`, `Class#method`, `ptr->field`, `Mod.fun/2`, `M:m`.
         let name = name.trim_end_matches("()").trim_end_matches('!');
-        let parts: Vec<String> = name
-            .split("::")
-            .flat_map(|p| p.split(['.', '#']))
-            .flat_map(|p| p.split("->"))
-            .map(String::from)
-            .collect();
+        let parts: Vec<String> = dotted(name).split('.').map(String::from).collect();
         let identifier = |p: &String| {
             p.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
                 && p.chars().all(|c| c.is_alphanumeric() || c == '_')
@@ -99,6 +94,17 @@ impl NameQuery {
     pub fn name(&self) -> &str {
         self.parts.last().map_or("", String::as_str)
     }
+}
+
+/// A name as its language writes it, dotted as chunks are named (issue 81): Rust's and Ruby's
+/// `A::B`, Ruby's `A#m`, Lua's `M:m`, C's `p->f` joined by `.`; Elixir's arity (`Mod.fun/2`)
+/// dropped. A dotted name comes back as it is.
+pub fn dotted(written: &str) -> String {
+    let name = match written.rsplit_once('/') {
+        Some((head, arity)) if !arity.is_empty() && arity.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => written,
+    };
+    name.replace("::", ".").replace("->", ".").replace(['#', ':'], ".")
 }
 
 /// `snake_case`, `CamelCase`, `Capitalised` or with a digit: not a lowercase English word.
@@ -272,6 +278,12 @@ mod tests {
         assert_eq!(parts("fn spawn_blocking"), Some(vec!["spawn_blocking".to_string()]));
         assert_eq!(parts("select!"), Some(vec!["select".to_string()]));
         assert_eq!(parts("spawn"), Some(vec!["spawn".to_string()]));
+        // As each language writes them (issue 81).
+        let two = |a: &str, b: &str| Some(vec![a.to_string(), b.to_string()]);
+        assert_eq!(parts("Phoenix.LiveViewTest.render_click/2"), Some(vec!["Phoenix".into(), "LiveViewTest".into(), "render_click".into()]));
+        assert_eq!(parts("M:setup"), two("M", "setup"));
+        assert_eq!(parts("Builder::HasOne#valid_options"), Some(vec!["Builder".into(), "HasOne".into(), "valid_options".into()]));
+        assert_eq!(parts("a/b"), None, "a path is not a name");
         // Prose, several names, or too long.
         assert_eq!(parts("WebSocket client"), None);
         assert_eq!(parts("how are spawned tasks scheduled"), None);
