@@ -13,7 +13,7 @@ use crate::engine::{RepoIndex, SnapshotIndexer};
 use crate::error::{Error, Result};
 use crate::repo::generated;
 use crate::repo::git::{read_snapshot_with, BlobCache};
-use crate::repo::source::{decode_source, is_source_path, is_test_path};
+use crate::repo::source::{decode_source, is_source_path, is_test_path, SkipReason};
 
 /// An instance's snapshot index and its gold.
 pub struct InstanceSnapshot {
@@ -61,18 +61,27 @@ pub fn index_instance(
     let wanted = |p: &str| is_source_path(p) && !(opts.exclude_tests && is_test_path(p));
     let snapshot = read_snapshot_with(git_dir, &inst.base_commit, wanted, &mut snapshots.blobs)
         .map_err(|e| fail(e.to_string()))?;
-    let texts: Vec<(String, String)> = snapshot
-        .files
-        .into_iter()
-        // The checkout's rule (`crate::repo::generated`): vendored, minified, built and
-        // generated files are not the code an issue is about.
-        .filter(|(p, bytes)| {
-            if opts.keep_generated {
-                return true;
-            }
+    // The checkout's rule (`crate::repo::generated`): vendored, minified, built and generated
+    // files are not the code an issue is about; nor the other builds of a bundle left out.
+    let mut files = snapshot.files;
+    if !opts.keep_generated {
+        let why = |(p, bytes): &(String, Vec<u8>)| {
             let (head, tail) = generated::head_and_tail(bytes);
-            generated::by_path(p).or_else(|| generated::by_content(head, tail)).is_none()
-        })
+            generated::by_path(p).or_else(|| generated::by_content(head, tail))
+        };
+        let left_out: Vec<(String, SkipReason)> =
+            files.iter().filter_map(|f| why(f).map(|r| (f.0.clone(), r))).collect();
+        let left: Vec<(&str, SkipReason)> = left_out.iter().map(|(p, r)| (p.as_str(), *r)).collect();
+        let mut drop: std::collections::HashSet<String> =
+            generated::built_siblings(files.iter().map(|(p, _)| p.as_str()), &left)
+                .into_iter()
+                .map(String::from)
+                .collect();
+        drop.extend(left_out.into_iter().map(|(p, _)| p));
+        files.retain(|(p, _)| !drop.contains(p));
+    }
+    let texts: Vec<(String, String)> = files
+        .into_iter()
         .filter_map(|(p, bytes)| decode_source(bytes, opts.max_file_size).ok().map(|t| (p, t)))
         .collect();
     let root = PathBuf::from(format!("{}@{}", inst.repo, inst.base_commit));

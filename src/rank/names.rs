@@ -280,9 +280,15 @@ mod tests {
         assert_eq!(parts("spawn"), Some(vec!["spawn".to_string()]));
         // As each language writes them (issue 81).
         let two = |a: &str, b: &str| Some(vec![a.to_string(), b.to_string()]);
-        assert_eq!(parts("Phoenix.LiveViewTest.render_click/2"), Some(vec!["Phoenix".into(), "LiveViewTest".into(), "render_click".into()]));
+        assert_eq!(
+            parts("Phoenix.LiveViewTest.render_click/2"),
+            Some(vec!["Phoenix".into(), "LiveViewTest".into(), "render_click".into()])
+        );
         assert_eq!(parts("M:setup"), two("M", "setup"));
-        assert_eq!(parts("Builder::HasOne#valid_options"), Some(vec!["Builder".into(), "HasOne".into(), "valid_options".into()]));
+        assert_eq!(
+            parts("Builder::HasOne#valid_options"),
+            Some(vec!["Builder".into(), "HasOne".into(), "valid_options".into()])
+        );
         assert_eq!(parts("a/b"), None, "a path is not a name");
         // Prose, several names, or too long.
         assert_eq!(parts("WebSocket client"), None);

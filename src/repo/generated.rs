@@ -53,6 +53,29 @@ pub fn by_content(head: &[u8], tail: &[u8]) -> Option<SkipReason> {
         .then_some(SkipReason::BuildOutput)
 }
 
+/// A file's directory and its name up to the first dot: `priv/static/` and `phoenix_live_view`
+/// for `priv/static/phoenix_live_view.min.js` and for `…/phoenix_live_view.js` beside it.
+pub fn sibling_key(path: &str) -> (&str, &str) {
+    let cut = path.rfind('/').map_or(0, |i| i + 1);
+    let (dir, file) = path.split_at(cut);
+    (dir, file.split('.').next().unwrap_or(file))
+}
+
+/// The files of `paths` that are builds of the same bundle as a file left out as minified or
+/// build output (`x.js` beside `x.min.js` or `x.cjs.js` + its map): one bundle committed in
+/// several builds is build output in all of them (issue 81: phoenix_live_view's four).
+pub fn built_siblings<'a>(
+    paths: impl IntoIterator<Item = &'a str>,
+    left_out: &[(&str, SkipReason)],
+) -> std::collections::HashSet<&'a str> {
+    let built: std::collections::HashSet<(&str, &str)> = left_out
+        .iter()
+        .filter(|(_, r)| matches!(r, SkipReason::Minified | SkipReason::BuildOutput))
+        .map(|(p, _)| sibling_key(p))
+        .collect();
+    paths.into_iter().filter(|p| built.contains(&sibling_key(p))).collect()
+}
+
 /// The first and last bytes [`by_content`] reads, from a file's whole content.
 pub fn head_and_tail(bytes: &[u8]) -> (&[u8], &[u8]) {
     (&bytes[..bytes.len().min(HEAD_BYTES)], &bytes[bytes.len().saturating_sub(TAIL_BYTES)..])
@@ -111,6 +134,22 @@ mod tests {
         assert_eq!(by_content(built, built), Some(SkipReason::BuildOutput));
         let own = b"fn main() {\n    println!(\"hi\");\n}\n";
         assert_eq!(by_content(own, own), None);
+    }
+
+    #[test]
+    fn the_other_builds_of_a_left_out_bundle_go_with_it() {
+        let left_out = [
+            ("priv/static/phoenix_live_view.min.js", SkipReason::Minified),
+            ("lib/gen.go", SkipReason::Generated),
+        ];
+        let paths = [
+            "priv/static/phoenix_live_view.js",
+            "priv/static/other.js",
+            "assets/js/phoenix_live_view.js",
+            "lib/gen_test.go",
+        ];
+        let siblings = built_siblings(paths, &left_out);
+        assert_eq!(siblings, ["priv/static/phoenix_live_view.js"].into_iter().collect());
     }
 
     #[test]

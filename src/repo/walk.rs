@@ -42,6 +42,8 @@ pub fn walk_sources(root: &Path, max_file_size: u64, langs: LangSet, keep_genera
     let root_real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     // (path relative to the real root, the file as the walk found it)
     let mut found: Vec<(String, FoundFile)> = Vec::new();
+    // What the generated-file rule left out, for their siblings (`generated::built_siblings`).
+    let mut left_out: Vec<(String, SkipReason)> = Vec::new();
     for entry in walker(root) {
         let entry = match entry {
             Ok(e) => e,
@@ -100,6 +102,7 @@ pub fn walk_sources(root: &Path, max_file_size: u64, langs: LangSet, keep_genera
         {
             result.skipped.add(why);
             result.notes.push(format!("{rel}: skipped, {why} (--include-generated takes it in)"));
+            left_out.push((rel, why));
             continue;
         }
         let real = match std::fs::canonicalize(entry.path()) {
@@ -131,6 +134,23 @@ pub fn walk_sources(root: &Path, max_file_size: u64, langs: LangSet, keep_genera
             },
         ));
     }
+    let left: Vec<(&str, SkipReason)> = left_out.iter().map(|(p, r)| (p.as_str(), *r)).collect();
+    let siblings: std::collections::HashSet<String> =
+        generated::built_siblings(found.iter().map(|(_, f)| f.path.as_str()), &left)
+            .into_iter()
+            .map(String::from)
+            .collect();
+    found.retain(|(_, f)| {
+        let built = siblings.contains(&f.path);
+        if built {
+            result.skipped.add(SkipReason::BuildOutput);
+            result.notes.push(format!(
+                "{}: skipped, build output beside its other builds (--include-generated takes it in)",
+                f.path
+            ));
+        }
+        !built
+    });
     // With symlinks followed, one file can be reached by several paths (`up -> ..` reaches the
     // whole repository again): index it once, under its own path where the walk reached it so.
     found.sort_by(|(ra, a), (rb, b)| {
