@@ -29,6 +29,33 @@ pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
         }
         None => distil(args, &tokenizer, &mut recipe)?,
     };
+    // Regression alone, towards a harvest's targets (`--static-harvest`), without shards to fit.
+    if args.static_fit.is_empty() && args.static_regress > 0 {
+        let words = WordPieces::new(
+            tokenizers::Tokenizer::from_bytes(tokenizer.as_bytes()).map_err(anyhow::Error::msg)?,
+            "tokenizer",
+        )?;
+        let targets = regression_targets(args, &special_ids(&words))?;
+        let opts = FitOptions {
+            epochs: args.static_regress,
+            lr: args.static_lr,
+            anchor: args.static_anchor,
+            relational: args.static_relational,
+            ..FitOptions::default()
+        };
+        eprintln!("regressing towards the tower on {} texts", targets.len());
+        regress(&mut rows, dim, &targets, &opts, &mut |epoch, loss, _| {
+            eprintln!("regress {epoch}: loss {loss:.4} (1 - cos, + relational KL × {})", opts.relational)
+        })?;
+        recipe.push(format!(
+            "regressed {} passes towards the tower on {} texts, lr {}, anchor {}, relational KL {}",
+            opts.epochs,
+            targets.len(),
+            opts.lr,
+            opts.anchor,
+            opts.relational
+        ));
+    }
     if !args.static_fit.is_empty() {
         let words = WordPieces::new(
             tokenizers::Tokenizer::from_bytes(tokenizer.as_bytes()).map_err(anyhow::Error::msg)?,

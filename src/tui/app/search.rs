@@ -188,7 +188,12 @@ impl App {
             .filter(|h| !hide || !self.chunk(h.chunk).is_some_and(|c| c.is_test()))
             .copied()
             .collect();
-        let order = self.order();
+        // History ranks files (each chunk of a file scores as its file): one row per file, unless
+        // the user chose an order (issue 81: one file's 14 chunks at one score).
+        let order = match (self.columns[index].retriever, self.order_override) {
+            (Retriever::History, None) => crate::rank::ResultOrder::Grouped,
+            _ => self.order(),
+        };
         let column = &mut self.columns[index];
         column.hits.clear();
         column.ranked = keep;

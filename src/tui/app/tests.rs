@@ -370,6 +370,30 @@ fn toggling_hybrid_re_runs_the_right_column_and_drops_its_old_results() {
 }
 
 #[test]
+fn the_history_column_shows_one_row_per_file_unless_an_order_was_chosen() {
+    use crate::rank::ResultOrder;
+    let (mut app, _) = searched_app((100, 30));
+    app.update(Action::ToggleHybrid);
+    app.update(Action::ToggleHybrid);
+    assert_eq!(app.columns[1].retriever, Retriever::History);
+    // History scores a file once for all its chunks: its rows are files (issue 81). (The demo
+    // backend has no git history: its answer is delivered as a history backend's would be.)
+    app.columns[1].status = ColumnStatus::Searching;
+    app.update(outcome(1, app.columns[1].generation, &[4, 5]));
+    assert_eq!(app.columns[1].order, ResultOrder::Grouped);
+    // `f` is the user's choice, and holds for history too: chunk by chunk here.
+    app.update(Action::ToggleOrder);
+    if app.columns[0].order != ResultOrder::Flat {
+        app.update(Action::ToggleOrder);
+    }
+    let chosen = app.columns[0].order;
+    app.columns[1].status = ColumnStatus::Searching;
+    app.update(outcome(1, app.columns[1].generation, &[4, 5]));
+    assert_eq!(app.columns[1].order, chosen);
+    assert_eq!(chosen, ResultOrder::Flat);
+}
+
+#[test]
 fn history_recalls_previous_queries_and_keeps_the_draft() {
     let mut app = new_app((100, 30));
     app.update(Action::DenseReady(Arc::new(DemoBackend::sample())));
