@@ -37,11 +37,18 @@ pub struct BarProgress {
 impl BarProgress {
     /// A bar when stderr is a terminal; every bar shares the process's one Ctrl-C flag.
     pub fn new() -> Self {
+        Self::noting("")
+    }
+
+    /// A bar whose counts say what they count (`embed 0/513 this query's chunks, of 19,974`:
+    /// issue 81, a query-first embedding is not the repository's).
+    pub fn noting(note: &str) -> Self {
         let cancel = cancel_flag();
+        let note = note.replace('{', "{{").replace('}', "}}");
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len}{rate}")
+                ProgressStyle::with_template(&format!("{{msg:>10}} [{{bar:30}}] {{pos}}/{{len}}{note}{{rate}}"))
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .with_key("rate", rate_and_eta)
                     .progress_chars("=> "),

@@ -273,7 +273,13 @@ pub(super) fn searcher_for(
                 Some(searcher.query_candidates(query, n, opts.skip_tests)?)
             }
         };
-        let progress = BarProgress::new();
+        let progress = match &wanted {
+            Some(_) => BarProgress::noting(&format!(
+                " this query's chunks, of {} (--wait-index: all)",
+                searcher.repo.chunks.len()
+            )),
+            None => BarProgress::new(),
+        };
         towers = Some(m.towers.names());
         let scope = wanted.as_deref().map_or(Scope::All, Scope::First);
         let dense = match opts.rank_in_store {
