@@ -48,10 +48,12 @@ impl BarProgress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template(&format!("{{msg:>10}} [{{bar:30}}] {{pos}}/{{len}}{note}{{rate}}"))
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .with_key("rate", rate_and_eta)
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(&format!(
+                    "{{msg:>10}} [{{bar:30}}] {{pos}}/{{len}}{note}{{rate}}"
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .with_key("rate", rate_and_eta)
+                .progress_chars("=> "),
             );
             bar
         });

@@ -85,8 +85,10 @@ enum Detail {
     Model,
 }
 
-/// Which detail goes first when the bar is too narrow: the least a user needs at a glance.
-const DROP_ORDER: [Detail; 4] = [Detail::Device, Detail::Model, Detail::Repo, Detail::Chunks];
+/// Which detail goes first when the bar is too narrow: the least a user needs at a glance. The
+/// repository's name never goes for a message (issue 81: a long message hid which checkout
+/// this is); the message is cut instead, and the name goes only where nothing else fits.
+const DROP_ORDER: [Detail; 3] = [Detail::Device, Detail::Model, Detail::Chunks];
 
 /// The session's details, in the order they show, each with what it is.
 fn details(app: &App) -> Vec<(String, Detail)> {
@@ -364,6 +366,18 @@ mod tests {
         assert!(!bar.contains("cuda"), "{bar}");
         let narrow = status_text(&app, 80);
         assert_eq!(narrow, " coret click │ 22 chunks │ embedding 1,200 of 5,000            nothing selected");
+    }
+
+    /// Issue 81: a long message kept pushing until the repository's name went; the name stays
+    /// and the message is cut.
+    #[test]
+    fn a_long_message_is_cut_before_the_repository_name_goes() {
+        let mut app = embedding_app();
+        let long = "re-indexed 3 files: src/a.py, src/b.py and src/very/long/path/to/a/module.py";
+        app.update(Action::Reindexed { backend: Arc::new(DemoBackend::sample()), note: long.into() });
+        let bar = status_text(&app, 80);
+        assert!(bar.starts_with(" coret click │"), "{bar}");
+        assert!(bar.contains("re-indexed 3 files") && bar.ends_with('…'), "the message is cut: {bar}");
     }
 
     /// Reported: the centred label ran into the bar (`██▌embedding…`). At every fill, a blank
