@@ -29,75 +29,44 @@ pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
         }
         None => distil(args, &tokenizer, &mut recipe)?,
     };
-    // Regression alone, towards a harvest's targets (`--static-harvest`), without shards to fit.
-    if args.static_fit.is_empty() && args.static_regress > 0 {
-        let words = WordPieces::new(
-            tokenizers::Tokenizer::from_bytes(tokenizer.as_bytes()).map_err(anyhow::Error::msg)?,
-            "tokenizer",
-        )?;
-        let targets = regression_targets(args, &special_ids(&words))?;
-        let opts = FitOptions {
-            epochs: args.static_regress,
-            lr: args.static_lr,
-            anchor: args.static_anchor,
-            relational: args.static_relational,
-            ..FitOptions::default()
-        };
+    let words = WordPieces::new(
+        tokenizers::Tokenizer::from_bytes(tokenizer.as_bytes()).map_err(anyhow::Error::msg)?,
+        "tokenizer",
+    )?;
+    let specials = special_ids(&words);
+    let (vocab, idf) = (rows.len() / dim, !args.static_no_idf);
+    let val =
+        args.static_val.as_ref().map(|v| bags(std::slice::from_ref(v), &specials, vocab, idf)).transpose()?;
+    let opts = FitOptions {
+        epochs: args.static_epochs,
+        lr: args.static_lr,
+        anchor: args.static_anchor,
+        ..FitOptions::default()
+    };
+    // Towards the tower's vectors (a harvest's, or the shards' texts), before any fit.
+    if args.static_regress > 0 {
+        let targets = regression_targets(args, &specials)?;
+        let ropts =
+            FitOptions { epochs: args.static_regress, relational: args.static_relational, ..opts.clone() };
         eprintln!("regressing towards the tower on {} texts", targets.len());
-        regress(&mut rows, dim, &targets, &opts, &mut |epoch, loss, _| {
-            eprintln!("regress {epoch}: loss {loss:.4} (1 - cos, + relational KL × {})", opts.relational)
+        regress(&mut rows, dim, &targets, &ropts, &mut |epoch, loss, now| {
+            let v = val.as_ref().map_or(String::new(), |v| {
+                let e = evaluate(now, dim, v, opts.temperature);
+                format!("; val loss {:.4} top1 {:.3}", e.loss, e.top1)
+            });
+            eprintln!("regress {epoch}: loss {loss:.4} (1 - cos, + relational KL × {}){v}", ropts.relational);
         })?;
         recipe.push(format!(
             "regressed {} passes towards the tower on {} texts, lr {}, anchor {}, relational KL {}",
-            opts.epochs,
+            ropts.epochs,
             targets.len(),
-            opts.lr,
-            opts.anchor,
-            opts.relational
+            ropts.lr,
+            ropts.anchor,
+            ropts.relational
         ));
     }
     if !args.static_fit.is_empty() {
-        let words = WordPieces::new(
-            tokenizers::Tokenizer::from_bytes(tokenizer.as_bytes()).map_err(anyhow::Error::msg)?,
-            "tokenizer",
-        )?;
-        let specials = special_ids(&words);
-        let vocab = rows.len() / dim;
-        let idf = !args.static_no_idf;
         let train = bags(&args.static_fit, &specials, vocab, idf)?;
-        let val = args
-            .static_val
-            .as_ref()
-            .map(|v| bags(std::slice::from_ref(v), &specials, vocab, idf))
-            .transpose()?;
-        let opts = FitOptions {
-            epochs: args.static_epochs,
-            lr: args.static_lr,
-            anchor: args.static_anchor,
-            ..FitOptions::default()
-        };
-        if args.static_regress > 0 {
-            let targets = regression_targets(args, &specials)?;
-            let ropts = FitOptions {
-                epochs: args.static_regress,
-                relational: args.static_relational,
-                ..opts.clone()
-            };
-            eprintln!("regressing towards the tower on {} texts", targets.len());
-            regress(&mut rows, dim, &targets, &ropts, &mut |epoch, loss, now| {
-                let v = val.as_ref().map_or(String::new(), |v| {
-                    let e = evaluate(now, dim, v, opts.temperature);
-                    format!("; val loss {:.4} top1 {:.3}", e.loss, e.top1)
-                });
-                eprintln!("regress {epoch}: 1 - cos {loss:.4}{v}");
-            })?;
-            recipe.push(format!(
-                "regressed {} passes towards the tower on {} texts (relational KL {})",
-                ropts.epochs,
-                targets.len(),
-                ropts.relational
-            ));
-        }
         eprintln!("fitting on {} examples ({} shards)", train.len(), args.static_fit.len());
         if let Some(v) = &val {
             let r = evaluate(&rows, dim, v, opts.temperature);

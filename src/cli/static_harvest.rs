@@ -40,7 +40,7 @@ pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
         let texts = match harvest(repos_dir, repo, args.harvest_chunks, args.harvest_messages) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("{repo}: skipped: {e:#}");
+                eprintln!("{repo}: skipped: {e}");
                 continue;
             }
         };
