@@ -88,8 +88,15 @@ fn single_dash_long(command: &clap::Command) -> Option<clap::Error> {
 fn version_text() -> String {
     let cpu = coret::model::precision_choice::cpu_choice();
     let cuda = if cfg!(feature = "cuda") { "built with CUDA (bf16 on a GPU)" } else { "built without CUDA" };
+    let amx = match coret::model::cpu::amx_units() {
+        units if units.is_empty() => String::new(),
+        units => format!(
+            "\namx tiles reported ({}): not used (untested here), the kernels above run",
+            units.join(", ")
+        ),
+    };
     format!(
-        "{}\ncpu products: {}, f32 on {}\n{cuda}",
+        "{}\ncpu products: {}, f32 on {}{amx}\n{cuda}",
         env!("CARGO_PKG_VERSION"),
         cpu.describe(),
         coret::model::cpu::f32_isa()

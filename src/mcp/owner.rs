@@ -106,7 +106,9 @@ fn answer(stream: UnixStream, workspace: &Workspace) {
         Ok(answer) => json!({ "ok": answer }),
         Err(message) => json!({ "err": message }),
     };
-    let _ = writeln!(&stream, "{reply}");
+    // One write: formatting straight into the socket writes in pieces, and an owner that ends
+    // between two of them leaves half an answer (the reader takes that for an ended owner).
+    let _ = (&stream).write_all(format!("{reply}\n").as_bytes());
 }
 
 fn run(workspace: &Workspace, line: &str) -> Result<Value, String> {
@@ -144,13 +146,17 @@ pub fn forward(dir: &Path, tool: &str, args: Value) -> Result<Value, Forward> {
     let stream = UnixStream::connect(socket_path(dir)).map_err(Forward::NoOwner)?;
     // An owner that is alive but stuck past any wait of its own is as good as gone.
     let _ = stream.set_read_timeout(Some(LOCATE_WAIT * 12));
-    writeln!(&stream, "{}", json!({ "tool": tool, "args": args })).map_err(Forward::NoOwner)?;
+    let call = format!("{}\n", json!({ "tool": tool, "args": args }));
+    (&stream).write_all(call.as_bytes()).map_err(Forward::NoOwner)?;
     let mut line = String::new();
+    let ended =
+        |why: &str| Forward::NoOwner(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why.to_string()));
     match BufReader::new(&stream).read_line(&mut line) {
-        Ok(0) => Err(Forward::NoOwner(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "the owner closed the connection",
-        ))),
+        Ok(0) => Err(ended("the owner closed the connection")),
+        // Every answer ends its line: one cut short is an owner that ended mid-answer (its
+        // client finished), not the tool's error. The call is read-only, so the caller asks
+        // again, of the next owner.
+        Ok(_) if !line.ends_with('\n') => Err(ended("the owner ended mid-answer")),
         Ok(_) => {
             let reply: Value =
                 serde_json::from_str(&line).map_err(|e| Forward::Tool(format!("the owner's answer: {e}")))?;
@@ -184,6 +190,34 @@ mod tests {
         assert_ne!(owner_dir(tmp.path(), "--mcp . --lang rust"), dir, "other flags, another owner");
         drop(first);
         assert!(claim(&dir).unwrap().is_some(), "free once the owner is gone");
+    }
+
+    /// Issue 81: an owner whose client finished ended while answering another server's call;
+    /// the half answer reached that server's client as an error. Half an answer (no end of
+    /// line) is an ended owner, which the caller takes over from; a whole one is the answer.
+    #[test]
+    fn a_torn_answer_means_the_owner_ended() {
+        for (sent, torn) in
+            [("{\"ok\": {\"files\": [", true), ("{\"ok\": 1}", true), ("{\"ok\": 1}\n", false)]
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = owner_dir(tmp.path(), "--mcp .");
+            std::fs::create_dir_all(&dir).unwrap();
+            let listener = UnixListener::bind(socket_path(&dir)).unwrap();
+            let owner = std::thread::spawn(move || {
+                let (stream, _) = listener.accept().unwrap();
+                let mut call = String::new();
+                BufReader::new(&stream).read_line(&mut call).unwrap();
+                (&stream).write_all(sent.as_bytes()).unwrap();
+            });
+            let got = forward(&dir, "locate", json!({}));
+            owner.join().unwrap();
+            match (torn, got) {
+                (true, Err(Forward::NoOwner(_))) => {}
+                (false, Ok(v)) => assert_eq!(v, json!(1)),
+                (_, other) => panic!("{sent:?}: {other:?}"),
+            }
+        }
     }
 
     /// A cache deep enough that `owner.sock` beside the lock would be too long a socket name

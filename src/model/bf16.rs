@@ -21,41 +21,6 @@ const ROWS: usize = 12;
 /// Panels per parallel task: enough work per task, enough tasks for short inputs.
 const PANELS_PER_TASK: usize = 4;
 
-/// The matrix products' number format on the CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Precision {
-    /// f32 throughout (the reference).
-    F32,
-    /// bf16 inputs to the linear layers' products, f32 sums and everything else f32; falls
-    /// back to f32 where the CPU lacks AVX-512 BF16.
-    Bf16,
-    /// The default: bf16 on a GPU; on the CPU whichever of the two measured faster there
-    /// ([`super::precision_choice`]), f32 on a tie.
-    Auto,
-}
-
-impl std::fmt::Display for Precision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Precision::F32 => "f32",
-            Precision::Bf16 => "bf16",
-            Precision::Auto => "auto",
-        })
-    }
-}
-
-impl std::str::FromStr for Precision {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "f32" => Ok(Precision::F32),
-            "bf16" => Ok(Precision::Bf16),
-            "auto" => Ok(Precision::Auto),
-            other => Err(format!("unknown precision {other:?} (auto, f32 or bf16)")),
-        }
-    }
-}
-
 /// Whether this CPU runs [`PackedBf16`] products.
 pub fn supported() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -287,13 +252,5 @@ mod tests {
         assert!(PackedBf16::new(&w, &[0.0; 32], 3, 32).is_none(), "odd k");
         let w = noise(2 * 48, 4);
         assert!(PackedBf16::new(&w, &[0.0; 48], 2, 48).is_none(), "n not a multiple of 32");
-    }
-
-    #[test]
-    fn precision_parses_and_prints() {
-        for p in [Precision::F32, Precision::Bf16, Precision::Auto] {
-            assert_eq!(p.to_string().parse::<Precision>().unwrap(), p);
-        }
-        assert!("f16".parse::<Precision>().unwrap_err().contains("auto, f32 or bf16"));
     }
 }

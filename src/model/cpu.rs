@@ -92,9 +92,37 @@ pub fn f32_isa() -> &'static str {
     }
 }
 
+/// The AMX tile units this CPU reports (`amx_tile`, `amx_int8`, `amx_bf16` in
+/// `/proc/cpuinfo`'s flags, which the kernel lists only where it can switch them on), for
+/// `--version`. The forward pass does not use them yet: no machine this project runs on has
+/// shown them (a virtual machine may hide them), so a tile kernel could not be tested; where
+/// they are present the VNNI and AVX-512 BF16 kernels run, as elsewhere.
+pub fn amx_units() -> Vec<&'static str> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    amx_units_in(&info)
+}
+
+fn amx_units_in(cpuinfo: &str) -> Vec<&'static str> {
+    let flags: Vec<&str> = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .and_then(|l| l.split_once(':'))
+        .map_or(Vec::new(), |(_, v)| v.split_whitespace().collect());
+    ["amx_tile", "amx_int8", "amx_bf16"].into_iter().filter(|f| flags.contains(f)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amx_units_are_read_from_the_flags_line() {
+        let info =
+            "processor\t: 0\nflags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8 avx512_vnni\nbugs\t: x\n";
+        assert_eq!(amx_units_in(info), ["amx_tile", "amx_int8", "amx_bf16"]);
+        assert!(amx_units_in("flags\t: fpu avx2 fma\n").is_empty());
+        assert!(amx_units_in("").is_empty());
+    }
 
     #[test]
     fn long_sequences_get_smaller_batches() {

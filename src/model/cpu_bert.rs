@@ -8,7 +8,7 @@
 //! ([`Attention`]: no score tensor, padding keys skipped), and GELU is [`gelu_erf`],
 //! vectorised. Same weights, same function: the vectors agree with candle-transformers' to
 //! ~1e-6 (tested). With [`Precision::Bf16`] the linear layers take bf16 inputs
-//! ([`PackedBf16`]). Used where the encoder was loaded from a checkpoint on the CPU in f32;
+//! ([`PackedBf16`]), with [`Precision::Int8`] they run in int8 ([`PackedInt8`]). Used where the encoder was loaded from a checkpoint on the CPU in f32;
 //! training and CUDA keep candle-transformers' model.
 
 use std::collections::HashMap;
@@ -18,8 +18,10 @@ use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType
 use rayon::prelude::*;
 
 use super::attention::Attention;
-use super::bf16::{self, PackedBf16, Precision};
+use super::bf16::{self, PackedBf16};
 use super::cpu::contiguous_f32;
+use super::int8::{self, PackedInt8};
+use super::precision::Precision;
 
 struct Layer {
     /// hidden → 3 × hidden: Q (pre-scaled by 1/√head_dim), K, V side by side.
@@ -31,7 +33,8 @@ struct Layer {
     out_norm: (Tensor, Tensor),
 }
 
-/// `x ↦ x·W + b`, in f32 (candle's product) or with bf16 inputs ([`PackedBf16`]).
+/// `x ↦ x·W + b`, in f32 (candle's product), with bf16 inputs ([`PackedBf16`]) or in int8
+/// ([`PackedInt8`]).
 enum Linear {
     /// `w` [in, out], contiguous.
     F32 {
@@ -39,45 +42,74 @@ enum Linear {
         b: Tensor,
     },
     Bf16(PackedBf16),
+    Int8(PackedInt8),
 }
 
 impl Linear {
-    /// From `w` [in, out] and `b` [out], packed for bf16 if asked (`None` if that fails).
-    fn new(w: Tensor, b: Tensor, precision: Precision) -> Option<Linear> {
+    /// From `w` [in, out] and `b` [out], packed for bf16 or int8 if asked (`None` if that fails).
+    /// `input_max`: each input channel's largest |x| on calibration texts, which int8 smooths by.
+    fn new(w: Tensor, b: Tensor, precision: Precision, input_max: Option<&[f32]>) -> Option<Linear> {
+        if matches!(precision, Precision::F32 | Precision::Auto) {
+            return Some(Linear::F32 { w, b });
+        }
+        let (k, n) = w.dims2().ok()?;
+        let w = w.flatten_all().ok()?.to_vec1::<f32>().ok()?;
+        let b = b.to_vec1::<f32>().ok()?;
         match precision {
-            Precision::F32 | Precision::Auto => Some(Linear::F32 { w, b }),
-            Precision::Bf16 => {
-                let (k, n) = w.dims2().ok()?;
-                let w = w.flatten_all().ok()?.to_vec1::<f32>().ok()?;
-                PackedBf16::new(&w, &b.to_vec1::<f32>().ok()?, k, n).map(Linear::Bf16)
-            }
+            Precision::Bf16 => PackedBf16::new(&w, &b, k, n).map(Linear::Bf16),
+            _ => PackedInt8::new(&w, &b, k, n, input_max).map(Linear::Int8),
         }
     }
 
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         match self {
             Linear::F32 { w, b } => x.matmul(w)?.broadcast_add(b),
-            Linear::Bf16(p) => x.apply_op1_no_bwd(&Bf16Linear(p)),
+            Linear::Bf16(p) => x.apply_op1_no_bwd(&Packed {
+                name: "coret-bf16-linear",
+                k: p.k(),
+                n: p.n(),
+                f: &|x| p.forward(x),
+            }),
+            Linear::Int8(p) => x.apply_op1_no_bwd(&Packed {
+                name: "coret-int8-linear",
+                k: p.k(),
+                n: p.n(),
+                f: &|x| p.forward(x),
+            }),
         }
     }
 }
 
-/// [`PackedBf16`] as a candle op over [rows, in].
-struct Bf16Linear<'a>(&'a PackedBf16);
+/// A packed product as a candle op over [rows, k].
+struct Packed<'a> {
+    name: &'static str,
+    k: usize,
+    n: usize,
+    f: &'a dyn Fn(&[f32]) -> Vec<f32>,
+}
 
-impl CustomOp1 for Bf16Linear<'_> {
+impl CustomOp1 for Packed<'_> {
     fn name(&self) -> &'static str {
-        "coret-bf16-linear"
+        self.name
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let x = contiguous_f32(self.name(), storage, layout)?;
+        let x = contiguous_f32(self.name, storage, layout)?;
         let (rows, k) = layout.shape().dims2()?;
-        if k != self.0.k() {
-            candle_core::bail!("{}: input width {k}, weights {}", self.name(), self.0.k());
+        if k != self.k {
+            candle_core::bail!("{}: input width {k}, weights {}", self.name, self.k);
         }
-        Ok((CpuStorage::F32(self.0.forward(x)), Shape::from((rows, self.0.n()))))
+        Ok((CpuStorage::F32((self.f)(x)), Shape::from((rows, self.n))))
     }
+}
+
+/// One layer's linear inputs' largest |x| per channel, for int8's smoothing.
+#[derive(Default)]
+struct InputMaxima {
+    qkv: Vec<f32>,
+    out: Vec<f32>,
+    up: Vec<f32>,
+    down: Vec<f32>,
 }
 
 pub struct CpuBert {
@@ -97,13 +129,38 @@ impl CpuBert {
     /// with or without a `bert.` prefix). `None` when the checkpoint is not a plain f32 BERT
     /// with exact GELU and absolute positions: the caller keeps candle-transformers' model.
     pub fn from_tensors(t: &HashMap<String, Tensor>, c: &Config, precision: Precision) -> Option<CpuBert> {
+        Self::build(t, c, precision, None)
+    }
+
+    /// As [`CpuBert::from_tensors`] in int8, each linear layer smoothed by its inputs' largest
+    /// values in the f32 pass over `probe` (ids, type ids, mask: a calibration batch), see
+    /// [`super::int8`]. f32 where the CPU has no int8 products.
+    pub fn calibrated_int8(
+        t: &HashMap<String, Tensor>,
+        c: &Config,
+        probe: (&Tensor, &Tensor, &Tensor),
+    ) -> Option<CpuBert> {
+        let reference = Self::build(t, c, Precision::F32, None)?;
+        if !int8::supported() {
+            return Some(reference);
+        }
+        let maxima = reference.input_maxima(probe.0, probe.1, probe.2).ok()?;
+        Self::build(t, c, Precision::Int8, Some(&maxima))
+    }
+
+    fn build(
+        t: &HashMap<String, Tensor>,
+        c: &Config,
+        precision: Precision,
+        maxima: Option<&[InputMaxima]>,
+    ) -> Option<CpuBert> {
         if c.hidden_act != HiddenAct::Gelu
             || c.position_embedding_type != PositionEmbeddingType::Absolute
             || !c.hidden_size.is_multiple_of(c.num_attention_heads)
         {
             return None;
         }
-        // All layers in bf16 or none, so that one precision describes the vectors.
+        // All layers in one precision or in f32, so that one precision describes the vectors.
         let (h, i) = (c.hidden_size, c.intermediate_size);
         let shapes = [(h, 3 * h), (h, h), (h, i), (i, h)];
         let precision = match precision {
@@ -113,6 +170,9 @@ impl CpuBert {
         let precision = match precision {
             Precision::Bf16 if bf16::supported() && shapes.iter().all(|&(k, n)| bf16::fits(k, n)) => {
                 Precision::Bf16
+            }
+            Precision::Int8 if int8::supported() && shapes.iter().all(|&(k, n)| int8::fits(k, n)) => {
+                Precision::Int8
             }
             _ => Precision::F32,
         };
@@ -126,9 +186,9 @@ impl CpuBert {
             let w = get(&format!("{name}.weight"))?.t().ok()?.contiguous().ok()?;
             Some((w, get(&format!("{name}.bias"))?))
         };
-        let linear = |name: &str| -> Option<Linear> {
+        let linear = |name: &str, input_max: Option<&Vec<f32>>| -> Option<Linear> {
             let (w, b) = weights(name)?;
-            Linear::new(w, b, precision)
+            Linear::new(w, b, precision, input_max.map(Vec::as_slice))
         };
         let norm = |name: &str| Some((get(&format!("{name}.weight"))?, get(&format!("{name}.bias"))?));
         let scale = 1.0 / ((c.hidden_size / c.num_attention_heads) as f64).sqrt();
@@ -140,12 +200,13 @@ impl CpuBert {
             let (vw, vb) = weights(&format!("{l}.attention.self.value"))?;
             let qkv_w = Tensor::cat(&[(qw * scale).ok()?, kw, vw], 1).ok()?;
             let qkv_b = Tensor::cat(&[(qb * scale).ok()?, kb, vb], 0).ok()?;
+            let m = maxima.map(|m| &m[i]);
             layers.push(Layer {
-                qkv: Linear::new(qkv_w, qkv_b, precision)?,
-                out: linear(&format!("{l}.attention.output.dense"))?,
+                qkv: Linear::new(qkv_w, qkv_b, precision, m.map(|m| m.qkv.as_slice()))?,
+                out: linear(&format!("{l}.attention.output.dense"), m.map(|m| &m.out))?,
                 attn_norm: norm(&format!("{l}.attention.output.LayerNorm"))?,
-                up: linear(&format!("{l}.intermediate.dense"))?,
-                down: linear(&format!("{l}.output.dense"))?,
+                up: linear(&format!("{l}.intermediate.dense"), m.map(|m| &m.up))?,
+                down: linear(&format!("{l}.output.dense"), m.map(|m| &m.down))?,
                 out_norm: norm(&format!("{l}.output.LayerNorm"))?,
             });
         }
@@ -179,31 +240,73 @@ impl CpuBert {
     ) -> candle_core::Result<Tensor> {
         let (b, len) = ids.dims2()?;
         let hidden = self.word.dim(1)?;
-        let words = self.word.index_select(&ids.flatten_all()?, 0)?;
-        let types = self.token_type.index_select(&type_ids.flatten_all()?, 0)?;
-        let positions = self.position.narrow(0, 0, len)?.repeat((b, 1))?;
-        let x = ((words + types)? + positions)?;
-        let mut x = candle_nn::ops::layer_norm(&x, &self.emb_norm.0, &self.emb_norm.1, self.eps)?;
+        let mut x = self.embed(ids, type_ids)?;
         let attention = Attention::new(mask, self.heads)?;
         for layer in &self.layers[..upto.min(self.layers.len())] {
-            x = self.layer(layer, &x, &attention)?;
+            x = self.layer(layer, &x, &attention, None)?;
         }
         x.reshape((b, len, hidden))
     }
 
-    /// The linear layers' precision: bf16 where asked for and the CPU and shapes allow it.
+    /// The embeddings' layer-normed sum, [B × L, hidden].
+    fn embed(&self, ids: &Tensor, type_ids: &Tensor) -> candle_core::Result<Tensor> {
+        let (b, len) = ids.dims2()?;
+        let words = self.word.index_select(&ids.flatten_all()?, 0)?;
+        let types = self.token_type.index_select(&type_ids.flatten_all()?, 0)?;
+        let positions = self.position.narrow(0, 0, len)?.repeat((b, 1))?;
+        let x = ((words + types)? + positions)?;
+        candle_nn::ops::layer_norm(&x, &self.emb_norm.0, &self.emb_norm.1, self.eps)
+    }
+
+    /// The linear layers' precision: bf16 or int8 where asked for and the CPU and shapes allow it.
     pub fn precision(&self) -> Precision {
         self.precision
     }
 
-    /// One encoder layer over `x` [B × L, hidden].
-    fn layer(&self, l: &Layer, x: &Tensor, attention: &Attention) -> candle_core::Result<Tensor> {
+    /// One encoder layer over `x` [B × L, hidden]; each linear layer's input maxima into
+    /// `record` where given.
+    fn layer(
+        &self,
+        l: &Layer,
+        x: &Tensor,
+        attention: &Attention,
+        mut record: Option<&mut InputMaxima>,
+    ) -> candle_core::Result<Tensor> {
+        let mut seen =
+            |x: &Tensor, field: fn(&mut InputMaxima) -> &mut Vec<f32>| -> candle_core::Result<()> {
+                if let Some(r) = record.as_deref_mut() {
+                    *field(r) = x.abs()?.max(0)?.to_vec1::<f32>()?;
+                }
+                Ok(())
+            };
+        seen(x, |r| &mut r.qkv)?;
         let context = l.qkv.forward(x)?.apply_op1_no_bwd(attention)?;
+        seen(&context, |r| &mut r.out)?;
         let attn = (l.out.forward(&context)? + x)?;
         let attn = candle_nn::ops::layer_norm(&attn, &l.attn_norm.0, &l.attn_norm.1, self.eps)?;
+        seen(&attn, |r| &mut r.up)?;
         let up = l.up.forward(&attn)?.apply_op1_no_bwd(&GeluErf)?;
+        seen(&up, |r| &mut r.down)?;
         let out = (l.down.forward(&up)? + attn)?;
         candle_nn::ops::layer_norm(&out, &l.out_norm.0, &l.out_norm.1, self.eps)
+    }
+
+    /// Each layer's linear inputs' largest |x| per channel over a batch.
+    fn input_maxima(
+        &self,
+        ids: &Tensor,
+        type_ids: &Tensor,
+        mask: &Tensor,
+    ) -> candle_core::Result<Vec<InputMaxima>> {
+        let mut x = self.embed(ids, type_ids)?;
+        let attention = Attention::new(mask, self.heads)?;
+        let mut maxima = Vec::with_capacity(self.layers.len());
+        for layer in &self.layers {
+            let mut m = InputMaxima::default();
+            x = self.layer(layer, &x, &attention, Some(&mut m))?;
+            maxima.push(m);
+        }
+        Ok(maxima)
     }
 }
 
@@ -296,37 +399,41 @@ mod tests {
     }
 
     #[test]
-    fn bf16_runs_every_layer_or_none_and_stays_close_to_f32() {
+    fn bf16_and_int8_run_every_layer_or_none_and_stay_close_to_f32() {
         let (config, tensors) = seeded_bert();
         let f32_pass = CpuBert::from_tensors(&tensors, &config, Precision::F32).unwrap();
-        let bf16_pass = CpuBert::from_tensors(&tensors, &config, Precision::Bf16).unwrap();
         assert_eq!(f32_pass.precision(), Precision::F32);
-        if !bf16::supported() {
-            assert_eq!(bf16_pass.precision(), Precision::F32, "no AVX-512 BF16: f32");
-            return;
-        }
-        assert_eq!(bf16_pass.precision(), Precision::Bf16, "hidden 32 and intermediate 64 fit the panels");
         let dev = Device::Cpu;
         let ids = Tensor::new(&[[2u32, 40, 41, 42, 7, 3]], &dev).unwrap();
         let types = Tensor::zeros((1, 6), DType::U32, &dev).unwrap();
         let mask = Tensor::ones((1, 6), DType::U32, &dev).unwrap();
         let a = f32_pass.forward(&ids, &types, &mask).unwrap().to_vec3::<f32>().unwrap();
-        let b = bf16_pass.forward(&ids, &types, &mask).unwrap().to_vec3::<f32>().unwrap();
-        for (x, y) in a[0].iter().zip(&b[0]) {
-            let dot: f32 = x.iter().zip(y).map(|(p, q)| p * q).sum();
-            let norm = |v: &[f32]| v.iter().map(|p| p * p).sum::<f32>().sqrt();
-            let cos = dot / (norm(x) * norm(y));
-            assert!(cos > 0.999, "token cosine {cos}");
-            assert_ne!(x, y, "bf16 products round their inputs");
+        for (precision, supported, min_cos) in
+            [(Precision::Bf16, bf16::supported(), 0.999), (Precision::Int8, int8::supported(), 0.995)]
+        {
+            let pass = CpuBert::from_tensors(&tensors, &config, precision).unwrap();
+            if !supported {
+                assert_eq!(pass.precision(), Precision::F32, "{precision} unsupported here: f32");
+                continue;
+            }
+            assert_eq!(pass.precision(), precision, "hidden 32 and intermediate 64 fit the panels");
+            let b = pass.forward(&ids, &types, &mask).unwrap().to_vec3::<f32>().unwrap();
+            for (x, y) in a[0].iter().zip(&b[0]) {
+                let dot: f32 = x.iter().zip(y).map(|(p, q)| p * q).sum();
+                let norm = |v: &[f32]| v.iter().map(|p| p * p).sum::<f32>().sqrt();
+                let cos = dot / (norm(x) * norm(y));
+                assert!(cos > min_cos, "{precision}: token cosine {cos}");
+                assert_ne!(x, y, "{precision} products round their inputs");
+            }
+            // A configuration with a shape the panels cannot hold (intermediate 48) keeps
+            // every layer in f32, not just that one.
+            let mut odd = config.clone();
+            odd.intermediate_size = 48;
+            let odd_pass = CpuBert::from_tensors(&tensors, &odd, precision).unwrap();
+            assert_eq!(odd_pass.precision(), Precision::F32);
+            let c = odd_pass.forward(&ids, &types, &mask).unwrap().to_vec3::<f32>().unwrap();
+            assert_eq!(c, a, "every layer in f32");
         }
-        // A configuration with a shape the panels cannot hold (intermediate 48) keeps every
-        // layer in f32, not just that one.
-        let mut odd = config.clone();
-        odd.intermediate_size = 48;
-        let odd_pass = CpuBert::from_tensors(&tensors, &odd, Precision::Bf16).unwrap();
-        assert_eq!(odd_pass.precision(), Precision::F32);
-        let c = odd_pass.forward(&ids, &types, &mask).unwrap().to_vec3::<f32>().unwrap();
-        assert_eq!(c, a, "every layer in f32");
     }
 
     #[test]

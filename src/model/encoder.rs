@@ -13,12 +13,13 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{self, BertModel};
 use tokenizers::Tokenizer;
 
-use super::bf16::Precision;
 use super::config::{load_bert_config, TOKENIZER_FILE, WEIGHTS_FILE};
 use super::cpu::{max_rows, plan_batches, tune_allocator, ATTENTION_BUDGET};
 use super::cpu_bert::CpuBert;
 use super::graph_bert::TrainBert;
 use super::pool::{l2_normalize, mean_pool, HostBatch, PaddedBatch};
+use super::precision::Precision;
+use super::precision_choice;
 use super::tokenize::{EncoderInput, InputTokenizer, TokenizedInput};
 use super::weights::sha256_bytes;
 use crate::error::{Error, Result};
@@ -206,7 +207,37 @@ impl Encoder {
         if !wanted || !self.device.is_cpu() || self.opts.dtype != DType::F32 {
             return None;
         }
-        CpuBert::from_tensors(tensors, &self.config, self.opts.precision)
+        let precision = match self.opts.precision {
+            Precision::Auto => precision_choice::cpu_choice().precision,
+            p => p,
+        };
+        if precision != Precision::Int8 {
+            return CpuBert::from_tensors(tensors, &self.config, precision);
+        }
+        let calibration = self.probe_batch(precision_choice::CALIBRATION_TEXTS)?;
+        let pass = CpuBert::calibrated_int8(
+            tensors,
+            &self.config,
+            (&calibration.ids, &calibration.type_ids, &calibration.mask),
+        )?;
+        if self.opts.precision != Precision::Auto || pass.precision() != Precision::Int8 {
+            return Some(pass);
+        }
+        // `auto` chose int8 by speed; it runs only where this model's vectors stay with f32's.
+        let reference = CpuBert::from_tensors(tensors, &self.config, Precision::F32)?;
+        let check = self.probe_batch(precision_choice::CHECK_TEXTS)?;
+        match least_cosine(&pass, &reference, &check) {
+            Some(cos) if cos >= precision_choice::INT8_MIN_COSINE => Some(pass),
+            _ => CpuBert::from_tensors(tensors, &self.config, precision_choice::cpu_choice().fallback),
+        }
+    }
+
+    /// `texts` as queries in one padded batch, on the CPU.
+    fn probe_batch(&self, texts: &[&str]) -> Option<PaddedBatch> {
+        let items: Vec<TokenizedInput> =
+            texts.iter().map(|t| self.tokenizer.query(t, self.opts.max_len)).collect::<Result<_>>().ok()?;
+        let refs: Vec<&TokenizedInput> = items.iter().collect();
+        HostBatch::pad(&refs, self.tokenizer.pad_id()).upload(&Device::Cpu).ok()
     }
 
     /// The bf16 forward pass over `tensors`, where it applies: a GPU, f32 weights loaded and
@@ -215,7 +246,8 @@ impl Encoder {
         &self,
         tensors: &std::collections::HashMap<String, Tensor>,
     ) -> candle_core::Result<Option<TrainBert>> {
-        if self.device.is_cpu() || self.opts.dtype != DType::F32 || self.opts.precision == Precision::F32 {
+        let bf16 = matches!(self.opts.precision, Precision::Bf16 | Precision::Auto);
+        if self.device.is_cpu() || self.opts.dtype != DType::F32 || !bf16 {
             return Ok(None);
         }
         let vb = VarBuilder::from_tensors(tensors.clone(), DType::BF16, &self.device);
@@ -283,8 +315,8 @@ impl Encoder {
         format!("{}-len{}-v{vocab}-{down}{}", self.model_id, self.opts.max_len, self.precision_suffix())
     }
 
-    /// The precision the matrix products actually run in: bf16 only where asked for and the
-    /// CPU forward pass or the GPU's bf16 model runs it.
+    /// The precision the matrix products actually run in: bf16 or int8 only where asked for
+    /// and the CPU forward pass (or, for bf16, the GPU's bf16 model) runs it.
     pub fn precision(&self) -> Precision {
         match (&self.cpu_bert, &self.half_bert) {
             (Some(cpu), _) => cpu.precision(),
@@ -294,10 +326,11 @@ impl Encoder {
     }
 
     /// f32 vectors keep the fingerprints (and caches) they always had.
-    fn precision_suffix(&self) -> &'static str {
+    fn precision_suffix(&self) -> String {
         match self.precision() {
-            Precision::F32 | Precision::Auto => "",
-            Precision::Bf16 => "-bf16",
+            Precision::F32 | Precision::Auto => String::new(),
+            Precision::Bf16 => "-bf16".into(),
+            Precision::Int8 => format!("-{}", super::int8::FORMAT),
         }
     }
 
@@ -325,10 +358,11 @@ impl Encoder {
     pub fn forward_name(&self) -> &'static str {
         match (&self.cpu_bert, self.precision()) {
             (None, Precision::Bf16) => "bf16",
-            // `precision()` is what runs, never `Auto`.
-            (None, Precision::F32 | Precision::Auto) => "candle",
+            // `precision()` is what runs, never `Auto`; int8 runs only in `cpu_bert`.
+            (None, Precision::F32 | Precision::Auto | Precision::Int8) => "candle",
             (Some(_), Precision::F32 | Precision::Auto) => "cpu",
             (Some(_), Precision::Bf16) => "cpu bf16",
+            (Some(_), Precision::Int8) => "cpu int8",
         }
     }
 
@@ -341,6 +375,7 @@ impl Encoder {
         }
         match precision {
             Precision::Bf16 => "bf16 avx512-bf16".into(),
+            Precision::Int8 => "int8 avx512-vnni".into(),
             _ => format!("f32 {}", super::cpu::f32_isa()),
         }
     }
@@ -427,3 +462,14 @@ impl Encoder {
 #[cfg(test)]
 #[path = "encoder_tests.rs"]
 mod tests;
+
+/// The least cosine between `a`'s and `b`'s vectors of the batch.
+fn least_cosine(a: &CpuBert, b: &CpuBert, batch: &PaddedBatch) -> Option<f32> {
+    let pooled = |cpu: &CpuBert| -> candle_core::Result<Vec<Vec<f32>>> {
+        let hidden = cpu.forward(&batch.ids, &batch.type_ids, &batch.mask)?;
+        l2_normalize(&super::pool::mean_pool_exact(&hidden, &batch.mask)?)?.to_vec2::<f32>()
+    };
+    let (va, vb) = (pooled(a).ok()?, pooled(b).ok()?);
+    let cos = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
+    va.iter().zip(&vb).map(|(x, y)| cos(x, y)).min_by(f32::total_cmp)
+}

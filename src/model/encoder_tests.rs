@@ -262,10 +262,10 @@ fn trained_files_match_the_weights_by_hash_not_by_directory_name() {
 
 /// Incremental = clean to the bit (issue 73): a chunk's vector must not depend on the batch
 /// it was computed in (an edit, a resume or a read-only cache batch it otherwise than a clean
-/// build), in f32 and in bf16 (where the CPU has it; elsewhere bf16 runs f32).
+/// build), in f32, bf16 and int8 (where the CPU has them; elsewhere they run f32).
 #[test]
 fn a_vector_is_the_same_bits_alone_and_in_batches_of_other_lengths() {
-    for precision in [Precision::F32, Precision::Bf16] {
+    for precision in [Precision::F32, Precision::Bf16, Precision::Int8] {
         let opts = EncoderOptions { batch_size: 8, precision, ..small_batches() };
         let (_d, enc) = tiny(&["load", "config", "parse"], opts);
         let target = "load config and parse it".to_string();

@@ -1,17 +1,21 @@
-//! `--precision auto` (the default) on the CPU: bf16 products only where they measured faster
-//! than f32 on this CPU.
+//! `--precision auto` (the default) on the CPU: bf16 or int8 products only where they measured
+//! faster than f32 on this CPU.
 //!
 //! Why measure: AVX-512 BF16 is not a speed-up everywhere. `vdpbf16ps` does twice an FMA's
 //! multiply-adds per instruction, but where a core has two FMA ports and fewer for it, f32
 //! keeps up, and a virtual machine may hide the AMX tiles that make bf16 pay on such a CPU.
 //! Measured with `--bench embed` (docs/RESULTS.md, History): bf16 was 1.4× faster than f32 on one
 //! machine of this project and 0.6–0.7× as fast on another, both listing `avx512_bf16`. No
-//! flag tells them apart; a 0.2 s measurement does.
+//! flag tells them apart; a 0.2 s measurement does. int8 (`vpdpbusd`, AVX-512 VNNI) is timed
+//! beside them on the same product.
 //!
 //! Why remember: the precision is part of every cached vector's key, so a machine must make
 //! the same choice every time. The first run on a CPU measures and writes
-//! `<cache root>/cpu-precision.tsv` (one line per CPU: its identity, the choice, both
-//! timings); later runs read it. A tie goes to f32, the reference.
+//! `<cache root>/cpu-precision.tsv` (one line per CPU: its identity, the choice, the timings
+//! of f32, bf16 and int8, `-` for one it does not run); later runs read it. A tie goes to f32,
+//! the reference. int8 also has to keep a model's vectors close to f32's: the encoder checks
+//! that on [`CHECK_TEXTS`] when it loads (`Encoder::load`) and runs [`CpuChoice::fallback`]
+//! where they stray.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -19,46 +23,84 @@ use std::time::Instant;
 
 use candle_core::{Device, Tensor};
 
-use super::bf16::{self, PackedBf16, Precision};
+use super::bf16::{self, PackedBf16};
+use super::int8::{self, PackedInt8};
+use super::precision::Precision;
 
 /// The file that remembers each CPU's choice, in the cache root.
 pub const CHOICE_FILE: &str = "cpu-precision.tsv";
 
-/// bf16 is chosen only when it is at least this much faster (measurement noise goes to f32).
+/// A faster precision is chosen only when it is at least this much faster than f32
+/// (measurement noise goes to f32).
 const MARGIN: f64 = 1.10;
+
+/// The least cosine an int8 vector may have to the f32 one of the same text, on every probe
+/// text, for `auto` to run int8 with a model.
+pub const INT8_MIN_COSINE: f32 = 0.995;
+
+/// Texts int8 measures each linear layer's inputs on when a model loads (its smoothing,
+/// `super::int8`): code and prose, short and long, as chunks and questions look. Changing them
+/// changes int8 vectors: bump [`super::int8::FORMAT`].
+pub const CALIBRATION_TEXTS: &[&str] = &[
+    "Fix crash when the JSON config file is empty",
+    "where are retries with exponential backoff configured for outgoing HTTP requests",
+    "def merge_settings(request_setting, session_setting, dict_class=OrderedDict):\n    \"\"\"Determines appropriate setting for a given request.\"\"\"\n    if session_setting is None:\n        return request_setting\n    merged = dict_class(to_key_val_list(session_setting))\n    merged.update(to_key_val_list(request_setting))\n    return merged",
+    "src/cache/lru.rs\npub fn get(&mut self, key: &K) -> Option<&V> {\n    let node = self.map.get(key)?;\n    self.list.move_to_front(*node);\n    Some(&self.list[*node].value)\n}",
+    "impl Display for ParseError { fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result { write!(f, \"line {}: {}\", self.line, self.msg) } }",
+    "class UserSerializer(serializers.ModelSerializer):\n    class Meta:\n        model = User\n        fields = ['id', 'username', 'email', 'is_staff']",
+    "func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }",
+    "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int' in sympy.simplify",
+];
+
+/// Texts `auto` checks int8 against f32 on when a model loads, apart from the calibration
+/// texts; short ones, where a rounding weighs most in the mean.
+pub const CHECK_TEXTS: &[&str] = &[
+    "x",
+    "parse args",
+    "How do I disable SSL certificate verification?",
+    "fn main() { println!(\"{}\", std::env::args().count()); }",
+    "<div class=\"modal\" v-if=\"open\">{{ title }}</div>",
+];
 
 /// What `auto` runs on this CPU, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CpuChoice {
-    /// F32 or Bf16, never Auto.
+    /// The fastest precision this CPU runs (by [`MARGIN`]); never Auto.
     pub precision: Precision,
-    /// Milliseconds of the calibration product in each precision; `None` where the CPU has
-    /// no bf16 products (nothing to measure).
-    pub timings: Option<(f64, f64)>,
+    /// The fastest but int8: what runs where a model's int8 vectors stray from f32.
+    pub fallback: Precision,
+    /// Milliseconds of the calibration product per precision this CPU runs, f32 first; empty
+    /// where it runs f32 only (nothing to measure).
+    pub timings: Vec<(Precision, f64)>,
 }
 
 impl CpuChoice {
-    /// One line for `--version` and logs, e.g. `f32 (bf16 products measured 0.74× as fast)`.
+    /// One line for `--version` and logs, e.g. `int8 (measured here: bf16 3.2×, int8 5.9× the speed of f32)`.
     pub fn describe(&self) -> String {
-        match self.timings {
-            None => format!("{} (no AVX-512 BF16 on this CPU)", self.precision),
-            Some((f32_ms, bf16_ms)) => {
-                format!(
-                    "{} (bf16 products measured {:.2}× the speed of f32 here)",
-                    self.precision,
-                    f32_ms / bf16_ms
-                )
-            }
-        }
+        let Some(&(_, f32_ms)) = self.timings.first() else {
+            return format!("{} (no AVX-512 BF16 or VNNI on this CPU)", self.precision);
+        };
+        let speeds: Vec<String> =
+            self.timings[1..].iter().map(|(p, ms)| format!("{p} {:.2}×", f32_ms / ms)).collect();
+        format!("{} (measured here: {} the speed of f32)", self.precision, speeds.join(", "))
     }
+}
+
+/// The precisions besides f32 this CPU runs.
+fn candidates() -> Vec<Precision> {
+    [(Precision::Bf16, bf16::supported()), (Precision::Int8, int8::supported())]
+        .into_iter()
+        .filter_map(|(p, ok)| ok.then_some(p))
+        .collect()
 }
 
 /// This process's choice: read from the cache root, or measured once and written there.
 pub fn cpu_choice() -> &'static CpuChoice {
     static CHOICE: OnceLock<CpuChoice> = OnceLock::new();
     CHOICE.get_or_init(|| {
-        if !bf16::supported() {
-            return CpuChoice { precision: Precision::F32, timings: None };
+        let candidates = candidates();
+        if candidates.is_empty() {
+            return CpuChoice { precision: Precision::F32, fallback: Precision::F32, timings: Vec::new() };
         }
         // An unoptimised build (tests) times its own slow kernels: measure, never remember.
         let file = crate::cache::cache_root(None)
@@ -69,7 +111,7 @@ pub fn cpu_choice() -> &'static CpuChoice {
         if let Some(choice) = file.as_deref().and_then(|f| remembered(f, &key)) {
             return choice;
         }
-        let choice = decide(measure());
+        let choice = decide(measure(&candidates));
         if let Some(f) = &file {
             // Unwritable caches only cost a measurement per run.
             let _ = remember(f, &key, &choice);
@@ -78,10 +120,19 @@ pub fn cpu_choice() -> &'static CpuChoice {
     })
 }
 
-/// The choice for `(f32 ms, bf16 ms)`.
-pub fn decide((f32_ms, bf16_ms): (f64, f64)) -> CpuChoice {
-    let precision = if bf16_ms * MARGIN < f32_ms { Precision::Bf16 } else { Precision::F32 };
-    CpuChoice { precision, timings: Some((f32_ms, bf16_ms)) }
+/// The choice for the timings (f32 first).
+pub fn decide(timings: Vec<(Precision, f64)>) -> CpuChoice {
+    let f32_ms = timings.first().map_or(f64::INFINITY, |t| t.1);
+    let fastest = |allow: &dyn Fn(Precision) -> bool| {
+        timings
+            .iter()
+            .filter(|(p, ms)| allow(*p) && ms * MARGIN < f32_ms)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(Precision::F32, |t| t.0)
+    };
+    let precision = fastest(&|_| true);
+    let fallback = fastest(&|p| p != Precision::Int8);
+    CpuChoice { precision, fallback, timings }
 }
 
 /// Model name, family, model and stepping: a CPU's identity for the remembered choice.
@@ -97,27 +148,37 @@ fn cpu_identity() -> String {
     id.replace('\t', " ")
 }
 
+/// The remembered line's columns after the CPU's identity: the choice, then f32, bf16 and
+/// int8 milliseconds (`-` where not run). A line of an older layout is measured again.
+const TIMED: [Precision; 3] = [Precision::F32, Precision::Bf16, Precision::Int8];
+
 fn remembered(file: &Path, key: &str) -> Option<CpuChoice> {
     let text = std::fs::read_to_string(file).ok()?;
     text.lines().find_map(|line| {
-        let mut f = line.split('\t');
-        if f.next()? != key {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() != 2 + TIMED.len() || f[0] != key {
             return None;
         }
-        let precision: Precision = f.next()?.parse().ok()?;
-        let f32_ms: f64 = f.next()?.parse().ok()?;
-        let bf16_ms: f64 = f.next()?.parse().ok()?;
-        (precision != Precision::Auto).then_some(CpuChoice { precision, timings: Some((f32_ms, bf16_ms)) })
+        let precision: Precision = f[1].parse().ok()?;
+        let mut timings = Vec::new();
+        for (p, ms) in TIMED.iter().zip(&f[2..]) {
+            if *ms != "-" {
+                timings.push((*p, ms.parse().ok()?));
+            }
+        }
+        let choice = decide(timings);
+        (choice.precision == precision).then_some(choice)
     })
 }
 
 /// Adds or replaces this CPU's line, atomically (a temporary file renamed over the old one).
 fn remember(file: &Path, key: &str, choice: &CpuChoice) -> std::io::Result<()> {
-    let (f32_ms, bf16_ms) = choice.timings.unwrap_or_default();
     let old = std::fs::read_to_string(file).unwrap_or_default();
     let mut lines: Vec<String> =
         old.lines().filter(|l| l.split('\t').next() != Some(key)).map(str::to_string).collect();
-    lines.push(format!("{key}\t{}\t{f32_ms:.3}\t{bf16_ms:.3}", choice.precision));
+    let ms = TIMED
+        .map(|p| choice.timings.iter().find(|t| t.0 == p).map_or("-".to_string(), |t| format!("{:.3}", t.1)));
+    lines.push(format!("{key}\t{}\t{}", choice.precision, ms.join("\t")));
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -127,83 +188,126 @@ fn remember(file: &Path, key: &str, choice: &CpuChoice) -> std::io::Result<()> {
 }
 
 /// Best of five of the encoder's widest product ([512, 384] × [384, 1536], the feed-forward
-/// layer of a 384-wide BERT) in f32 (candle's product, as `cpu_bert` runs it) and in bf16.
-fn measure() -> (f64, f64) {
+/// layer of a 384-wide BERT) in f32 (candle's product, as `cpu_bert` runs it) and in each of
+/// `candidates`; f32 first.
+fn measure(candidates: &[Precision]) -> Vec<(Precision, f64)> {
     let (rows, k, n) = (512, 384, 1536);
     // A cheap deterministic fill: the timing does not depend on the values.
     let fill = |len: usize, seed: u32| -> Vec<f32> {
         (0..len as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 1000) as f32 / 1000.0 - 0.5).collect()
     };
     let (x, w, b) = (fill(rows * k, 1), fill(k * n, 2), fill(n, 3));
-    let packed = PackedBf16::new(&w, &b, k, n).expect("the CPU has bf16 products and the shape fits");
     let (Ok(xt), Ok(wt), Ok(bt)) = (
         Tensor::from_vec(x.clone(), (rows, k), &Device::Cpu),
-        Tensor::from_vec(w, (k, n), &Device::Cpu),
-        Tensor::from_vec(b, n, &Device::Cpu),
+        Tensor::from_vec(w.clone(), (k, n), &Device::Cpu),
+        Tensor::from_vec(b.clone(), n, &Device::Cpu),
     ) else {
-        return (0.0, f64::INFINITY);
+        return vec![(Precision::F32, 0.0)];
     };
+    let mut products: Vec<(Precision, Box<dyn Fn()>)> = vec![(
+        Precision::F32,
+        Box::new(move || {
+            let _ = xt.matmul(&wt).and_then(|y| y.broadcast_add(&bt));
+        }),
+    )];
+    for &p in candidates {
+        let x = x.clone();
+        match p {
+            Precision::Bf16 => {
+                if let Some(packed) = PackedBf16::new(&w, &b, k, n) {
+                    products.push((p, Box::new(move || drop(packed.forward(&x)))));
+                }
+            }
+            Precision::Int8 => {
+                if let Some(packed) = PackedInt8::new(&w, &b, k, n, None) {
+                    products.push((p, Box::new(move || drop(packed.forward(&x)))));
+                }
+            }
+            Precision::F32 | Precision::Auto => {}
+        }
+    }
     let time = |f: &dyn Fn()| {
         let t = Instant::now();
         f();
         t.elapsed().as_secs_f64() * 1e3
     };
-    let f32_product = || {
-        let _ = xt.matmul(&wt).and_then(|y| y.broadcast_add(&bt));
-    };
-    let bf16_product = || {
-        let _ = packed.forward(&x);
-    };
-    let (mut best_f32, mut best_bf16) = (f64::INFINITY, f64::INFINITY);
-    // The first round warms caches and thread pools; alternating keeps a busy moment from
+    let mut best = vec![f64::INFINITY; products.len()];
+    // The first round warms caches and thread pools; taking turns keeps a busy moment from
     // landing on one side only.
     for round in 0..6 {
-        let (a, b) = (time(&f32_product), time(&bf16_product));
-        if round > 0 {
-            best_f32 = best_f32.min(a);
-            best_bf16 = best_bf16.min(b);
+        for (best, (_, f)) in best.iter_mut().zip(&products) {
+            let ms = time(f.as_ref());
+            if round > 0 {
+                *best = best.min(ms);
+            }
         }
     }
-    (best_f32, best_bf16)
+    products.iter().zip(best).map(|((p, _), ms)| (*p, ms)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn timed(f32_ms: f64, bf16_ms: f64, int8_ms: Option<f64>) -> Vec<(Precision, f64)> {
+        let mut t = vec![(Precision::F32, f32_ms), (Precision::Bf16, bf16_ms)];
+        t.extend(int8_ms.map(|ms| (Precision::Int8, ms)));
+        t
+    }
+
     #[test]
-    fn bf16_is_chosen_only_when_clearly_faster() {
-        assert_eq!(decide((10.0, 5.0)).precision, Precision::Bf16);
-        assert_eq!(decide((10.0, 9.5)).precision, Precision::F32, "within the margin: the reference");
-        assert_eq!(decide((10.0, 14.0)).precision, Precision::F32);
+    fn a_precision_is_chosen_only_when_clearly_faster() {
+        assert_eq!(decide(timed(10.0, 5.0, None)).precision, Precision::Bf16);
+        assert_eq!(
+            decide(timed(10.0, 9.5, None)).precision,
+            Precision::F32,
+            "within the margin: the reference"
+        );
+        assert_eq!(decide(timed(10.0, 14.0, None)).precision, Precision::F32);
+        let int8 = decide(timed(10.0, 5.0, Some(3.0)));
+        assert_eq!((int8.precision, int8.fallback), (Precision::Int8, Precision::Bf16));
+        let bf16 = decide(timed(10.0, 3.0, Some(5.0)));
+        assert_eq!((bf16.precision, bf16.fallback), (Precision::Bf16, Precision::Bf16));
+        let int8_only = decide(timed(10.0, 12.0, Some(4.0)));
+        assert_eq!((int8_only.precision, int8_only.fallback), (Precision::Int8, Precision::F32));
+        assert!(
+            int8_only.describe().starts_with("int8 (measured here: bf16 0.83×, int8 2.50×"),
+            "{}",
+            int8_only.describe()
+        );
     }
 
     #[test]
     fn a_remembered_choice_is_read_back_for_its_cpu_only() {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("sub").join(CHOICE_FILE);
-        let slow_bf16 = decide((10.0, 14.0));
-        remember(&file, "cpu A", &slow_bf16).unwrap();
-        remember(&file, "cpu B", &decide((10.0, 4.0))).unwrap();
-        assert_eq!(remembered(&file, "cpu A"), Some(slow_bf16));
-        assert_eq!(remembered(&file, "cpu B").unwrap().precision, Precision::Bf16);
+        let slow = decide(timed(10.0, 14.0, None));
+        remember(&file, "cpu A", &slow).unwrap();
+        remember(&file, "cpu B", &decide(timed(10.0, 4.0, Some(2.0)))).unwrap();
+        assert_eq!(remembered(&file, "cpu A"), Some(slow));
+        assert_eq!(remembered(&file, "cpu B").unwrap().precision, Precision::Int8);
         assert_eq!(remembered(&file, "cpu C"), None);
         // A new measurement replaces the CPU's line rather than adding one.
-        remember(&file, "cpu A", &decide((10.0, 3.0))).unwrap();
+        remember(&file, "cpu A", &decide(timed(10.0, 3.0, None))).unwrap();
         assert_eq!(remembered(&file, "cpu A").unwrap().precision, Precision::Bf16);
         assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 2);
+        // A line from before int8 was timed is measured again, not read as "no int8".
+        std::fs::write(&file, "cpu D\tbf16\t9.098\t2.845\n").unwrap();
+        assert_eq!(remembered(&file, "cpu D"), None);
     }
 
     #[test]
     fn the_choice_is_made_once_and_is_never_auto() {
         let choice = cpu_choice();
         assert_ne!(choice.precision, Precision::Auto);
+        assert_ne!(choice.fallback, Precision::Int8);
         assert!(std::ptr::eq(choice, cpu_choice()));
-        if bf16::supported() {
-            let (f32_ms, bf16_ms) = choice.timings.expect("measured or remembered");
-            assert!(f32_ms > 0.0 && bf16_ms > 0.0, "{choice:?}");
-        } else {
+        if candidates().is_empty() {
             assert_eq!(choice.precision, Precision::F32);
+            assert!(choice.timings.is_empty());
+        } else {
+            assert_eq!(choice.timings.len(), 1 + candidates().len(), "{choice:?}");
+            assert!(choice.timings.iter().all(|t| t.1 > 0.0), "{choice:?}");
         }
     }
 }

@@ -96,6 +96,11 @@ pub fn encoder_input(chunks: &[Chunk], graph: &CallGraph, opts: &DenseOptions, i
 /// interruption can lose.
 const SLICE: usize = 512;
 
+/// The most vectors a query-first build embeds beyond the query's candidates to complete an
+/// index that lacks only those (and no more than a tenth of the index: a cache partly filled
+/// by earlier queries stays query-first): about a second of the transformer on 2 cores.
+pub const EDITS_COMPLETED: usize = 64;
+
 /// Which chunks a build embeds and ranks over.
 #[derive(Clone, Copy, Debug, Default)]
 pub enum Scope<'a> {
@@ -432,7 +437,17 @@ impl DenseSearcher {
             Scope::First(ids) | Scope::Only(ids) => Some(ids.iter().copied().collect()),
         };
         let in_scope = |p: usize| wanted.as_ref().is_none_or(|w| w.contains(&plan.rows[p]));
-        let missing = plan.missing(store, in_scope);
+        let mut missing = plan.missing(store, in_scope);
+        if let Scope::First(_) = scope {
+            // A cache that lacks only a few vectors besides the query's (the chunks edited
+            // since it was filled; every run, where it is read-only) embeds those too: a
+            // partial index fuses differently (`PARTIAL_FUSION_DEPTH`) and would answer
+            // otherwise than a clean build from the first rank (issue 81).
+            let all = plan.missing(store, |_| true);
+            if all.len() - missing.len() <= EDITS_COMPLETED.min(plan.len() / 10) {
+                missing = all;
+            }
+        }
         let embedded = plan.embed(&towers.chunk, (chunks, graph, &opts), store, &missing, progress, slice)?;
         let ranked: Vec<usize> = match scope {
             Scope::All => (0..plan.len()).collect(),
@@ -659,6 +674,64 @@ mod tests {
         );
         assert!(matches!(err, Err(crate::Error::Cancelled)));
         VectorStore::open(log, enc.dim()).unwrap().0
+    }
+
+    /// Issue 81: a cache filled before one function was edited (or read-only, where the edit's
+    /// vector is never stored) ranked a query-first search over all but that chunk, and the
+    /// partial index fused otherwise than a clean build. A few missing vectors are embedded
+    /// too; a cold cache stays query-first.
+    #[test]
+    fn a_query_first_build_completes_a_cache_that_lacks_only_the_edited_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = encoder(dir.path());
+        let functions = |edited: &str| -> RepoIndex {
+            let mut files: Vec<(String, String)> = (0..12)
+                .map(|f| {
+                    (
+                        format!("m{f:02}.py"),
+                        format!("def run_{f}():\n    return alpha()\n\ndef beta_{f}():\n    return {f}\n"),
+                    )
+                })
+                .collect();
+            files.push(("z.py".into(), format!("def gamma():\n    return {edited}\n")));
+            RepoIndex::from_texts("r".into(), &files, &mut SyntaxCache::new()).unwrap()
+        };
+        let before = functions("1");
+        let mut store = VectorStore::in_memory(enc.dim());
+        build_with(Towers::tied(enc.clone()), &before, DenseOptions::default(), &mut store);
+        let after = functions("beta_3() + alpha()");
+        let first = after.chunks.iter().position(|c| c.name == "run_0").unwrap() as u32;
+        let scoped = |store: &mut VectorStore| {
+            let (chunks, graph, progress) = (&after.chunks, &after.graph, &crate::progress::NoProgress);
+            let scope = Scope::First(std::slice::from_ref(&first));
+            let towers = Towers::tied(enc.clone());
+            DenseSearcher::build_scoped(
+                towers,
+                chunks,
+                graph,
+                DenseOptions::default(),
+                store,
+                progress,
+                scope,
+            )
+            .unwrap()
+        };
+        let edited = scoped(&mut store);
+        let (ranked, of) = edited.coverage();
+        assert_eq!(ranked, of, "the edited chunk embedded too");
+        let clean = build_with(
+            Towers::tied(enc.clone()),
+            &after,
+            DenseOptions::default(),
+            &mut VectorStore::in_memory(enc.dim()),
+        );
+        let ids = |d: &DenseSearcher| {
+            d.search("gamma beta", 10).unwrap().iter().map(|h| h.chunk).collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&edited), ids(&clean));
+        // A cold cache embeds the query's chunks only.
+        let cold = scoped(&mut VectorStore::in_memory(enc.dim()));
+        assert!(cold.coverage().0 < cold.coverage().1, "{:?}", cold.coverage());
     }
 
     /// Cancels after `after` progress reports.

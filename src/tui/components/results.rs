@@ -336,6 +336,10 @@ struct RowLayout {
     names: Vec<String>,
     /// How every row's name and location are shortened (`fit`'s rule: one step for both lists).
     step: Shortening,
+    /// Per row of the other list: its chunk and the cells its name and location have there,
+    /// less what its row adds to the name (`· `, ` +3`): a hit in both lists is shortened to
+    /// the narrower of the two, so that it reads alike side by side.
+    twins: Vec<(u32, usize)>,
 }
 
 impl RowLayout {
@@ -346,7 +350,13 @@ impl RowLayout {
         let theirs = RowLayout::unshortened(app, 1 - index, fusion, cells[1 - index]);
         let root = shared_root(app);
         let step = mine.own_step(app, index, root).deepest(theirs.own_step(app, 1 - index, root));
-        RowLayout { step, ..mine }
+        let twins = app.columns[1 - index]
+            .hits
+            .iter()
+            .zip(&theirs.names)
+            .map(|(h, name)| (h.chunk, theirs.with_mark().saturating_sub(decoration(app, h.chunk, name))))
+            .collect();
+        RowLayout { step, twins, ..mine }
     }
 
     fn unshortened(app: &App, index: usize, fusion: &FusionParams, cells: usize) -> Self {
@@ -373,6 +383,7 @@ impl RowLayout {
             rows: row_infos(column),
             names: row_names(app, column),
             step: Shortening::NONE,
+            twins: Vec::new(),
         }
     }
 
@@ -436,7 +447,11 @@ impl RowLayout {
         let fit_row = Row { name, path: &chunk.path, line: chunk.start_line };
         let mark =
             self.marks.get(row).copied().flatten().map(|r| format!("{}{r}", marker_letter(self.other)));
-        let (mut available, mut shown) = (self.with_mark(), fit::fit(&fit_row, self.step, self.with_mark()));
+        // A hit the other list shows too (it has a mark) gets no more cells than it has there.
+        let twin = self.twins.iter().find(|t| t.0 == hit.chunk && mark.is_some());
+        let budget =
+            twin.map_or(self.with_mark(), |t| (t.1 + decoration(app, hit.chunk, name)).min(self.with_mark()));
+        let (mut available, mut shown) = (self.with_mark(), fit::fit(&fit_row, self.step, budget));
         if mark.is_none() {
             let wider = fit::fit(&fit_row, self.step, self.available());
             if width(&wider.0) + width(&wider.1) > width(&shown.0) + width(&shown.1) {
@@ -456,6 +471,11 @@ impl RowLayout {
         }
         Line::from(spans)
     }
+}
+
+/// The cells a row adds to its chunk's name (`· ` before a nested hit, ` +3` after a file's row).
+fn decoration(app: &App, chunk: u32, row_name: &str) -> usize {
+    width(row_name).saturating_sub(app.chunk(chunk).map_or(0, |c| width(&c.name)))
 }
 
 /// How many leading parts every hit's name in both lists shares (`Rack.`), which the rule

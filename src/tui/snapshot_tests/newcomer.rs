@@ -217,3 +217,48 @@ fn csharp_methods_of_one_name_keep_the_classes_that_tell_them_apart() {
         }
     }
 }
+
+/// What a row shows of its hit: its name and location, without the rank, score, kind and the
+/// other list's mark (`D3`).
+fn shown_hit(row: &str) -> String {
+    let words: Vec<&str> = row.split_whitespace().collect();
+    let is_mark = |w: &str| {
+        w.len() > 1
+            && w[..1].chars().all(|c| c.is_ascii_uppercase())
+            && w[1..].chars().all(|c| c.is_ascii_digit())
+    };
+    let end = if words.last().is_some_and(|w| is_mark(w)) { words.len() - 1 } else { words.len() };
+    // The cursor, rank, score and demotion flag, then the kind (`•` before it on a named hit).
+    let lead =
+        words.iter().take_while(|w| w.chars().all(|c| c.is_ascii_digit() || ".-›↓".contains(c))).count();
+    let kind = (lead + 1).min(end);
+    words[kind..end].join(" ")
+}
+
+/// Reported (issue 81): at 80 columns the two lists shortened one name two ways (one list's
+/// row had a cell more and took back part of its class). A hit both lists show reads alike in
+/// both.
+#[test]
+fn a_hit_in_both_lists_reads_alike_in_both() {
+    for size in [(80, 24), (90, 30), (100, 30)] {
+        let long = super::long_names_app(size);
+        let mut hybrid = super::long_names_app(size);
+        let commands = hybrid.update(Action::ToggleHybrid);
+        settle(&mut hybrid, commands);
+        for app in [rack_app(size), dapper_app(size), long, hybrid] {
+            let screen = draw(&app);
+            let (left, right) = (rows(&app, &screen, 0), rows(&app, &screen, 1));
+            let mut both = 0;
+            for (l, chunk) in &left {
+                let twin = right.iter().find(|(_, c)| {
+                    c.path == chunk.path && c.start_line == chunk.start_line && c.name == chunk.name
+                });
+                if let Some((r, _)) = twin {
+                    both += 1;
+                    assert_eq!(shown_hit(l), shown_hit(r), "{size:?} `{}`:\n{l}\n{r}", chunk.name);
+                }
+            }
+            assert!(both >= 3, "{size:?}: {both} hits in both lists");
+        }
+    }
+}

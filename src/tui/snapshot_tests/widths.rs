@@ -98,7 +98,15 @@ fn check_rows(app: &App, screen: &TestBackend, size: (u16, u16)) {
             let (Some(class), Some(dir)) = (class, dir) else { continue };
             // Issue 70: a class is cut only where the row has no cell for more of it (`P…` and
             // `ProgressBar` may share a list); `…` alone is a row that gave its class up.
-            if let Some((_, method)) = chunk.name.rsplit_once('.').filter(|_| class.len() > "…".len()) {
+            // Issue 81: a hit both lists show (it has the other's rank) reads alike in both, as
+            // the narrower list shows it, so the wider list's row may have cells to spare.
+            let in_both = row.split_whitespace().last().is_some_and(|w| {
+                w.len() > 1
+                    && w.starts_with(|c: char| c.is_ascii_uppercase())
+                    && w[1..].chars().all(|c| c.is_ascii_digit())
+            });
+            let cut_alone = chunk.name.rsplit_once('.').filter(|_| class.len() > "…".len() && !in_both);
+            if let Some((_, method)) = cut_alone {
                 let after = row.split_once(&format!("{class}.{method} ")).map(|(_, rest)| rest);
                 let blank = after.is_some_and(|rest| rest.starts_with(' '));
                 assert!(!class.ends_with('…') || !blank, "{size:?} a class cut beside blanks: {row}");
