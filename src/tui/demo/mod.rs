@@ -14,7 +14,7 @@ mod sample;
 use coret::engine::{RepoIndex, SyntaxCache};
 use coret::index::dense::VectorStore;
 use coret::index::{Hit, Retriever};
-use coret::model::{Encoder, EncoderOptions, Towers};
+use coret::model::{Encoder, EncoderOptions, Precision, Towers};
 use coret::progress::{NoProgress, Phase};
 use coret::rank::dense_retriever::DenseOptions;
 use coret::rank::fusion::FusionParams;
@@ -93,7 +93,7 @@ fn stand_in_model() -> Encoder {
     crate::testkit::write_seeded_bert(dir.path(), VOCAB, 7);
     // f32, the reference: the demo and its snapshots read the same on every CPU (`auto` may
     // choose int8 where it measures faster, whose scores differ in the third decimal).
-    let opts = EncoderOptions { precision: crate::model::Precision::F32, ..EncoderOptions::default() };
+    let opts = EncoderOptions { precision: Precision::F32, ..EncoderOptions::default() };
     Encoder::load(dir.path(), &candle_core::Device::Cpu, opts).expect("load stand-in model")
 }
 
