@@ -189,3 +189,23 @@ fn ruby_classes_deriving_from_a_test_case_are_test_code_wherever_they_are() {
         ]
     );
 }
+
+/// Issue 81: `module ActiveRecord::Associations::Builder` named its classes `Builder.HasOne`,
+/// while the same namespace written as nested modules reads `ActiveRecord.Associations.Builder`;
+/// one namespace is spelled one way, and so is `class Admin::User`.
+#[test]
+fn ruby_namespaces_written_with_colons_read_as_their_nesting() {
+    let compact = "module ActiveRecord::Associations::Builder\n  class HasOne < SingularAssociation\n    def self.valid_options(options)\n      super\n    end\n  end\nend\n\nclass ::Admin::User < Base\n  def admin?\n    true\n  end\nend\n";
+    let nested = "module ActiveRecord\n  module Associations\n    module Builder\n      class HasOne < SingularAssociation\n        def self.valid_options(options)\n          super\n        end\n      end\n    end\n  end\nend\n";
+    let names = |src: &str| -> Vec<String> {
+        coret::chunk::chunk_file("lib/has_one.rb", src).chunks.iter().map(|c| c.name.clone()).collect()
+    };
+    let (compact, nested) = (names(compact), names(nested));
+    for name in
+        ["ActiveRecord.Associations.Builder.HasOne", "ActiveRecord.Associations.Builder.HasOne.valid_options"]
+    {
+        assert!(compact.contains(&name.to_string()), "{name} in {compact:?}");
+        assert!(nested.contains(&name.to_string()), "{name} in {nested:?}");
+    }
+    assert!(compact.contains(&"Admin.User.admin?".to_string()), "{compact:?}");
+}

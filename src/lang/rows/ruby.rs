@@ -6,7 +6,7 @@
 
 use tree_sitter::Node;
 
-use super::super::rules::{function, text, type_name, CallForm, Member, Place, Role, Rules, Syntax};
+use super::super::rules::{function, text, CallForm, Member, Place, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
@@ -138,6 +138,22 @@ fn blank_long_heredoc_openers(src: &str) -> Option<String> {
     masked.map(|m| String::from_utf8(m).expect("blanking ASCII keeps UTF-8"))
 }
 
+/// A module's or class's name as its definition writes it, `::` between the parts read as the
+/// nesting it stands for: `module ActiveRecord::Associations::Builder` is
+/// `ActiveRecord.Associations.Builder`, as three nested `module`s are (a leading `::`, the
+/// top level, dropped).
+fn constant_path(node: Node, src: &str) -> Option<String> {
+    let parts: Vec<String> =
+        text(node, src).split("::").map(str::trim).filter(|p| !p.is_empty()).map(str::to_string).collect();
+    let parts = parts.iter().map(|p| type_name_text(p)).collect::<Option<Vec<_>>>()?;
+    (!parts.is_empty()).then(|| parts.join("."))
+}
+
+/// A constant's name: a letter or `_` first.
+fn type_name_text(part: &str) -> Option<String> {
+    part.starts_with(|c: char| c.is_alphabetic() || c == '_').then(|| part.to_string())
+}
+
 /// A method's name as Ruby spells it, `?`, `!` and a setter's `=` kept (`ssl?` and `ssl` are
 /// two methods); operators (`==`, `[]`) are no chunks.
 fn method_name(node: Node, src: &str) -> Option<String> {
@@ -146,7 +162,7 @@ fn method_name(node: Node, src: &str) -> Option<String> {
 }
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
-    let name = || node.child_by_field_name("name").and_then(|n| type_name(n, src));
+    let name = || node.child_by_field_name("name").and_then(|n| constant_path(n, src));
     match node.kind() {
         "method" | "singleton_method" => match method_name(node, src) {
             Some(name) => function(name, node, node),
@@ -158,7 +174,8 @@ fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {
             (Some(name), body) => Role::Type { name, outer: node, body },
             (None, _) => Role::Other,
         },
-        // `class Admin::User < Base`: named by its last constant.
+        // `class Admin::User < Base`: named by its whole path, `Admin.User`, as nesting it in
+        // `module Admin` names it (issue 81: one namespace spelled one way).
         "class" => match name() {
             Some(name) => Role::Type { name, outer: node, body: node.child_by_field_name("body") },
             None => Role::Other,
