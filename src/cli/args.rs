@@ -118,7 +118,7 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::rank::dense_retriever::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
-    /// Precision of the encoder's linear layers: auto (bf16 on a GPU; on the CPU the fastest of f32, bf16 and int8 measured there, once per CPU, int8 only where a model's vectors stay within cosine 0.995 of f32's), bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32), int8 (int8 inputs and weights, i32 sums; where the CPU has AVX-512 VNNI, else f32) or f32.
+    /// Precision of the encoder's linear layers: auto (bf16 on a GPU; on the CPU whichever of f32 and bf16 measured faster there, once per CPU), bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32), int8 (int8 inputs and weights, i32 sums, calibrated when the model loads; where the CPU has AVX-512 VNNI, else f32: the fastest index build there, 0.3–0.4 s more to load) or f32.
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().precision, value_name = "P")]
     pub precision: coret::model::Precision,
 

@@ -215,21 +215,11 @@ impl Encoder {
             return CpuBert::from_tensors(tensors, &self.config, precision);
         }
         let calibration = self.probe_batch(precision_choice::CALIBRATION_TEXTS)?;
-        let pass = CpuBert::calibrated_int8(
+        CpuBert::calibrated_int8(
             tensors,
             &self.config,
             (&calibration.ids, &calibration.type_ids, &calibration.mask),
-        )?;
-        if self.opts.precision != Precision::Auto || pass.precision() != Precision::Int8 {
-            return Some(pass);
-        }
-        // `auto` chose int8 by speed; it runs only where this model's vectors stay with f32's.
-        let reference = CpuBert::from_tensors(tensors, &self.config, Precision::F32)?;
-        let check = self.probe_batch(precision_choice::CHECK_TEXTS)?;
-        match least_cosine(&pass, &reference, &check) {
-            Some(cos) if cos >= precision_choice::INT8_MIN_COSINE => Some(pass),
-            _ => CpuBert::from_tensors(tensors, &self.config, precision_choice::cpu_choice().fallback),
-        }
+        )
     }
 
     /// `texts` as queries in one padded batch, on the CPU.
@@ -462,14 +452,3 @@ impl Encoder {
 #[cfg(test)]
 #[path = "encoder_tests.rs"]
 mod tests;
-
-/// The least cosine between `a`'s and `b`'s vectors of the batch.
-fn least_cosine(a: &CpuBert, b: &CpuBert, batch: &PaddedBatch) -> Option<f32> {
-    let pooled = |cpu: &CpuBert| -> candle_core::Result<Vec<Vec<f32>>> {
-        let hidden = cpu.forward(&batch.ids, &batch.type_ids, &batch.mask)?;
-        l2_normalize(&super::pool::mean_pool_exact(&hidden, &batch.mask)?)?.to_vec2::<f32>()
-    };
-    let (va, vb) = (pooled(a).ok()?, pooled(b).ok()?);
-    let cos = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
-    va.iter().zip(&vb).map(|(x, y)| cos(x, y)).min_by(f32::total_cmp)
-}

@@ -99,30 +99,40 @@ impl PackedInt8 {
                 })
                 .collect(),
         };
-        let w: Vec<f32> = (0..k * n).map(|i| w[i] * smooth_by[i / n]).collect();
-        let scales: Vec<f32> = (0..n)
-            .map(|j| {
-                let max = (0..k).map(|i| w[i * n + j].abs()).fold(0f32, f32::max);
-                if max > 0.0 {
-                    max / 127.0
-                } else {
-                    1.0
-                }
-            })
-            .collect();
-        let q = |i: usize, j: usize| quantise(w[i * n + j], scales[j]);
-        let offsets = (0..k.div_ceil(GROUP))
-            .flat_map(|g| (0..n).map(move |j| (g, j)))
-            .map(|(g, j)| -128 * (g * GROUP..((g + 1) * GROUP).min(k)).map(|i| q(i, j) as i32).sum::<i32>())
-            .collect();
-        let mut panels = Vec::with_capacity(k * n);
-        for p in 0..n / PANEL {
-            for quad in 0..k / 4 {
-                for j in p * PANEL..(p + 1) * PANEL {
-                    panels.extend((0..4).map(|t| q(4 * quad + t, j)));
-                }
+        // Row by row (the matrix is row-major): a model's 24 matrices pack in a few tens of
+        // milliseconds, which a query's start waits for.
+        let mut w: Vec<f32> = w.to_vec();
+        w.par_chunks_mut(n).zip(&smooth_by).for_each(|(row, s)| row.iter_mut().for_each(|v| *v *= s));
+        let mut col_max = vec![0f32; n];
+        for row in w.chunks(n) {
+            for (m, v) in col_max.iter_mut().zip(row) {
+                *m = m.max(v.abs());
             }
         }
+        let scales: Vec<f32> = col_max.iter().map(|&m| if m > 0.0 { m / 127.0 } else { 1.0 }).collect();
+        let mut q = vec![0i8; k * n];
+        q.par_chunks_mut(n).zip(w.par_chunks(n)).for_each(|(q, w)| {
+            for ((q, &v), &s) in q.iter_mut().zip(w).zip(&scales) {
+                *q = quantise(v, s);
+            }
+        });
+        let mut offsets = vec![0i32; k.div_ceil(GROUP) * n];
+        for (i, row) in q.chunks(n).enumerate() {
+            let sums = &mut offsets[(i / GROUP) * n..(i / GROUP + 1) * n];
+            for (o, &v) in sums.iter_mut().zip(row) {
+                *o -= 128 * v as i32;
+            }
+        }
+        let mut panels = vec![0i8; k * n];
+        panels.par_chunks_mut(k * PANEL).enumerate().for_each(|(p, panel)| {
+            for (quad, out) in panel.chunks_mut(4 * PANEL).enumerate() {
+                for (c, out) in out.chunks_mut(4).enumerate() {
+                    for (t, o) in out.iter_mut().enumerate() {
+                        *o = q[(4 * quad + t) * n + p * PANEL + c];
+                    }
+                }
+            }
+        });
         let smooth = match input_max {
             Some(_) => smooth_by.iter().map(|s| 1.0 / s).collect(),
             None => Vec::new(),
@@ -181,9 +191,9 @@ impl PackedInt8 {
     }
 }
 
-/// `round(v / scale)` clamped to ±127.
+/// `round(v / scale)` clamped to ±127 (ties to even, as the inputs round).
 fn quantise(v: f32, scale: f32) -> i8 {
-    (v / scale).round().clamp(-127.0, 127.0) as i8
+    (v / scale).round_ties_even().clamp(-127.0, 127.0) as i8
 }
 
 /// One row's bytes (`q + 128`, q rounded to nearest even) into `dst`, after multiplying by

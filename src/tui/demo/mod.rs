@@ -91,8 +91,8 @@ impl DemoBackend {
 fn stand_in_model() -> Encoder {
     let dir = tempfile::tempdir().expect("temporary model directory");
     crate::testkit::write_seeded_bert(dir.path(), VOCAB, 7);
-    // f32, the reference: the demo and its snapshots read the same on every CPU (`auto` may
-    // choose int8 where it measures faster, whose scores differ in the third decimal).
+    // f32, the reference: the demo and its snapshots read the same on every CPU, whatever
+    // `auto` measures there.
     let opts = EncoderOptions { precision: Precision::F32, ..EncoderOptions::default() };
     Encoder::load(dir.path(), &candle_core::Device::Cpu, opts).expect("load stand-in model")
 }
