@@ -214,7 +214,7 @@ impl Encoder {
         if precision != Precision::Int8 {
             return CpuBert::from_tensors(tensors, &self.config, precision);
         }
-        let calibration = self.probe_batch(precision_choice::CALIBRATION_TEXTS)?;
+        let calibration = self.probe_batch(super::int8::CALIBRATION_TEXTS)?;
         CpuBert::calibrated_int8(
             tensors,
             &self.config,

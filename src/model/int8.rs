@@ -32,6 +32,20 @@ use rayon::prelude::*;
 /// texts): part of the encoder's fingerprint, so that a change re-embeds.
 pub const FORMAT: &str = "int8g128s4";
 
+/// Texts each linear layer's inputs are measured on when a model loads in int8 (for the
+/// smoothing above): code and prose, short and long, as chunks and questions look. Changing them
+/// changes int8 vectors: bump [`FORMAT`].
+pub const CALIBRATION_TEXTS: &[&str] = &[
+    "Fix crash when the JSON config file is empty",
+    "where are retries with exponential backoff configured for outgoing HTTP requests",
+    "def merge_settings(request_setting, session_setting, dict_class=OrderedDict):\n    \"\"\"Determines appropriate setting for a given request.\"\"\"\n    if session_setting is None:\n        return request_setting\n    merged = dict_class(to_key_val_list(session_setting))\n    merged.update(to_key_val_list(request_setting))\n    return merged",
+    "src/cache/lru.rs\npub fn get(&mut self, key: &K) -> Option<&V> {\n    let node = self.map.get(key)?;\n    self.list.move_to_front(*node);\n    Some(&self.list[*node].value)\n}",
+    "impl Display for ParseError { fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result { write!(f, \"line {}: {}\", self.line, self.msg) } }",
+    "class UserSerializer(serializers.ModelSerializer):\n    class Meta:\n        model = User\n        fields = ['id', 'username', 'email', 'is_staff']",
+    "func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }",
+    "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int' in sympy.simplify",
+];
+
 /// Columns per panel: two AVX-512 registers of i32 sums.
 pub const PANEL: usize = 32;
 /// Input rows per kernel call.

@@ -37,20 +37,6 @@ pub const CHOICE_FILE: &str = "cpu-precision.tsv";
 /// (measurement noise goes to f32).
 const MARGIN: f64 = 1.10;
 
-/// Texts int8 measures each linear layer's inputs on when a model loads (its smoothing,
-/// `super::int8`): code and prose, short and long, as chunks and questions look. Changing them
-/// changes int8 vectors: bump [`super::int8::FORMAT`].
-pub const CALIBRATION_TEXTS: &[&str] = &[
-    "Fix crash when the JSON config file is empty",
-    "where are retries with exponential backoff configured for outgoing HTTP requests",
-    "def merge_settings(request_setting, session_setting, dict_class=OrderedDict):\n    \"\"\"Determines appropriate setting for a given request.\"\"\"\n    if session_setting is None:\n        return request_setting\n    merged = dict_class(to_key_val_list(session_setting))\n    merged.update(to_key_val_list(request_setting))\n    return merged",
-    "src/cache/lru.rs\npub fn get(&mut self, key: &K) -> Option<&V> {\n    let node = self.map.get(key)?;\n    self.list.move_to_front(*node);\n    Some(&self.list[*node].value)\n}",
-    "impl Display for ParseError { fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result { write!(f, \"line {}: {}\", self.line, self.msg) } }",
-    "class UserSerializer(serializers.ModelSerializer):\n    class Meta:\n        model = User\n        fields = ['id', 'username', 'email', 'is_staff']",
-    "func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }",
-    "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int' in sympy.simplify",
-];
-
 /// What `auto` runs on this CPU, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CpuChoice {
