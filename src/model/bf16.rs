@@ -14,12 +14,9 @@
 
 use rayon::prelude::*;
 
-/// Columns per panel: two AVX-512 registers of f32 sums.
-pub const PANEL: usize = 32;
+pub use super::tiles::PANEL;
 /// Input rows per kernel call.
 const ROWS: usize = 12;
-/// Panels per parallel task: enough work per task, enough tasks for short inputs.
-const PANELS_PER_TASK: usize = 4;
 
 /// Whether this CPU runs [`PackedBf16`] products.
 pub fn supported() -> bool {
@@ -85,40 +82,14 @@ impl PackedBf16 {
             // SAFETY: `new` only succeeds where the CPU has AVX-512F and AVX-512 BF16.
             unsafe { round_to_bf16(src, dst) }
         });
-        let mut out = vec![0f32; rows * self.n];
-        let groups = (self.n / PANEL).div_ceil(PANELS_PER_TASK);
-        let tasks = rows.div_ceil(ROWS) * groups;
-        let out_ptr = SharedOut(out.as_mut_ptr());
-        (0..tasks).into_par_iter().for_each(|task| {
-            let (block, group) = (task / groups, task % groups);
-            let r0 = block * ROWS;
-            let h = ROWS.min(rows - r0);
-            let panels = group * PANELS_PER_TASK..((group + 1) * PANELS_PER_TASK).min(self.n / PANEL);
-            for p in panels {
-                let b = &self.panels[p * self.k * PANEL..(p + 1) * self.k * PANEL];
-                let a = &xb[r0 * self.k..(r0 + h) * self.k];
-                let bias = &self.bias[p * PANEL..(p + 1) * PANEL];
-                // SAFETY: the CPU has the instructions (see `new`); the task writes only rows
-                // r0..r0 + h of panel p's columns, which no other task writes; `a`, `b` and
-                // `bias` hold what the kernel reads.
-                unsafe { kernel(h, a, self.k, b, bias, out_ptr.at(r0 * self.n + p * PANEL), self.n) };
-            }
-        });
-        out
-    }
-}
-
-/// The output buffer, written by disjoint tiles from several threads.
-#[derive(Clone, Copy)]
-struct SharedOut(*mut f32);
-// SAFETY: each task writes its own tile (see `forward`).
-unsafe impl Send for SharedOut {}
-unsafe impl Sync for SharedOut {}
-impl SharedOut {
-    /// # Safety
-    /// `offset` is within the buffer.
-    unsafe fn at(self, offset: usize) -> *mut f32 {
-        self.0.add(offset)
+        super::tiles::fill(rows, self.n, ROWS, |r0, h, p, c| {
+            let b = &self.panels[p * self.k * PANEL..(p + 1) * self.k * PANEL];
+            let a = &xb[r0 * self.k..(r0 + h) * self.k];
+            let bias = &self.bias[p * PANEL..(p + 1) * PANEL];
+            // SAFETY: the CPU has the instructions (see `new`); `c` is the tile of rows
+            // r0..r0 + h and panel p's columns; `a`, `b` and `bias` hold what the kernel reads.
+            unsafe { kernel(h, a, self.k, b, bias, c, self.n) };
+        })
     }
 }
 

@@ -46,12 +46,9 @@ pub const CALIBRATION_TEXTS: &[&str] = &[
     "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int' in sympy.simplify",
 ];
 
-/// Columns per panel: two AVX-512 registers of i32 sums.
-pub const PANEL: usize = 32;
+pub use super::tiles::PANEL;
 /// Input rows per kernel call.
 const ROWS: usize = 6;
-/// Panels per parallel task: enough work per task, enough tasks for short inputs.
-const PANELS_PER_TASK: usize = 4;
 /// Input values per activation scale (a multiple of 4).
 pub const GROUP: usize = 128;
 /// SmoothQuant's α: how much of an input channel's range moves into the weights (0.3–0.5
@@ -175,33 +172,22 @@ impl PackedInt8 {
             .zip(x.par_chunks(self.k))
             .zip(row_scales.par_chunks_mut(groups))
             .for_each(|((dst, src), scales)| quantise_row(src, &self.smooth, dst, scales));
-        let mut out = vec![0f32; rows * self.n];
-        let tasks_per_block = (self.n / PANEL).div_ceil(PANELS_PER_TASK);
-        let tasks = rows.div_ceil(ROWS) * tasks_per_block;
-        let out_ptr = SharedOut(out.as_mut_ptr());
-        (0..tasks).into_par_iter().for_each(|task| {
-            let (block, first) = (task / tasks_per_block, task % tasks_per_block);
-            let r0 = block * ROWS;
-            let h = ROWS.min(rows - r0);
-            let panels = first * PANELS_PER_TASK..((first + 1) * PANELS_PER_TASK).min(self.n / PANEL);
-            for p in panels {
-                let cols = p * PANEL..(p + 1) * PANEL;
-                let tile = Tile {
-                    a: &xq[r0 * self.k..(r0 + h) * self.k],
-                    row_scales: &row_scales[r0 * groups..(r0 + h) * groups],
-                    k: self.k,
-                    n: self.n,
-                    b: &self.panels[p * self.k * PANEL..(p + 1) * self.k * PANEL],
-                    scales: &self.scales[cols.clone()],
-                    offsets: &self.offsets[p * PANEL..],
-                    bias: &self.bias[cols],
-                };
-                // SAFETY: `new` only succeeds where the CPU has AVX-512F/BW and VNNI; the task
-                // writes only rows r0..r0 + h of panel p's columns, which no other task writes.
-                unsafe { kernel(h, &tile, out_ptr.at(r0 * self.n + p * PANEL), self.n) };
-            }
-        });
-        out
+        super::tiles::fill(rows, self.n, ROWS, |r0, h, p, c| {
+            let cols = p * PANEL..(p + 1) * PANEL;
+            let tile = Tile {
+                a: &xq[r0 * self.k..(r0 + h) * self.k],
+                row_scales: &row_scales[r0 * groups..(r0 + h) * groups],
+                k: self.k,
+                n: self.n,
+                b: &self.panels[p * self.k * PANEL..(p + 1) * self.k * PANEL],
+                scales: &self.scales[cols.clone()],
+                offsets: &self.offsets[p * PANEL..],
+                bias: &self.bias[cols],
+            };
+            // SAFETY: `new` only succeeds where the CPU has AVX-512F/BW and VNNI; `c` is the
+            // tile of rows r0..r0 + h and panel p's columns.
+            unsafe { kernel(h, &tile, c, self.n) };
+        })
     }
 }
 
@@ -280,20 +266,6 @@ struct Tile<'a> {
     /// From the panel's first column, per group a row of stride `n`.
     offsets: &'a [i32],
     bias: &'a [f32],
-}
-
-/// The output buffer, written by disjoint tiles from several threads.
-#[derive(Clone, Copy)]
-struct SharedOut(*mut f32);
-// SAFETY: each task writes its own tile (see `forward`).
-unsafe impl Send for SharedOut {}
-unsafe impl Sync for SharedOut {}
-impl SharedOut {
-    /// # Safety
-    /// `offset` is within the buffer.
-    unsafe fn at(self, offset: usize) -> *mut f32 {
-        self.0.add(offset)
-    }
 }
 
 /// `h` (≤ [`ROWS`]) rows of the tile into `c` (row stride `ldc`).

@@ -27,6 +27,7 @@ pub mod precision;
 pub mod precision_choice;
 pub mod provision;
 pub mod static_tier;
+pub mod tiles;
 #[doc(hidden)]
 pub mod tokenize;
 pub mod tower_file;
