@@ -118,7 +118,7 @@ pub struct Args {
     #[arg(help_heading = "Model", long, default_value_t = coret::rank::dense_retriever::DenseOptions::default().query_max_len, value_parser = count::<2, 100_000>, value_name = "N")]
     pub query_max_len: usize,
 
-    /// Precision of the encoder's linear layers: auto (bf16 on a GPU; on the CPU whichever of f32 and bf16 measured faster there, once per CPU), bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32), int8 (int8 inputs and weights, i32 sums, calibrated when the model loads; where the CPU has AVX-512 VNNI, else f32: the fastest index build there, 0.3–0.4 s more to load) or f32.
+    /// Precision of the encoder's linear layers: auto (bf16 on a GPU; on the CPU whichever of f32, bf16 and int8 measured fastest there, once per CPU), bf16 (bf16 inputs, f32 sums; where the CPU has AVX-512 BF16, else f32), int8 (int8 inputs and weights, i32 sums, calibrated the first time a model loads; where the CPU has AVX-512 VNNI, else f32) or f32.
     #[arg(help_heading = "Model", long, default_value_t = coret::model::EncoderOptions::default().precision, value_name = "P")]
     pub precision: coret::model::Precision,
 
@@ -600,6 +600,14 @@ pub struct Args {
     /// Static regress: the weight of the in-batch relational KL term beside the cosine (0: cosine alone).
     #[arg(long, hide = true, default_value_t = 0.0, value_name = "X")]
     pub static_relational: f32,
+
+    /// Distil a smaller student from the chunk tower towards --static-targets' vectors (hidden; issue 82): checkpoints, log and the student (a --model directory) in DIR.
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub distill_student: Option<PathBuf>,
+
+    /// Distil: the tower's layers the student starts from, in order.
+    #[arg(long, hide = true, value_delimiter = ',', default_value = "0,4,5", value_name = "N,N")]
+    pub student_layers: Vec<usize>,
 
     /// Run a benchmark and print figures: `index` (walk, chunk, call graph, BM25; cold and warm), `embed`, `query`, `history` (git history index; cold and warm), `rerank` (the --rerank reranker at K = 20, 30, 50).
     #[arg(long, hide = true, value_name = "WHAT")]

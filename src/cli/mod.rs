@@ -9,6 +9,7 @@ mod bench_store;
 mod checkouts;
 mod peak_rss;
 
+mod distill;
 mod eval;
 mod mcp;
 mod mine;
@@ -150,6 +151,9 @@ fn dispatch((args, _): (Args, bool)) -> anyhow::Result<()> {
     }
     if let Some(out) = args.static_harvest.clone() {
         return static_harvest::run(&args, &out);
+    }
+    if let Some(out) = args.distill_student.clone() {
+        return distill::run(&args, &out);
     }
     if let Some(out) = args.static_build.clone() {
         return static_build::run(&args, &out);

@@ -158,29 +158,15 @@ fn special_ids(words: &WordPieces) -> Vec<u32> {
 fn regression_targets(args: &Args, specials: &[u32]) -> anyhow::Result<Vec<BagTarget>> {
     // `--static-harvest`'s directory: every repository's targets (at most `--static-target-max`).
     if let Some(dir) = args.static_targets.as_ref().filter(|p| p.is_dir()) {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "targets"))
-            .collect();
-        files.sort();
         let mut targets = Vec::new();
-        for path in files {
-            let bytes = std::fs::read(&path)?;
-            let (part, _): (Vec<BagTarget>, usize) =
-                bincode::serde::decode_from_slice(&bytes, bincode::config::standard())
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            targets.extend(part);
+        for path in super::static_harvest::target_files(dir)? {
+            targets.extend(super::static_harvest::read_targets(&path)?);
         }
         let step = (targets.len() / args.static_target_max.max(1)).max(1);
         return Ok(targets.into_iter().step_by(step).take(args.static_target_max).collect());
     }
     if let Some(path) = args.static_targets.as_ref().filter(|p| p.exists()) {
-        let bytes = std::fs::read(path)?;
-        let (targets, _): (Vec<BagTarget>, usize) =
-            bincode::serde::decode_from_slice(&bytes, bincode::config::standard())
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        return Ok(targets);
+        return super::static_harvest::read_targets(path);
     }
     let mut seen = std::collections::HashSet::new();
     let mut seqs: Vec<coret::train::shard::Seq> = Vec::new();

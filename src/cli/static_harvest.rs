@@ -73,6 +73,27 @@ pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The repositories' target files in `dir` (`<owner>+<name>.targets`), in name order.
+pub(super) fn target_files(dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "targets"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// One repository's targets, in the order [`harvest`] gave its texts.
+pub(super) fn read_targets(path: &Path) -> anyhow::Result<Vec<BagTarget>> {
+    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let (targets, _): (Vec<BagTarget>, usize) =
+        bincode::serde::decode_from_slice(&bytes, bincode::config::standard())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(targets)
+}
+
 /// The ids between `[CLS]` and `[SEP]`: what the static tier's bag holds of a text.
 fn content(ids: &[u32]) -> &[u32] {
     match ids.len() {
@@ -81,14 +102,19 @@ fn content(ids: &[u32]) -> &[u32] {
     }
 }
 
-struct Text {
-    text: String,
-    code: bool,
+pub(super) struct Text {
+    pub text: String,
+    pub code: bool,
 }
 
 /// At most `chunks` code texts (an even spread of the repository's definitions, the same every
 /// run) and `messages` commit messages of `repo` at `HEAD`.
-fn harvest(repos_dir: &Path, repo: &str, chunks: usize, messages: usize) -> anyhow::Result<Vec<Text>> {
+pub(super) fn harvest(
+    repos_dir: &Path,
+    repo: &str,
+    chunks: usize,
+    messages: usize,
+) -> anyhow::Result<Vec<Text>> {
     use coret::repo::source::{decode_source, is_source_path, is_test_path, DEFAULT_MAX_FILE_SIZE};
     let dir = git::find_repo(repos_dir, repo)?;
     let wanted = |p: &str| is_source_path(p) && !is_test_path(p) && generated::by_path(p).is_none();

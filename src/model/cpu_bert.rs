@@ -103,8 +103,11 @@ impl CustomOp1 for Packed<'_> {
     }
 }
 
+/// The remembered calibration maxima's file format.
+const MAXIMA_VERSION: u32 = 1;
+
 /// One layer's linear inputs' largest |x| per channel, for int8's smoothing.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct InputMaxima {
     qkv: Vec<f32>,
     out: Vec<f32>,
@@ -133,18 +136,37 @@ impl CpuBert {
     }
 
     /// As [`CpuBert::from_tensors`] in int8, each linear layer smoothed by its inputs' largest
-    /// values in the f32 pass over `probe` (ids, type ids, mask: a calibration batch), see
-    /// [`super::int8`]. f32 where the CPU has no int8 products.
+    /// values in the f32 pass over `probe()` (ids, type ids, mask: a calibration batch), see
+    /// [`super::int8`]. f32 where the CPU has no int8 products. The maxima are read from
+    /// `remembered` when it holds them for these shapes, else measured and written there: the
+    /// f32 pass is most of what loading in int8 costs.
     pub fn calibrated_int8(
         t: &HashMap<String, Tensor>,
         c: &Config,
-        probe: (&Tensor, &Tensor, &Tensor),
+        probe: impl FnOnce() -> Option<(Tensor, Tensor, Tensor)>,
+        remembered: Option<&std::path::Path>,
     ) -> Option<CpuBert> {
-        let reference = Self::build(t, c, Precision::F32, None)?;
         if !int8::supported() {
-            return Some(reference);
+            return Self::build(t, c, Precision::F32, None);
         }
-        let maxima = reference.input_maxima(probe.0, probe.1, probe.2).ok()?;
+        let fits = |m: &Vec<InputMaxima>| {
+            m.len() == c.num_hidden_layers
+                && m.iter().all(|l| l.qkv.len() == c.hidden_size && l.down.len() == c.intermediate_size)
+        };
+        let read =
+            remembered.and_then(|f| crate::cache::read_framed::<Vec<InputMaxima>>(f, MAXIMA_VERSION).ok());
+        let maxima = match read.filter(fits) {
+            Some(m) => m,
+            None => {
+                let (ids, type_ids, mask) = probe()?;
+                let m = Self::build(t, c, Precision::F32, None)?.input_maxima(&ids, &type_ids, &mask).ok()?;
+                if let Some(f) = remembered {
+                    // An unwritable cache costs the f32 pass on the next load, nothing more.
+                    let _ = crate::cache::write_framed(f, MAXIMA_VERSION, &m);
+                }
+                m
+            }
+        };
         Self::build(t, c, Precision::Int8, Some(&maxima))
     }
 

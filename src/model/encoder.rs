@@ -90,8 +90,10 @@ pub fn model_id_of(dir: &Path) -> Result<String> {
 
 pub struct Encoder {
     bert: BertModel,
-    /// The same weights for the CPU's faster forward pass (f32 checkpoints on the CPU).
-    cpu_bert: Option<CpuBert>,
+    /// The same weights for the CPU's faster forward pass (f32 checkpoints on the CPU), built
+    /// when first used: an encoder that adapters replace at once never packs (or, in int8,
+    /// calibrates) its own.
+    cpu_bert: std::sync::OnceLock<Option<CpuBert>>,
     /// The same weights in bf16 on CUDA (`Precision::Bf16`), through this crate's BERT:
     /// candle-transformers' turns every padded row into NaN in half precision (its mask is
     /// `(1 − mask) × f32::MIN`, which is −∞ there).
@@ -144,7 +146,6 @@ impl Encoder {
         };
         let mut encoder = Self::from_parts(bert, tokenizer, config, device.clone(), opts, model_id)
             .map_err(|e| Error::context(dir.display().to_string(), e))?;
-        encoder.cpu_bert = encoder.cpu_forward(&tensors);
         encoder.half_bert = encoder.half_forward(&tensors).map_err(weights_err)?;
         // Kept only in f32: then they are the very tensors `bert` holds.
         encoder.weights = (encoder.opts.dtype == DType::F32).then_some(tensors);
@@ -193,10 +194,14 @@ impl Encoder {
             self.opts.clone(),
             model_id,
         )?;
-        encoder.cpu_bert = encoder.cpu_forward(&tensors);
         encoder.half_bert = encoder.half_forward(&tensors).map_err(tensor_err)?;
         encoder.weights = Some(tensors);
         Ok(encoder)
+    }
+
+    /// The CPU forward pass, built on first use from the kept weights (see `cpu_bert`).
+    fn cpu_pass(&self) -> Option<&CpuBert> {
+        self.cpu_bert.get_or_init(|| self.weights.as_ref().and_then(|t| self.cpu_forward(t))).as_ref()
     }
 
     /// The CPU forward pass over `tensors`, where it applies: CPU, f32, a plain BERT, and not
@@ -214,12 +219,31 @@ impl Encoder {
         if precision != Precision::Int8 {
             return CpuBert::from_tensors(tensors, &self.config, precision);
         }
-        let calibration = self.probe_batch(super::int8::CALIBRATION_TEXTS)?;
-        CpuBert::calibrated_int8(
-            tensors,
-            &self.config,
-            (&calibration.ids, &calibration.type_ids, &calibration.mask),
-        )
+        let probe = || {
+            let b = self.probe_batch(super::int8::CALIBRATION_TEXTS)?;
+            Some((b.ids, b.type_ids, b.mask))
+        };
+        CpuBert::calibrated_int8(tensors, &self.config, probe, self.calibration_file().as_deref())
+    }
+
+    /// Where this model's int8 calibration is remembered: the cache root, keyed by what the
+    /// maxima depend on (the weights, by `model_id`; the layers; the texts and their length).
+    /// None in unoptimised builds (tests), which must not leave files in a user's cache.
+    fn calibration_file(&self) -> Option<std::path::PathBuf> {
+        if cfg!(debug_assertions) {
+            return None;
+        }
+        let mut key = blake3::Hasher::new();
+        for part in
+            [&self.model_id, &self.config.num_hidden_layers.to_string(), &self.opts.max_len.to_string()]
+        {
+            key.update(part.as_bytes()).update(&[0]);
+        }
+        for text in super::int8::CALIBRATION_TEXTS {
+            key.update(text.as_bytes()).update(&[0]);
+        }
+        let name = format!("{}.maxima", &key.finalize().to_hex()[..24]);
+        crate::cache::cache_root(None).ok().map(|root| root.join("int8").join(name))
     }
 
     /// `texts` as queries in one padded batch, on the CPU.
@@ -277,7 +301,7 @@ impl Encoder {
         };
         Ok(Encoder {
             bert,
-            cpu_bert: None,
+            cpu_bert: std::sync::OnceLock::new(),
             half_bert: None,
             weights: None,
             tokenizer,
@@ -308,7 +332,7 @@ impl Encoder {
     /// The precision the matrix products actually run in: bf16 or int8 only where asked for
     /// and the CPU forward pass (or, for bf16, the GPU's bf16 model) runs it.
     pub fn precision(&self) -> Precision {
-        match (&self.cpu_bert, &self.half_bert) {
+        match (self.cpu_pass(), &self.half_bert) {
             (Some(cpu), _) => cpu.precision(),
             (None, Some(_)) => Precision::Bf16,
             (None, None) => Precision::F32,
@@ -346,7 +370,7 @@ impl Encoder {
     /// products), `bf16` (this crate's differentiable BERT in bf16, on a GPU) or `candle`
     /// (candle-transformers' BERT).
     pub fn forward_name(&self) -> &'static str {
-        match (&self.cpu_bert, self.precision()) {
+        match (self.cpu_pass(), self.precision()) {
             (None, Precision::Bf16) => "bf16",
             // `precision()` is what runs, never `Auto`; int8 runs only in `cpu_bert`.
             (None, Precision::F32 | Precision::Auto | Precision::Int8) => "candle",
@@ -431,7 +455,7 @@ impl Encoder {
     }
 
     fn forward_padded(&self, padded: &PaddedBatch) -> Result<Tensor> {
-        let hidden = match (&self.cpu_bert, &self.half_bert) {
+        let hidden = match (self.cpu_pass(), &self.half_bert) {
             (Some(cpu), _) => cpu.forward(&padded.ids, &padded.type_ids, &padded.mask),
             (None, Some(half)) => {
                 half.forward(&padded.ids, &padded.type_ids, &padded.mask).and_then(|h| h.to_dtype(DType::F32))

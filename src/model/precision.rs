@@ -11,8 +11,8 @@ pub enum Precision {
     /// int8 inputs and weights (scaled per row and per column), i32 sums, everything else
     /// f32; falls back to f32 where the CPU lacks AVX-512 VNNI (`super::int8`).
     Int8,
-    /// The default: bf16 on a GPU; on the CPU the faster of f32 and bf16 as measured there
-    /// ([`super::precision_choice`]), f32 on a tie; never int8.
+    /// The default: bf16 on a GPU; on the CPU the fastest of f32, bf16 and int8 as measured
+    /// there ([`super::precision_choice`]), f32 on a tie.
     Auto,
 }
 

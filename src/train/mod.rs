@@ -5,10 +5,12 @@
 //! `prepare` turns instances into tokenised [`shard::Example`]s (storable as a shard);
 //! `weights` holds the trainable model (`[DOWN]` added) and saves it as a model directory;
 //! `bert` is the differentiable forward; `loss`, `step` and `optim` compute updates;
-//! `trainer` runs the loop with `validate` and `checkpoint` (`rerank` the reranker's); `output_lock` keeps one run per
+//! `trainer` runs the loop with `validate` and `checkpoint` (`rerank` the reranker's; `distill` a smaller
+//! student's, towards the tower's vectors); `output_lock` keeps one run per
 //! output directory; `mine` turns a repository's commit history into instances, `mine_docs` its doc comments.
 
 pub mod checkpoint;
+pub mod distill;
 pub mod loss;
 pub mod mine;
 pub mod mine_docs;

@@ -153,10 +153,7 @@ pub fn accumulate_grads(
     if seqs.len() <= slice.max(1) {
         // One graph, but padded in groups of similar length: a 512-token query must not pad
         // its chunks to 512 (4× the tokens, 16× the attention memory).
-        let buckets = length_buckets(&seqs);
-        let emb = place_rows(&buckets, seqs.len(), |k| {
-            model.embed(&buckets[k].iter().map(|&r| seqs[r]).collect::<Vec<_>>())
-        })?;
+        let emb = embed_bucketed(model, &seqs)?;
         let (total, losses) = batch_loss(&emb, batch, tau, weight)?;
         add_grads(model, &total.backward().map_err(terr)?, grads)?;
         return Ok(losses);
@@ -185,6 +182,25 @@ pub fn accumulate_grads(
         add_grads(model, &surrogate.backward().map_err(terr)?, grads)?;
     }
     Ok(losses)
+}
+
+/// Embeddings [S, H] of `seqs` in their order, in one graph but padded in groups of similar
+/// length (see [`length_buckets`]).
+pub(super) fn embed_bucketed(model: &TrainModel, seqs: &[&TokenizedInput]) -> Result<Tensor> {
+    let buckets = length_buckets(seqs);
+    place_rows(&buckets, seqs.len(), |k| {
+        model.embed(&buckets[k].iter().map(|&r| seqs[r]).collect::<Vec<_>>())
+    })
+}
+
+/// The gradients of `store` by parameter name.
+pub(super) fn grads_by_name(
+    model: &TrainModel,
+    store: &candle_core::backprop::GradStore,
+) -> Result<HashMap<String, Tensor>> {
+    let mut grads = HashMap::new();
+    add_grads(model, store, &mut grads)?;
+    Ok(grads)
 }
 
 fn no_grad(what: &str) -> candle_core::Error {

@@ -235,6 +235,39 @@ impl TrainModel {
             .and_then(|t| CpuBert::from_tensors(&t, &self.config, Precision::F32));
     }
 
+    /// Keeps only the encoder layers `layers`, in that order and numbered again from 0, with
+    /// every weight learning: a smaller student that starts from this model's own layers (LoRA
+    /// adapters merged in first), as the 3-layer student of issue 82 starts from 0, 4 and 5.
+    pub fn keep_layers(&mut self, layers: &[usize]) -> Result<()> {
+        let n = self.bert.num_layers();
+        if layers.is_empty() || layers.iter().any(|&l| l >= n) {
+            return Err(Error::invalid(format!("student layers {layers:?}: the model has layers 0..{n}")));
+        }
+        let mut kept = HashMap::new();
+        for (name, t) in self.model_tensors()? {
+            let Some(rest) = name.strip_prefix("encoder.layer.") else {
+                kept.insert(name, t);
+                continue;
+            };
+            let (i, tail) = rest.split_once('.').unwrap_or((rest, ""));
+            let at = i.parse::<usize>().ok().and_then(|i| layers.iter().position(|&l| l == i));
+            if let Some(at) = at {
+                kept.insert(format!("encoder.layer.{at}.{tail}"), t);
+            }
+        }
+        self.config.num_hidden_layers = layers.len();
+        self.config_json["num_hidden_layers"] = Value::from(layers.len());
+        let varmap = VarMap::new();
+        let vb = VarBuilder::from_varmap(&varmap, DType::F32, &self.device);
+        self.bert = TrainBert::load(vb, &self.config, None).map_err(tensor_err("the student's layers"))?;
+        fill_from(&varmap, &kept, "the student's layers")?;
+        self.varmap = varmap;
+        self.lora = None;
+        self.frozen_below = 0;
+        self.lower = None;
+        Ok(())
+    }
+
     /// Whether the frozen lower layers run through the CPU's inference pass.
     pub fn frozen_on_cpu_pass(&self) -> bool {
         self.lower.is_some()

@@ -1,0 +1,147 @@
+//! `--distill-student OUT` (hidden): a smaller student distilled from the chunk tower (issue 82,
+//! `coret::train::distill`) towards the harvest's vectors (`--static-harvest`). The harvest
+//! keeps each text's bag, not its words, so the texts are read again from the same mirrors by
+//! the same deterministic harvest, and a repository whose count differs from its file is
+//! left out, said.
+//!
+//!   coret-tui --distill-student OUT --static-targets HARVEST --repos MIRRORS
+//!     [--student-layers 0,4,5] --max-steps N [--batch 32] [--lr X] [--static-relational W] [--resume]
+//!
+//! Writes `OUT/checkpoint` every `--val-every` updates (with the held-out cosine),
+//! `OUT/distill-log.jsonl`, and `OUT/student` (a model directory for `--model`) at the end.
+
+use super::args::Args;
+use super::static_harvest::{harvest, read_targets, target_files};
+use super::Usage;
+use coret::model::{resolve_model_dir, select_device, DeviceChoice};
+use coret::train::checkpoint;
+use coret::train::distill::{distill, DistillConfig, DistillEvent, Pair};
+use coret::train::TrainModel;
+use std::path::Path;
+
+/// Every this many pairs, one is held out for the validation cosine (at most `VAL_MAX`).
+const VAL_EVERY: usize = 200;
+const VAL_MAX: usize = 256;
+
+pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
+    let targets_dir = args.static_targets.as_deref().filter(|p| p.is_dir()).ok_or_else(|| {
+        Usage("--distill-student needs --static-targets DIR (a --static-harvest directory)".into())
+    })?;
+    let repos_dir = args
+        .repos
+        .as_deref()
+        .ok_or_else(|| Usage("--distill-student needs --repos DIR (the mirrors)".into()))?;
+    let steps = args.max_steps.ok_or_else(|| Usage("--distill-student needs --max-steps N".into()))?;
+    std::fs::create_dir_all(out)?;
+    let _lock = coret::train::lock_output(out)?;
+    let choice: DeviceChoice = args.device.parse().map_err(|e| Usage(format!("--device: {e}")))?;
+    let (device, _) = select_device(choice)?;
+    let (model, resume) = if args.resume {
+        let ck = checkpoint::load(out, &device)?;
+        eprintln!("resuming from {} at update {}", ck.dir.display(), ck.state.step);
+        (ck.model, Some((ck.state, ck.optimizer)))
+    } else {
+        let mut model = tower(args, &device)?;
+        model.keep_layers(&args.student_layers)?;
+        (model, None)
+    };
+    let (pairs, val, digest) = read_pairs(args, &model, targets_dir, repos_dir)?;
+    eprintln!("{} texts to learn from, {} held out", pairs.len(), val.len());
+    let cfg = DistillConfig {
+        output: out.to_path_buf(),
+        batch: args.batch.max(2),
+        steps,
+        warmup: args.warmup.unwrap_or(steps / 20),
+        lr: args.lr,
+        relational: args.static_relational as f64,
+        tau: args.temperature,
+        clip: args.clip_norm,
+        seed: args.seed,
+        every: args.val_every.unwrap_or(500),
+        digest,
+    };
+    let mut print = |e: &DistillEvent| match e {
+        DistillEvent::Step { step, loss, cosine, seconds, .. } if step % 20 == 0 => {
+            eprintln!("update {step}/{steps}: loss {loss:.4}, cosine {cosine:.4}, {seconds:.2} s")
+        }
+        DistillEvent::Val { step, cosine, lowest } => {
+            eprintln!("update {step}: held-out cosine {cosine:.4} (lowest {lowest:.4})")
+        }
+        _ => {}
+    };
+    distill(&model, &pairs, &val, &cfg, resume, &mut print)?;
+    println!("{}", out.join("student").display());
+    Ok(())
+}
+
+/// The chunk tower as a training model: `--init`/`--model` (default all-MiniLM-L6-v2) with the
+/// shipped adapters merged in, which is what the harvest embedded with.
+fn tower(args: &Args, device: &candle_core::Device) -> anyhow::Result<TrainModel> {
+    let dir = resolve_model_dir(args.init.as_deref().or(args.model.as_deref()), &super::model::log_line)?;
+    let mut model = TrainModel::load(&dir, device)?;
+    let base_id = coret::model::model_id_of(&dir)?;
+    if let Some(adapter) = coret::model::lora::builtin().transpose()? {
+        if coret::model::same_weights(adapter.base(), &base_id) {
+            model.use_lora(adapter.rank(), adapter.alpha())?;
+            model.start_lora_from(&adapter, &base_id, "the shipped adapters")?;
+            eprintln!("the tower: {} with the shipped adapters", dir.display());
+        }
+    }
+    Ok(model)
+}
+
+/// The harvest's texts beside their vectors, every `VAL_EVERY`-th held out; with a digest of
+/// which repositories and how many texts each, for a resumed run to check.
+fn read_pairs(
+    args: &Args,
+    model: &TrainModel,
+    targets_dir: &Path,
+    repos_dir: &Path,
+) -> anyhow::Result<(Vec<Pair>, Vec<Pair>, String)> {
+    let only: Option<Vec<String>> =
+        args.train_repos.as_deref().map(|l| l.split(',').map(|r| r.trim().replace('/', "+")).collect());
+    let (mut pairs, mut val) = (Vec::new(), Vec::new());
+    let mut digest = blake3::Hasher::new();
+    for path in target_files(targets_dir)? {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        if only.as_ref().is_some_and(|o| !o.contains(&stem)) {
+            continue;
+        }
+        let repo = stem.replacen('+', "/", 1);
+        let targets = read_targets(&path)?;
+        let texts = match harvest(repos_dir, &repo, args.harvest_chunks, args.harvest_messages) {
+            Ok(t) if t.len() == targets.len() => t,
+            Ok(t) => {
+                eprintln!(
+                    "{repo}: left out: {} texts at HEAD, {} in {}",
+                    t.len(),
+                    targets.len(),
+                    path.display()
+                );
+                continue;
+            }
+            Err(e) => {
+                eprintln!("{repo}: left out: {e}");
+                continue;
+            }
+        };
+        digest.update(format!("{repo} {}\n", texts.len()).as_bytes());
+        for (text, target) in texts.into_iter().zip(targets) {
+            let input = model.tokenizer.query(&text.text, args.max_len)?;
+            let pair = Pair { input, target: target.target };
+            if (pairs.len() + val.len()) % VAL_EVERY == VAL_EVERY - 1 && val.len() < VAL_MAX {
+                val.push(pair);
+            } else {
+                pairs.push(pair);
+            }
+        }
+        eprintln!("{repo}: read ({} texts so far)", pairs.len() + val.len());
+    }
+    if pairs.len() > args.static_target_max {
+        // An even spread over every repository, the same every run.
+        let step = pairs.len().div_ceil(args.static_target_max);
+        pairs = pairs.into_iter().step_by(step).collect();
+    }
+    digest.update(format!("{} pairs", pairs.len()).as_bytes());
+    Ok((pairs, val, digest.finalize().to_hex()[..16].to_string()))
+}
