@@ -17,7 +17,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::python::Target;
-use crate::chunk::{CallSite, ChunkKind, FileSyntax, Receiver};
+use crate::chunk::{named_arity, own_name, CallSite, ChunkKind, FileSyntax, Receiver};
 use crate::lang::{lang_of_path, Family, Lang};
 
 /// Definitions of the files the generic reader read, by family (languages that call one another).
@@ -42,6 +42,20 @@ pub(crate) struct ByName<'a> {
 
 fn last(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
+}
+
+/// Of several definitions of a name, those of the call's arity where the language names
+/// functions by it (Elixir's `f/1` and `f/2`); all of them where none has it.
+fn of_arity(list: &[u32], arity: Option<u8>, name_of: impl Fn(u32) -> Option<u8>) -> Vec<u32> {
+    let matching: Vec<u32> = match arity {
+        Some(a) if list.len() > 1 => list.iter().copied().filter(|&c| name_of(c) == Some(a)).collect(),
+        _ => Vec::new(),
+    };
+    if matching.is_empty() {
+        list.to_vec()
+    } else {
+        matching
+    }
 }
 
 /// The type a method belongs to (`Outer.Inner.m` → `Inner`), or a type chunk's own name.
@@ -86,7 +100,7 @@ impl<'a> ByName<'a> {
                 let id = offsets[f] + i as u32;
                 other.file_of[id as usize] = f as u32;
                 other.owner_type[id as usize] = type_of(chunk.kind, &chunk.name);
-                let name = last(&chunk.name);
+                let name = own_name(&chunk.name);
                 match chunk.kind {
                     ChunkKind::Function | ChunkKind::Macro => {
                         other.functions.entry((family, name)).or_default().push(id)
@@ -113,7 +127,9 @@ impl<'a> ByName<'a> {
         let id = self.offsets[f] + local;
         let own_type = self.owner_type.get(id as usize).copied().flatten();
         let name = site.name.as_str();
-        let method = |ty: &str| one(self.methods.get(&(family, ty, name)));
+        let arity = site.arity;
+        let method =
+            |ty: &str| self.pick(self.methods.get(&(family, ty, name)).map_or(&[][..], Vec::as_slice), arity);
         let defined_as_method = self.method_names.contains_key(&(family, name));
         match &site.receiver {
             Receiver::None => {
@@ -123,14 +139,14 @@ impl<'a> ByName<'a> {
                         found => return found,
                     }
                 }
-                match self.free_function(f, family, name) {
-                    Target::Outside if spec.mixins => self.mixed_in(f, family, name),
+                match self.free_function(f, family, name, arity) {
+                    Target::Outside if spec.mixins => self.mixed_in(f, family, name, arity),
                     found => found,
                 }
             }
             Receiver::Path(path) if path.len() == 1 && path[0] == "self" => match own_type.map(method) {
                 Some(Target::Chunk(c)) => Target::Chunk(c),
-                Some(Target::Outside) | None if spec.mixins => match self.mixed_in(f, family, name) {
+                Some(Target::Outside) | None if spec.mixins => match self.mixed_in(f, family, name, arity) {
                     Target::Outside => Target::Unknown,
                     found => found,
                 },
@@ -162,7 +178,7 @@ impl<'a> ByName<'a> {
                         stem_of(path) == qualifier || dir_of(path).rsplit('/').next() == Some(qualifier)
                     })
                     .collect();
-                match in_module.as_slice() {
+                match of_arity(&in_module, arity, |c| self.arity_of(c)).as_slice() {
                     [one] => Target::Chunk(*one),
                     [] if candidates.is_empty() && !defined_as_method => Target::Outside,
                     _ => Target::Unknown,
@@ -179,27 +195,39 @@ impl<'a> ByName<'a> {
         }
     }
 
+    /// The only definition of `list` of the call's arity (see [`of_arity`]), as [`one_of`].
+    fn pick(&self, list: &[u32], arity: Option<u8>) -> Target {
+        one_of(&of_arity(list, arity, |c| self.arity_of(c)))
+    }
+
+    /// The arity chunk `id` is named with (`f/2`).
+    fn arity_of(&self, id: u32) -> Option<u8> {
+        let f = self.file_of[id as usize] as usize;
+        let chunk = self.files[f].chunks.get((id - self.offsets[f]) as usize)?;
+        named_arity(&chunk.name)
+    }
+
     /// A method `name` of some type a mixin may have brought to the caller (Ruby's `include
     /// Helpers`): the same file's only one, else the repository's only one; listed when
     /// several fit, nothing when no type defines it.
-    fn mixed_in(&self, f: usize, family: Family, name: &str) -> Target {
+    fn mixed_in(&self, f: usize, family: Family, name: &str, arity: Option<u8>) -> Target {
         let candidates = self.method_names.get(&(family, name)).map(Vec::as_slice).unwrap_or(&[]);
         let here: Vec<u32> =
             candidates.iter().copied().filter(|&c| self.file_of[c as usize] as usize == f).collect();
         if !here.is_empty() {
-            return one_of(&here);
+            return self.pick(&here, arity);
         }
-        one_of(candidates)
+        self.pick(candidates, arity)
     }
 
     /// `f()`: the same file's, the same directory's, the repository's only `f`, or a type `f`.
-    fn free_function(&self, f: usize, family: Family, name: &str) -> Target {
+    fn free_function(&self, f: usize, family: Family, name: &str, arity: Option<u8>) -> Target {
         let candidates = self.functions.get(&(family, name)).map(Vec::as_slice).unwrap_or(&[]);
         let path = &self.files[f].path;
         let here: Vec<u32> =
             candidates.iter().copied().filter(|&c| self.file_of[c as usize] as usize == f).collect();
         if !here.is_empty() {
-            return one_of(&here);
+            return self.pick(&here, arity);
         }
         let dir = dir_of(path);
         let beside: Vec<u32> = candidates
@@ -208,10 +236,10 @@ impl<'a> ByName<'a> {
             .filter(|&c| dir_of(&self.files[self.file_of[c as usize] as usize].path) == dir)
             .collect();
         if !beside.is_empty() {
-            return one_of(&beside);
+            return self.pick(&beside, arity);
         }
         if !candidates.is_empty() {
-            return one_of(candidates);
+            return self.pick(candidates, arity);
         }
         match self.types.get(&(family, name)).map(Vec::as_slice) {
             Some([one]) => Target::Chunk(*one),
@@ -222,14 +250,6 @@ impl<'a> ByName<'a> {
 }
 
 /// The only chunk of a list: an edge; several: listed, not guessed; none: not in the repository.
-fn one(list: Option<&Vec<u32>>) -> Target {
-    match list.map(Vec::as_slice) {
-        Some([one]) => Target::Chunk(*one),
-        Some([_, ..]) => Target::Unknown,
-        _ => Target::Outside,
-    }
-}
-
 fn one_of(list: &[u32]) -> Target {
     match list {
         [one] => Target::Chunk(*one),

@@ -147,7 +147,7 @@ fn unresolved_callers(files: &[FileSyntax], unknown: &[Vec<(String, u32)>]) -> V
     let chunks = files.iter().flat_map(|f| f.chunks.iter());
     for (id, chunk) in chunks.enumerate() {
         if chunk.kind != crate::chunk::ChunkKind::Module {
-            let last = chunk.name.rsplit('.').next().unwrap_or(&chunk.name);
+            let last = crate::chunk::own_name(&chunk.name);
             by_name.entry(last).or_default().push(id as u32);
         }
     }

@@ -212,7 +212,8 @@ impl<'s> Extractor<'s> {
                 }
             }
             if let Some((name, at, receiver)) = self.rules.call(node, self.src) {
-                self.record_call(ctx.owner, name, at, receiver);
+                let arity = crate::lang::call_arity(self.lang, node);
+                self.record_call(ctx.owner, name, at, receiver, arity);
             } else if let Some(bare) = self.rules.bare_name(node, parent, self.src) {
                 // Source order: a local is bound before the names that read it.
                 match bare {
@@ -220,7 +221,7 @@ impl<'s> Extractor<'s> {
                         self.locals[ctx.owner].insert(name);
                     }
                     BareName::Calls(name) if !self.locals[ctx.owner].contains(&name) => {
-                        self.record_call(ctx.owner, name, node, Receiver::None);
+                        self.record_call(ctx.owner, name, node, Receiver::None, None);
                     }
                     BareName::Calls(_) => {}
                 }
@@ -359,7 +360,7 @@ impl<'s> Extractor<'s> {
         (chunk, Scope::Defs { ty: Some(self.types.len() - 1) })
     }
 
-    fn record_call(&mut self, owner: usize, name: String, at: Node, receiver: Receiver) {
+    fn record_call(&mut self, owner: usize, name: String, at: Node, receiver: Receiver, arity: Option<u8>) {
         if name.is_empty() {
             return;
         }
@@ -373,7 +374,7 @@ impl<'s> Extractor<'s> {
         };
         let pos = at.start_byte();
         let line = self.lines.line_of(pos) as u32;
-        self.calls[owner].push((pos, CallSite { name, receiver, line, self_written }));
+        self.calls[owner].push((pos, CallSite { name, receiver, line, self_written, arity }));
     }
 
     /// Where a definition's chunk starts: the doc comments and attributes directly above it

@@ -75,6 +75,34 @@ pub struct Chunk {
     pub test: bool,
 }
 
+/// A qualified name's own part, what a call or a query names it by: `m` of `A.B.m`, `fun` of
+/// Elixir's `Mod.fun/2` (a function is named with its arity there, and called without it).
+pub fn own_name(name: &str) -> &str {
+    let name = without_arity(name);
+    name.rsplit('.').next().unwrap_or(name)
+}
+
+/// A qualified name without the arity Elixir names a function with: `Mod.fun` of `Mod.fun/2`.
+pub fn without_arity(name: &str) -> &str {
+    match name.rsplit_once('/') {
+        Some((head, arity))
+            if !head.is_empty()
+                && !head.ends_with('.')
+                && !arity.is_empty()
+                && arity.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            head
+        }
+        _ => name,
+    }
+}
+
+/// The arity a definition is named with (`2` of `Mod.fun/2`); `None` where names carry none.
+pub fn named_arity(name: &str) -> Option<u8> {
+    let own = name.rsplit('.').next().unwrap_or(name);
+    own.rsplit_once('/').and_then(|(head, arity)| (!head.is_empty()).then(|| arity.parse().ok()).flatten())
+}
+
 /// Labels for a list of neighbours (one chunk's callers, or its callees), each `(label, first
 /// line)`: the label, and where two read the same (C# overloads: `SqlMapper.Execute` twice)
 /// each of those with its line, `SqlMapper.Execute:123`, so they can be told apart.

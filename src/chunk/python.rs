@@ -317,8 +317,10 @@ impl<'s> Extractor<'s> {
         }
         let pos = name_node.start_byte();
         let line = self.r.lines.line_of(pos) as u32;
-        self.calls[owner]
-            .push((pos, CallSite { name: name.to_string(), receiver, line, self_written: None }));
+        self.calls[owner].push((
+            pos,
+            CallSite { name: name.to_string(), receiver, line, self_written: None, arity: None },
+        ));
     }
 
     /// A function or class defined inside a chunk: calls to its name stay inside the chunk.

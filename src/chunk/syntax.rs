@@ -52,6 +52,9 @@ pub struct CallSite {
     /// The receiver's name as written where the chunker reads it as `self` (Go's `t` in
     /// `func (t *Terminal) …`), so that clients show the call as the code says it.
     pub self_written: Option<String>,
+    /// The arguments passed, where the language names functions by arity (Elixir): the call
+    /// reaches the definition of its arity (`f/2`), not every `f`.
+    pub arity: Option<u8>,
 }
 
 /// What an import statement brings in.

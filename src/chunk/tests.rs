@@ -508,3 +508,13 @@ fn a_ten_thousand_line_function_is_one_chunk() {
         assert_eq!(fs.chunks[0].end_line, src.lines().count(), "{path}");
     }
 }
+
+#[test]
+fn a_name_is_called_by_its_own_part_without_elixirs_arity() {
+    use crate::chunk::{named_arity, own_name, without_arity};
+    assert_eq!(own_name("Bank.Ledger.open/3"), "open");
+    assert_eq!(own_name("Outer.Inner.m"), "m");
+    assert_eq!(without_arity("Bank.Ledger.open/3"), "Bank.Ledger.open");
+    assert_eq!(without_arity("<module>:1-40"), "<module>:1-40");
+    assert_eq!((named_arity("Bank.Ledger.open/3"), named_arity("Cart.total")), (Some(3), None));
+}

@@ -114,6 +114,12 @@ pub fn extension(path: &str) -> String {
 }
 
 /// The language a file is indexed as, by its extension.
+/// How many arguments the call at `call` passes, where the language names its functions by
+/// arity (Elixir's `f/2`), so that a call reaches the definition of its arity; `None` elsewhere.
+pub fn call_arity(lang: Lang, call: tree_sitter::Node) -> Option<u8> {
+    (lang == Lang::Elixir).then(|| rows::elixir::call_arity(call).min(u8::MAX as usize) as u8)
+}
+
 pub fn lang_of_path(path: &str) -> Option<Lang> {
     let ext = extension(path);
     if ext.is_empty() {

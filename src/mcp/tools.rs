@@ -545,17 +545,23 @@ pub fn neighbours(repo: &RepoIndex, req: &NeighboursRequest) -> Result<Neighbour
     let span = repo
         .file_span(&file.relative)
         .ok_or_else(|| bad("path", format!("`{}` is not an indexed source file", req.path)))?;
-    // The name as the language writes it (`Mod.fun/2`, `M:m`, `A::B#m`) or dotted, as chunks are named.
-    let dotted = crate::rank::names::dotted(req.name.trim());
+    // The name as the language writes it (`Mod.fun/2`, `M:m`, `A::B#m`) or dotted, as chunks
+    // are named; Elixir's are named with their arity (`Mod.fun/2`), and without it name every arity.
+    let written = req.name.trim();
+    let dotted = crate::rank::names::dotted(written);
     let name = dotted.as_str();
     let ids = span.first as usize..(span.first + span.count) as usize;
-    let exact: Vec<usize> = ids.clone().filter(|&i| repo.chunks[i].name == name).collect();
-    let found = if exact.is_empty() {
-        let suffix = format!(".{name}");
-        ids.clone().filter(|&i| repo.chunks[i].name.ends_with(&suffix)).collect()
-    } else {
-        exact
-    };
+    let plain = |i: usize| crate::chunk::without_arity(&repo.chunks[i].name);
+    let (suffix, written_suffix) = (format!(".{name}"), format!(".{written}"));
+    let found = [
+        ids.clone().filter(|&i| repo.chunks[i].name == written).collect::<Vec<usize>>(),
+        ids.clone().filter(|&i| repo.chunks[i].name.ends_with(&written_suffix)).collect(),
+        ids.clone().filter(|&i| plain(i) == name).collect(),
+        ids.clone().filter(|&i| plain(i).ends_with(&suffix)).collect(),
+    ]
+    .into_iter()
+    .find(|f| !f.is_empty())
+    .unwrap_or_default();
     if found.is_empty() {
         let names: Vec<&str> = ids.map(|i| repo.chunks[i].name.as_str()).take(50).collect();
         return Err(bad(

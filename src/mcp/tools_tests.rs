@@ -273,3 +273,29 @@ fn a_question_the_transformer_has_not_covered_is_answered_by_the_static_tier_at_
     assert_eq!(answer.query_shape, "issue");
     assert_eq!(answer.retriever, "bm25", "an issue waits for the transformer, here past its deadline");
 }
+
+#[test]
+fn neighbours_take_an_elixir_function_with_or_without_its_arity() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let text = "defmodule Shop.Cart do\n  def total(cart), do: total(cart, 0)\n  def total(cart, tax), do: cart + tax\nend\n";
+    std::fs::write(root.join("cart.ex"), text).unwrap();
+    let repo = RepoIndex::from_texts(
+        root.to_path_buf(),
+        &[("cart.ex".into(), text.into())],
+        &mut SyntaxCache::new(),
+    )
+    .unwrap();
+    let ask = |name: &str| {
+        let req = NeighboursRequest { repo: None, path: "cart.ex".into(), name: name.into() };
+        let answer = neighbours(&repo, &req).unwrap();
+        answer.definitions.iter().map(|d| d.name.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(ask("Shop.Cart.total/2"), ["Shop.Cart.total/2"], "as Elixir writes it: that arity");
+    assert_eq!(ask("total/1"), ["Shop.Cart.total/1"]);
+    assert_eq!(ask("total"), ["Shop.Cart.total/1", "Shop.Cart.total/2"], "without it: every arity");
+    assert_eq!(ask("Shop.Cart.total"), ["Shop.Cart.total/1", "Shop.Cart.total/2"]);
+    let req = NeighboursRequest { repo: None, path: "cart.ex".into(), name: "total/1".into() };
+    let callees = &neighbours(&repo, &req).unwrap().definitions[0].callees;
+    assert_eq!(callees.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), ["Shop.Cart.total/2"]);
+}

@@ -182,6 +182,7 @@ impl NamedSymbols {
             if !self.names.contains(last) {
                 continue;
             }
+            let name = crate::chunk::without_arity(name);
             let qualified = name.contains('.') && name.split('.').all(|p| self.names.contains(p));
             by_last.entry(last).or_default().push((id, qualified));
         }
@@ -223,7 +224,7 @@ fn starts_at(chars: &[char], at: usize, s: &str) -> bool {
 }
 
 fn last_part(name: &str) -> &str {
-    name.rsplit('.').next().unwrap_or(name)
+    crate::chunk::own_name(name)
 }
 
 /// `snake_case`, `CamelCase`, `__dunder__` or with a digit: not an English word.

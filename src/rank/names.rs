@@ -157,7 +157,7 @@ pub fn definition_strengths<'a>(
         if c.kind == ChunkKind::Module {
             continue;
         }
-        let own = c.name.rsplit('.').next().unwrap_or(&c.name);
+        let own = crate::chunk::own_name(&c.name);
         let mut strength = if own == name {
             EXACT
         } else if fold(own) == folded {

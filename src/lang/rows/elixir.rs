@@ -159,19 +159,39 @@ fn head_or_attribute(node: Node, src: &str) -> bool {
         .is_some_and(|target| DEFINES_FUNCTION.contains(&text(target, src)))
 }
 
-/// What a `def` defines: its name, from its head (`f(x)`, `f`, `f(x) when …`).
+/// What a `def` defines, named as Elixir names it, with its arity: `f/2` from its head (`f(x,
+/// y)`, `f(x, y) when …`; `f` is `f/0`). Each arity is its own function, so `f/1` and `f/2`
+/// written one after the other are two chunks, not clauses of one. A head with defaults
+/// (`f(x, y \\ 0)`) is named by its most arguments, as ExDoc names it.
 fn function_name(definition: Node, src: &str) -> Option<String> {
     let head = child_of_kind(definition, &["arguments"])?.named_child(0)?;
     let head = match head.kind() {
         "binary_operator" => head.child_by_field_name("left")?,
         _ => head,
     };
-    let name = match head.kind() {
-        "call" => head.child_by_field_name("target")?,
-        "identifier" => head,
+    let (name, arity) = match head.kind() {
+        "call" => (head.child_by_field_name("target")?, argument_count(head)),
+        "identifier" => (head, 0),
         _ => return None,
     };
-    (name.kind() == "identifier").then(|| text(name, src).to_string())
+    (name.kind() == "identifier").then(|| format!("{}/{arity}", text(name, src)))
+}
+
+/// How many arguments a call passes: those in its parentheses (a keyword list is one), its
+/// `do` block (one more), and the left side of a pipe (`x |> f(y)` is `f/2`).
+pub(in crate::lang) fn call_arity(call: Node) -> usize {
+    let block =
+        (0..call.named_child_count()).filter_map(|i| call.named_child(i)).any(|c| c.kind() == "do_block");
+    let piped = call.parent().is_some_and(|p| {
+        p.kind() == "binary_operator"
+            && p.child_by_field_name("right") == Some(call)
+            && p.child_by_field_name("operator").is_some_and(|op| op.kind() == "|>")
+    });
+    argument_count(call) + usize::from(block) + usize::from(piped)
+}
+
+fn argument_count(call: Node) -> usize {
+    child_of_kind(call, &["arguments"]).map_or(0, |a| a.named_child_count())
 }
 
 /// A module's name as written (`Bank.Ledger`): `defimpl Printable, for: Account` is
