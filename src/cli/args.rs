@@ -605,6 +605,10 @@ pub struct Args {
     #[arg(long, hide = true, value_name = "DIR")]
     pub distill_student: Option<PathBuf>,
 
+    /// Distil: instances (.jsonl[.gz]) whose problem statements join the texts, with the tower's query vectors as targets.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub distill_queries: Option<PathBuf>,
+
     /// Distil: the tower's layers the student starts from, in order.
     #[arg(long, hide = true, value_delimiter = ',', default_value = "0,4,5", value_name = "N,N")]
     pub student_layers: Vec<usize>,

@@ -6,6 +6,8 @@
 //!
 //!   coret-tui --distill-student OUT --static-targets HARVEST --repos MIRRORS
 //!     [--student-layers 0,4,5] --max-steps N [--batch 32] [--lr X] [--static-relational W] [--resume]
+//!     [--distill-queries INSTANCES]   # issues too: their problem statements, the tower's query vectors
+//!     [--init DIR]                    # start from another model (a student: --student-layers 0,1,2)
 //!
 //! Writes `OUT/checkpoint` every `--val-every` updates (with the held-out cosine),
 //! `OUT/distill-log.jsonl`, and `OUT/student` (a model directory for `--model`) at the end.
@@ -45,7 +47,19 @@ pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
         model.keep_layers(&args.student_layers)?;
         (model, None)
     };
-    let (pairs, val, digest) = read_pairs(args, &model, targets_dir, repos_dir)?;
+    let (mut pairs, val, digest) = read_pairs(args, &model, targets_dir, repos_dir)?;
+    let mut digest = digest;
+    if let Some(file) = &args.distill_queries {
+        let issues = issue_pairs(args, &model, file, out)?;
+        // Issues are few beside the harvest: each is repeated so that they are about a fifth
+        // of what the run sees.
+        let repeat = (pairs.len() / (4 * issues.len().max(1))).max(1);
+        eprintln!("{} issues from {}, each {repeat} times", issues.len(), file.display());
+        digest = format!("{digest}+{}x{repeat}", issues.len());
+        for _ in 0..repeat {
+            pairs.extend(issues.iter().map(|p| Pair { input: p.input.clone(), target: p.target.clone() }));
+        }
+    }
     eprintln!("{} texts to learn from, {} held out", pairs.len(), val.len());
     let cfg = DistillConfig {
         output: out.to_path_buf(),
@@ -88,6 +102,55 @@ fn tower(args: &Args, device: &candle_core::Device) -> anyhow::Result<TrainModel
         }
     }
     Ok(model)
+}
+
+/// The most issues `--distill-queries` takes (an even spread of those of 200 characters or more).
+const MAX_ISSUES: usize = 8000;
+
+/// Issue-shaped texts (instances' problem statements, e.g. the training set's) with the tower's
+/// vectors of them as queries, embedded once into `out/issues.targets` and read from there after.
+fn issue_pairs(args: &Args, model: &TrainModel, file: &Path, out: &Path) -> anyhow::Result<Vec<Pair>> {
+    let (instances, bad) = coret::eval::instances::read_instances(file)?;
+    if !bad.is_empty() {
+        eprintln!("{}: {} lines could not be read and are left out", file.display(), bad.len());
+    }
+    let texts: Vec<&str> =
+        instances.iter().map(|i| i.problem_statement.as_str()).filter(|t| t.len() >= 200).collect();
+    let step = texts.len().div_ceil(MAX_ISSUES).max(1);
+    let texts: Vec<&str> = texts.into_iter().step_by(step).collect();
+    let cache = out.join("issues.targets");
+    let targets: Vec<Vec<f32>> = match std::fs::read(&cache) {
+        Ok(bytes) => {
+            bincode::serde::decode_from_slice(&bytes, bincode::config::standard())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", cache.display()))?
+                .0
+        }
+        Err(_) => {
+            let tower = super::model::load(args)?;
+            let encoder = &tower.towers.chunk; // tied: the query tower is the same
+            let inputs: Vec<_> =
+                texts.iter().map(|t| encoder.tokenize_query(t)).collect::<coret::Result<_>>()?;
+            eprintln!("embedding {} issues with the tower", inputs.len());
+            let vectors = encoder.embed_tokenized(&inputs, &mut |_, _| Ok(()))?;
+            coret::cache::write_atomic(
+                &cache,
+                &bincode::serde::encode_to_vec(&vectors, bincode::config::standard())?,
+            )?;
+            vectors
+        }
+    };
+    anyhow::ensure!(
+        targets.len() == texts.len(),
+        "{}: {} vectors for {} issues",
+        cache.display(),
+        targets.len(),
+        texts.len()
+    );
+    texts
+        .iter()
+        .zip(targets)
+        .map(|(t, target)| Ok(Pair { input: model.tokenizer.query(t, args.max_len)?, target }))
+        .collect()
 }
 
 /// The harvest's texts beside their vectors, every `VAL_EVERY`-th held out; with a digest of
