@@ -1,6 +1,6 @@
 //! Elixir: modules (`defmodule Bank.Ledger`, `defprotocol`, `defimpl P, for: T` as Elixir names
-//! it, `P.T`) whose functions (`def`, `defp`, `defmacro`, `defguard`, `defdelegate`, their
-//! clauses one chunk) are theirs; `@doc`, `@spec` and comments above a function belong to it.
+//! it, `P.T`) whose functions (`def`, `defp`, `defmacro`, `defguard`, `defdelegate`; named
+//! with their arity, `f/2`, each arity's clauses one chunk) are theirs; `@doc`, `@spec` and comments above a function belong to it.
 //! Everything is a call to the grammar: a definition's head and a module attribute are not.
 //! Grammar: `tree-sitter-elixir`, elixir-lang's own.
 
