@@ -291,7 +291,7 @@ fn neighbours_take_an_elixir_function_with_or_without_its_arity() {
         let answer = neighbours(&repo, &req).unwrap();
         answer.definitions.iter().map(|d| d.name.clone()).collect::<Vec<_>>()
     };
-    assert_eq!(ask("Shop.Cart.total/2"), ["Shop.Cart.total/2"], "as Elixir writes it: that arity");
+    assert_eq!(ask("Shop.Cart.total/2"), ["Shop.Cart.total/2"], "with its arity: that arity alone");
     assert_eq!(ask("total/1"), ["Shop.Cart.total/1"]);
     assert_eq!(ask("total"), ["Shop.Cart.total/1", "Shop.Cart.total/2"], "without it: every arity");
     assert_eq!(ask("Shop.Cart.total"), ["Shop.Cart.total/1", "Shop.Cart.total/2"]);
