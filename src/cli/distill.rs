@@ -47,17 +47,16 @@ pub fn run(args: &Args, out: &Path) -> anyhow::Result<()> {
         model.keep_layers(&args.student_layers)?;
         (model, None)
     };
-    let (mut pairs, val, digest) = read_pairs(args, &model, targets_dir, repos_dir)?;
-    let mut digest = digest;
+    let (mut pairs, val, mut digest) = read_pairs(args, &model, targets_dir, repos_dir)?;
     if let Some(file) = &args.distill_queries {
         let issues = issue_pairs(args, &model, file, out)?;
-        // Issues are few beside the harvest: each is repeated so that they are about a fifth
-        // of what the run sees.
+        // Issues are few beside the harvest: each is repeated (a whole number of times) so that
+        // they come near a fifth of what the run sees, never past it.
         let repeat = (pairs.len() / (4 * issues.len().max(1))).max(1);
         eprintln!("{} issues from {}, each {repeat} times", issues.len(), file.display());
         digest = format!("{digest}+{}x{repeat}", issues.len());
         for _ in 0..repeat {
-            pairs.extend(issues.iter().map(|p| Pair { input: p.input.clone(), target: p.target.clone() }));
+            pairs.extend(issues.iter().cloned());
         }
     }
     eprintln!("{} texts to learn from, {} held out", pairs.len(), val.len());
@@ -108,7 +107,8 @@ fn tower(args: &Args, device: &candle_core::Device) -> anyhow::Result<TrainModel
 const MAX_ISSUES: usize = 8000;
 
 /// Issue-shaped texts (instances' problem statements, e.g. the training set's) with the tower's
-/// vectors of them as queries, embedded once into `out/issues.targets` and read from there after.
+/// vectors of them as queries, embedded once into `out/issues-<hash of the texts>.targets` and
+/// read from there after (another file's issues get a file of their own).
 fn issue_pairs(args: &Args, model: &TrainModel, file: &Path, out: &Path) -> anyhow::Result<Vec<Pair>> {
     let (instances, bad) = coret::eval::instances::read_instances(file)?;
     if !bad.is_empty() {
@@ -118,7 +118,11 @@ fn issue_pairs(args: &Args, model: &TrainModel, file: &Path, out: &Path) -> anyh
         instances.iter().map(|i| i.problem_statement.as_str()).filter(|t| t.len() >= 200).collect();
     let step = texts.len().div_ceil(MAX_ISSUES).max(1);
     let texts: Vec<&str> = texts.into_iter().step_by(step).collect();
-    let cache = out.join("issues.targets");
+    let mut key = blake3::Hasher::new();
+    for t in &texts {
+        key.update(t.as_bytes()).update(&[0]);
+    }
+    let cache = out.join(format!("issues-{}.targets", &key.finalize().to_hex()[..16]));
     let targets: Vec<Vec<f32>> = match std::fs::read(&cache) {
         Ok(bytes) => {
             bincode::serde::decode_from_slice(&bytes, bincode::config::standard())

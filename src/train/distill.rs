@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::model::TokenizedInput;
 
 /// One text as the tower read it, and the tower's unit vector of it.
+#[derive(Clone)]
 pub struct Pair {
     pub input: TokenizedInput,
     pub target: Vec<f32>,
