@@ -310,6 +310,7 @@ impl<'s> Extractor<'s> {
             None => self.push_chunk(kind, name, (start, end), text),
         };
         self.chunks[chunk].test |= self.rules.is_test_item(outer, self.src);
+        self.chunks[chunk].form = (self.lang.spec().written.form)(outer, self.src);
         chunk
     }
 
@@ -354,6 +355,7 @@ impl<'s> Extractor<'s> {
         let text = format!("{}\n{summary}", self.path);
         let chunk = self.push_chunk(ChunkKind::Class, qualified.clone(), (start, end), text);
         self.chunks[chunk].test = self.rules.is_test_item(outer, self.src);
+        self.chunks[chunk].form = (self.lang.spec().written.form)(outer, self.src);
         self.classes.push(ClassInfo { name: qualified.clone(), chunk: chunk as u32, bases: Vec::new() });
         let header = self.header(outer, body);
         self.types.push(TypeCtx { name: qualified, header });

@@ -56,6 +56,7 @@ pub(crate) fn chunk_at(
         end_line: lines.last_line(span.0, span.1),
         text,
         test: false,
+        form: crate::lang::Form::Plain,
     }
 }
 

@@ -363,8 +363,8 @@ pub(super) fn hit_json(index: &RepoIndex, rank: usize, hit: &Hit, test_weight: f
         "score": hit.score,
         "demoted": demoted(index, hit, test_weight),
         "path": c.path,
-        "kind": c.kind.as_str(),
-        "name": c.name,
+        "kind": c.shown_kind().as_str(),
+        "name": c.written_name(),
         "start_line": c.start_line,
         "end_line": c.end_line,
         "callees": neighbour_keys(index, &index.graph.callees[id]),
@@ -494,8 +494,8 @@ fn print_table(
                 h.score,
                 if demoted(index, h, test_weight) { "↓" } else { " " },
                 location(h),
-                c.kind.as_str(),
-                c.name,
+                c.shown_kind().as_str(),
+                c.written_name(),
                 w = width.unwrap_or(0)
             );
         };

@@ -148,8 +148,8 @@ fn print_table(many: &Many, results: &[(Retriever, Vec<RepoHit>)]) {
                 i + 1,
                 h.hit.score,
                 location(h),
-                c.kind.as_str(),
-                c.name,
+                c.shown_kind().as_str(),
+                c.written_name(),
                 w = width.unwrap_or(0)
             );
         }

@@ -435,6 +435,7 @@ mod tests {
             end_line: 1,
             text: format!("{path}\n{text}"),
             test: false,
+            form: Default::default(),
         }
     }
 

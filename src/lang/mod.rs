@@ -10,10 +10,12 @@ mod rows;
 pub(crate) mod rules;
 mod set;
 mod spec;
+pub mod written;
 
 pub use rules::{Receiver, Rules};
 pub use set::{LangSet, UnknownLanguage};
 pub use spec::{Family, Lang, LangSpec, Reader};
+pub use written::{Form, Spelling, Written};
 
 /// Python's built-ins, for Python's own resolver.
 pub(crate) use rows::python_builtins;

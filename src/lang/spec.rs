@@ -124,6 +124,8 @@ pub struct LangSpec {
     /// code (Elixir's `lib/phoenix_live_view/test/`: `Phoenix.LiveViewTest`, shipped to users),
     /// not a test directory; the row's own test rule ([`LangSpec::is_test`]) still applies.
     pub library_roots: &'static [&'static str],
+    /// How people write its names and kinds (Ruby's `A::B#m`), for display only.
+    pub written: super::written::Written,
 }
 
 impl LangSpec {

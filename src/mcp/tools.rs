@@ -480,8 +480,8 @@ pub(super) fn located(
         path: c.path.clone(),
         start_line: c.start_line,
         end_line: c.end_line,
-        kind: c.kind.as_str().into(),
-        name: c.name.clone(),
+        kind: c.shown_kind().as_str().into(),
+        name: c.written_name().into_owned(),
         code: code.text,
         code_note,
     }
@@ -563,7 +563,7 @@ pub fn neighbours(repo: &RepoIndex, req: &NeighboursRequest) -> Result<Neighbour
     .find(|f| !f.is_empty())
     .unwrap_or_default();
     if found.is_empty() {
-        let names: Vec<&str> = ids.map(|i| repo.chunks[i].name.as_str()).take(50).collect();
+        let names: Vec<String> = ids.map(|i| repo.chunks[i].written_name().into_owned()).take(50).collect();
         return Err(bad(
             "name",
             format!("`{name}` is not defined in `{}`; its names: {}", req.path, names.join(", ")),
@@ -577,8 +577,8 @@ pub fn neighbours(repo: &RepoIndex, req: &NeighboursRequest) -> Result<Neighbour
         .map(|i| {
             let c = &repo.chunks[i];
             Definition {
-                name: c.name.clone(),
-                kind: c.kind.as_str().into(),
+                name: c.written_name().into_owned(),
+                kind: c.shown_kind().as_str().into(),
                 start_line: c.start_line,
                 end_line: c.end_line,
                 callers: refs(repo.graph.callers.get(i)),
@@ -594,8 +594,8 @@ fn neighbour(c: &Chunk) -> Neighbour {
     Neighbour {
         location: format!("{}:{}", c.path, c.start_line),
         path: c.path.clone(),
-        name: c.name.clone(),
-        kind: c.kind.as_str().into(),
+        name: c.written_name().into_owned(),
+        kind: c.shown_kind().as_str().into(),
         start_line: c.start_line,
         end_line: c.end_line,
     }

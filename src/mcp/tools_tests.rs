@@ -299,3 +299,36 @@ fn neighbours_take_an_elixir_function_with_or_without_its_arity() {
     let callees = &neighbours(&repo, &req).unwrap().definitions[0].callees;
     assert_eq!(callees.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), ["Shop.Cart.total/2"]);
 }
+
+/// Issue 81: `neighbours` takes a Ruby method as Ruby writes it or dotted, and answers with
+/// names as Ruby writes them: `Shop::Cart#add` calls `Shop::Cart.empty` (a `def self.`).
+#[test]
+fn neighbours_take_and_answer_ruby_names_as_ruby_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let text = "module Shop\n  class Cart\n    def self.empty\n      new\n    end\n\n    def add(item)\n      Cart.empty\n    end\n  end\nend\n";
+    std::fs::write(root.join("cart.rb"), text).unwrap();
+    let repo = RepoIndex::from_texts(
+        root.to_path_buf(),
+        &[("cart.rb".into(), text.into())],
+        &mut SyntaxCache::new(),
+    )
+    .unwrap();
+    let ask = |name: &str| {
+        let req = NeighboursRequest { repo: None, path: "cart.rb".into(), name: name.into() };
+        neighbours(&repo, &req).unwrap().definitions
+    };
+    for name in ["Shop::Cart#add", "Shop.Cart.add", "Cart#add", "add"] {
+        let found = ask(name);
+        assert_eq!(found.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["Shop::Cart#add"], "{name}");
+        assert_eq!(found[0].kind, "method");
+        let callees: Vec<&str> = found[0].callees.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(callees, ["Shop::Cart.empty"], "{name}");
+    }
+    let req = NeighboursRequest { repo: None, path: "cart.rb".into(), name: "remove".into() };
+    let err = neighbours(&repo, &req).unwrap_err().to_string();
+    assert!(
+        err.contains("Shop::Cart#add") && err.contains("Shop::Cart.empty"),
+        "its names as written: {err}"
+    );
+}

@@ -309,6 +309,7 @@ mod tests {
             end_line: 1,
             text: String::new(),
             test: false,
+            form: Default::default(),
         }
     }
 

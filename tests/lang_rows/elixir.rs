@@ -73,3 +73,21 @@ fn elixir_modules_functions_clauses_protocols_and_implementations() {
     );
     assert_eq!(calls(&files, "Bank.Account.tagged/2").0, ["Bank.Account.label/2"], "a pipe passes one more");
 }
+
+/// Issue 81: shown as Elixir knows them: `defmodule`, `defprotocol` and `defimpl` define
+/// modules, `def` and `defp` functions (no methods), `defmacro` a macro; names keep their arity.
+#[test]
+fn elixir_definitions_are_shown_as_modules_functions_and_macros() {
+    let file = clean_fixture("ledger.ex");
+    let shown = |name: &str| {
+        let c = file.chunks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{name}"));
+        (c.written_name().into_owned(), c.shown_kind().as_str())
+    };
+    assert_eq!(shown("Bank.Ledger"), ("Bank.Ledger".into(), "module"));
+    assert_eq!(shown("Bank.Printable"), ("Bank.Printable".into(), "module"));
+    assert_eq!(shown("Bank.Ledger.open/3"), ("Bank.Ledger.open/3".into(), "function"), "def");
+    assert_eq!(shown("Bank.Ledger.withdraw/3"), ("Bank.Ledger.withdraw/3".into(), "function"), "defp");
+    assert_eq!(shown("Bank.Ledger.audit/1"), ("Bank.Ledger.audit/1".into(), "macro"), "defmacro");
+    let audit = file.chunks.iter().find(|c| c.name == "Bank.Ledger.audit/1").unwrap();
+    assert_eq!(audit.kind.as_str(), "method", "the engine's kind: the call graph reaches it by its module");
+}

@@ -64,3 +64,15 @@ fn the_standard_librarys_module_functions_are_not_holes() {
     let (_, unresolved) = calls(&files, "M.add");
     assert!(unresolved.is_empty(), "table.insert and string.format are Lua's own: {unresolved:?}");
 }
+
+/// Issue 81: a method defined with `:` is shown `Store:put`, as Lua writes and calls it; a
+/// table's function defined with `.` stays `Store.new`.
+#[test]
+fn lua_methods_defined_with_a_colon_are_written_with_one() {
+    let file = clean_fixture("store.lua");
+    let written: Vec<String> = file.chunks.iter().map(|c| c.written_name().into_owned()).collect();
+    for name in ["Store.new", "Store:put", "Store:evict", "Store.dump", "expired", "Cache.get"] {
+        assert!(written.contains(&name.to_string()), "{name} in {written:?}");
+    }
+    assert!(file.chunks.iter().any(|c| c.name == "Store.put"), "dotted for the engine");
+}

@@ -209,3 +209,35 @@ fn ruby_namespaces_written_with_colons_read_as_their_nesting() {
     }
     assert!(compact.contains(&"Admin.User.admin?".to_string()), "{compact:?}");
 }
+
+/// Issue 81: shown as Ruby writes them: `A::B::C#m` for an instance method, `A::B.m` for a
+/// singleton one (`def self.m`, or inside `class << self`), `::` between namespaces; a module
+/// with methods of its own is a module, not a class. The dotted names stay the engine's.
+#[test]
+fn ruby_names_are_written_with_colons_hashes_and_dots_as_ruby_writes_them() {
+    let src = "module ActiveRecord::Associations::Builder\n  class HasOne < SingularAssociation\n    def self.valid_options(options)\n      super\n    end\n\n    def build(model)\n      model\n    end\n\n    class << self\n      def define_callbacks(model)\n        model\n      end\n    end\n  end\nend\n\nmodule Helpers\n  def ssl?\n    true\n  end\nend\n";
+    let file = coret::chunk::chunk_file("lib/has_one.rb", src);
+    let shown: Vec<(String, &str, &str)> = file
+        .chunks
+        .iter()
+        .map(|c| (c.written_name().into_owned(), c.shown_kind().as_str(), c.kind.as_str()))
+        .collect();
+    let has_one = "ActiveRecord::Associations::Builder::HasOne";
+    for expected in [
+        (has_one.to_string(), "class", "class"),
+        (format!("{has_one}.valid_options"), "method", "method"),
+        (format!("{has_one}#build"), "method", "method"),
+        (format!("{has_one}.define_callbacks"), "method", "method"),
+        ("Helpers".to_string(), "module", "class"),
+        ("Helpers#ssl?".to_string(), "method", "method"),
+    ] {
+        assert!(
+            shown.iter().any(|s| (s.0.as_str(), s.1, s.2) == (expected.0.as_str(), expected.1, expected.2)),
+            "{expected:?} in {shown:?}"
+        );
+    }
+    assert!(
+        file.chunks.iter().any(|c| c.name == "ActiveRecord.Associations.Builder.HasOne.build"),
+        "dotted for the engine"
+    );
+}

@@ -46,6 +46,7 @@ fn chunk(kind: ChunkKind, name: &str, start_line: usize, end_line: usize) -> Chu
         end_line,
         text: String::new(),
         test: false,
+        form: Default::default(),
     }
 }
 

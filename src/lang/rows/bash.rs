@@ -7,6 +7,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, named, CallForm, Role, Rules, Syntax, Wrapper};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, no_exceptions, no_mask, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -49,6 +50,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 /// `test_*.sh`, `*_test.sh` (shunit2, bash_unit); the shared `tests/` and `test/` folders.

@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, text, type_name, with_outer, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{has_dir, stem, C_FAMILY};
 
 pub(in crate::lang) const C: LangSpec = LangSpec {
@@ -31,6 +32,7 @@ pub(in crate::lang) const C: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 pub(in crate::lang) const CPP: LangSpec = LangSpec {

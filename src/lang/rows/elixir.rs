@@ -8,7 +8,9 @@ use tree_sitter::Node;
 
 use super::super::rules::{child_of_kind, text, CallForm, Member, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::{Form, Written};
 use super::{file_name, no_mask, no_test_attribute};
+use crate::chunk::ChunkKind;
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Elixir,
@@ -51,6 +53,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &["lib"],
+    written: WRITTEN,
 };
 
 /// ExUnit's `test/` (shared) and `*_test.exs`.
@@ -211,6 +214,21 @@ fn module_name(definition: Node, src: &str) -> Option<String> {
         Some(target) => format!("{name}.{target}"),
         None => name,
     })
+}
+
+/// Modules and their functions (`defp` is no method, `defmodule` no class); `defmacro` and
+/// `defguard` define macros.
+const WRITTEN: Written =
+    Written { types_are: ChunkKind::Module, methods_are: ChunkKind::Function, form, ..Written::DOTTED };
+
+fn form(node: Node, src: &str) -> Form {
+    const DEFINES_MACRO: &[&str] = &["defmacro", "defmacrop", "defguard", "defguardp"];
+    let target = node.child_by_field_name("target").map(|t| text(t, src));
+    if target.is_some_and(|t| DEFINES_MACRO.contains(&t)) {
+        Form::Macro
+    } else {
+        Form::Plain
+    }
 }
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {

@@ -4,6 +4,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, type_name, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, has_dir, C_FAMILY};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -28,6 +29,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &["doc.go"],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 /// `_test.go` files and `testdata/`.

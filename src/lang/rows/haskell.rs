@@ -8,6 +8,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, named, type_name, CallForm, Member, Role, Rules, Syntax, Wrapper};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, has_dir, no_exceptions, no_mask, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -54,6 +55,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 /// Hspec's `spec/` and `*Spec.hs`, and `*Test.hs` / `*Tests.hs`, beside the shared `test/`.

@@ -4,6 +4,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, CallForm, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, C_FAMILY};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -35,6 +36,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &["main"],
+    written: Written::DOTTED,
 };
 
 /// Maven's and Gradle's `src/test/` (already a `test/` directory) and `*Test.java` files.

@@ -5,6 +5,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, named, text, with_outer, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, has_dir, C_FAMILY};
 
 const SYNTAX: Syntax = Syntax { role, ..C_FAMILY };
@@ -31,6 +32,7 @@ pub(in crate::lang) const JAVASCRIPT: LangSpec = LangSpec {
     barrels: &["index.js", "index.mjs", "index.cjs", "index.jsx"],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 pub(in crate::lang) const TYPESCRIPT: LangSpec = LangSpec {

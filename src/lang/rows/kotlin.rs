@@ -9,6 +9,7 @@ use super::super::rules::{
     child_of_kind, field_text, text, type_name, CallForm, Member, Role, Rules, Syntax,
 };
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -53,6 +54,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &["main"],
+    written: Written::DOTTED,
 };
 
 /// `src/test/` (a `test/` directory already), multiplatform source sets (`commonTest/`,

@@ -8,6 +8,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, text, type_name, CallForm, Member, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::{Form, Written};
 use super::{file_name, has_dir, no_exceptions, no_mask, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -54,6 +55,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &["init.lua"],
     stubs: &[],
     library_roots: &[],
+    written: WRITTEN,
 };
 
 /// busted's `spec/` and `*_spec.lua`, and `*_test.lua` / `test_*.lua`.
@@ -147,6 +149,18 @@ fn owned(name: Node, src: &str) -> Option<(Option<String>, String)> {
             field_text(name, "method", src)?,
         )),
         _ => None,
+    }
+}
+
+/// `M:m` for a method defined with `:` (its `self` implied), `M.f` for a table's function.
+const WRITTEN: Written = Written { instance: ":", form, ..Written::DOTTED };
+
+fn form(node: Node, _: &str) -> Form {
+    let name = node.child_by_field_name("name");
+    if node.kind() == "function_declaration" && name.is_some_and(|n| n.kind() == "method_index_expression") {
+        Form::Instance
+    } else {
+        Form::Plain
     }
 }
 

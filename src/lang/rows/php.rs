@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, named, CallForm, Member, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -58,6 +59,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 /// PHPUnit's `*Test.php`.

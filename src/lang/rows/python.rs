@@ -3,6 +3,7 @@
 
 use super::super::rules::{Role, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::python_builtins::{is_builtin_method, is_dunder};
 use super::{file_name, has_dir, no_test_attribute};
 
@@ -46,6 +47,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &["__init__.py"],
     stubs: &[".pyi"],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 /// `testing/`, `test_*.py`, `*_test.py`, `conftest.py`.

@@ -8,7 +8,9 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, text, CallForm, Member, Place, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::{Form, Written};
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
+use crate::chunk::ChunkKind;
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Ruby,
@@ -56,6 +58,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &["lib", "app"],
+    written: WRITTEN,
 };
 
 /// Where an identifier binds a local variable: assignments, parameters (of methods, blocks and
@@ -159,6 +162,40 @@ fn type_name_text(part: &str) -> Option<String> {
 fn method_name(node: Node, src: &str) -> Option<String> {
     let name = text(node.child_by_field_name("name")?, src).trim();
     (name.starts_with(|c: char| c.is_alphabetic() || c == '_')).then(|| name.to_string())
+}
+
+/// `ActiveRecord::Base#save`, `Base.create` (`def self.create`, `class << self`); a `module`
+/// with methods of its own is a module.
+const WRITTEN: Written = Written {
+    path: "::",
+    method: "#",
+    instance: "#",
+    singleton: ".",
+    types_are: ChunkKind::Class,
+    methods_are: ChunkKind::Method,
+    form,
+};
+
+fn form(node: Node, _: &str) -> Form {
+    match node.kind() {
+        "singleton_method" => Form::Singleton,
+        "method" if in_singleton_class(node) => Form::Singleton,
+        "module" => Form::Module,
+        _ => Form::Plain,
+    }
+}
+
+/// Whether a `def` is in a `class << self` of its class (not in a class nested inside one).
+fn in_singleton_class(node: Node) -> bool {
+    let mut at = node.parent();
+    while let Some(n) = at {
+        match n.kind() {
+            "singleton_class" => return true,
+            "class" | "module" => return false,
+            _ => at = n.parent(),
+        }
+    }
+    false
 }
 
 fn role<'t>(_: &Rules, node: Node<'t>, src: &str) -> Role<'t> {

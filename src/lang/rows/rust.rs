@@ -4,6 +4,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, named, type_name, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, has_dir, C_FAMILY};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -28,6 +29,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &["mod.rs", "lib.rs"],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 /// `benches/` is no test but is never the code an issue is about either; `tests.rs` holds a

@@ -5,6 +5,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{function, named, CallForm, Member, Role, Rules, Syntax, Wrapper};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -54,6 +55,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &["main"],
+    written: Written::DOTTED,
 };
 
 /// `src/test/` (a `test/` directory already), sbt's scripted tests (`src/sbt-test/`), and

@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{field_text, function, type_name, CallForm, Member, Role, Rules, Syntax, Wrapper};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -49,6 +50,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 /// SwiftPM's `Tests/` (and `IntegrationTests/`, any folder ending in `Tests`), test packages

@@ -8,6 +8,7 @@ use tree_sitter::Node;
 
 use super::super::rules::{child_of_kind, function, named, text, CallForm, Member, Role, Rules, Syntax};
 use super::super::spec::{Family, Lang, LangSpec, Reader};
+use super::super::written::Written;
 use super::{file_name, no_builtins, no_exceptions, no_mask, no_test_attribute};
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
@@ -51,6 +52,7 @@ pub(in crate::lang) const ROW: LangSpec = LangSpec {
     barrels: &[],
     stubs: &[],
     library_roots: &[],
+    written: Written::DOTTED,
 };
 
 /// `*_test.zig`, `*_tests.zig`, `test_*.zig`, `test.zig` and `tests.zig` beside the shared

@@ -31,6 +31,7 @@
 //! its method, from the middle.
 
 use super::{truncate_end, truncate_middle, width};
+use crate::lang::Spelling;
 
 /// A row that fits at no step cuts its method to this many cells before its location gives way
 /// (a test's name, often), then to `MIN_NAME`.
@@ -130,9 +131,15 @@ impl Shortening {
         format!("{dirs}{stem}{extension}:{line}")
     }
 
+    /// `row`'s name at this step as its language writes it (`…::HasOne#valid?`): the rule
+    /// cuts the dotted name, and the cells counted are the written one's.
+    pub fn shown(&self, row: &Row) -> String {
+        row.spelling.write(&self.name(row.name)).into_owned()
+    }
+
     /// The cells a row takes at this step: name, a space, location.
     fn cells(&self, row: &Row) -> usize {
-        width(&self.name(row.name)) + 1 + width(&self.location(row.path, row.line))
+        width(&self.shown(row)) + 1 + width(&self.location(row.path, row.line))
     }
 }
 
@@ -221,12 +228,14 @@ fn initial(dir: &str) -> &str {
     &dir[..end]
 }
 
-/// A hit as its row shows it.
+/// A hit as its row shows it: its dotted name (`crate::chunk::Chunk::name`, with the row's
+/// `· ` or ` +2`) and how its language writes it.
 #[derive(Clone, Copy, Debug)]
 pub struct Row<'a> {
     pub name: &'a str,
     pub path: &'a str,
     pub line: usize,
+    pub spelling: Spelling,
 }
 
 /// The column's step: the least at which every row fits in `available` cells; a row that fits
@@ -237,7 +246,7 @@ pub fn choose(rows: &[Row], root: usize, available: usize) -> Shortening {
     // test's; a class's own) gives way to `NAME_FLOOR` cells before others' names and files.
     let cells = |step: &Shortening, row: &Row| match step.name(row.name) {
         name if !name.contains('.') && step.dirs == Dirs::Dropped => {
-            width(&name).min(NAME_FLOOR) + 1 + width(&step.location(row.path, row.line))
+            width(&step.shown(row)).min(NAME_FLOOR) + 1 + width(&step.location(row.path, row.line))
         }
         _ => step.cells(row),
     };
@@ -272,7 +281,7 @@ pub fn fit(row: &Row, step: Shortening, available: usize) -> (String, String) {
     // one file name); the file name gives way first when that buys its class a readable
     // `READABLE_QUALIFIER` cells (`T….AddParameter` does not tell which class it is).
     let fitting = |qualifier: Option<usize>, stem: Option<usize>| {
-        let name = Shortening { qualifier, ..step }.name(row.name);
+        let name = Shortening { qualifier, ..step }.shown(row);
         let location = Shortening { stem, ..step }.location(row.path, row.line);
         (width(&name) + 1 + width(&location) <= available).then_some((name, location))
     };
@@ -284,17 +293,22 @@ pub fn fit(row: &Row, step: Shortening, available: usize) -> (String, String) {
     if let Some(shown) = forms.find_map(|(qualifier, stem)| fitting(qualifier, stem)) {
         return shown;
     }
-    let name = step.name(row.name);
+    let name = step.shown(row);
     let location = step.location(row.path, row.line);
     let method = row.name.rsplit('.').next().unwrap_or(row.name);
-    // A qualified name keeps `….` where its class was.
-    let marker = if name.contains('.') { "…." } else { "" };
+    // A qualified name keeps `….` (as its language writes it, `…#`) where its class was.
+    let marker = if step.name(row.name).contains('.') {
+        row.spelling.write("….").into_owned()
+    } else {
+        String::new()
+    };
+    let marker = marker.as_str();
     let bare = format!("{marker}{method}");
     let least = Shortening { dirs: Dirs::Dropped, qualifier: Some(MIN_QUALIFIER), ..step };
     // The name whole (at the column's step, its class cut further, its class as `…`), else
     // `….` and the method from its middle in at least `keep` cells.
     let squeeze = |room: usize, keep: usize| {
-        let whole = [name.clone(), least.name(row.name), bare.clone()];
+        let whole = [name.clone(), least.shown(row), bare.clone()];
         let whole = whole.into_iter().find(|n| width(n) <= room);
         let cut = room.checked_sub(width(marker)).filter(|&r| r >= keep);
         whole.or_else(|| cut.map(|r| format!("{marker}{}", truncate_middle(method, r))))
@@ -330,9 +344,18 @@ pub fn fit(row: &Row, step: Shortening, available: usize) -> (String, String) {
 mod tests {
     use super::*;
 
-    const BLUEPRINT: Row =
-        Row { name: "Blueprint.send_static_file", path: "src/flask/sansio/blueprints.py", line: 82 };
-    const FLASK: Row = Row { name: "Flask.send_static_file", path: "src/flask/app.py", line: 392 };
+    const BLUEPRINT: Row = Row {
+        name: "Blueprint.send_static_file",
+        path: "src/flask/sansio/blueprints.py",
+        line: 82,
+        spelling: Spelling::DOTTED,
+    };
+    const FLASK: Row = Row {
+        name: "Flask.send_static_file",
+        path: "src/flask/app.py",
+        line: 392,
+        spelling: Spelling::DOTTED,
+    };
 
     fn shown(row: &Row, step: Shortening, available: usize) -> String {
         let (name, location) = fit(row, step, available);
@@ -391,8 +414,12 @@ mod tests {
 
     #[test]
     fn a_row_that_fits_at_no_step_does_not_cut_the_others() {
-        let test =
-            Row { name: "test_blueprint_send_static_file_with_max_age", path: "tests/test_bp.py", line: 9 };
+        let test = Row {
+            name: "test_blueprint_send_static_file_with_max_age",
+            path: "tests/test_bp.py",
+            line: 9,
+            spelling: Spelling::DOTTED,
+        };
         let step = choose(&[test, BLUEPRINT, FLASK], 0, 44);
         assert_eq!(step, Shortening { dirs: Dirs::Dropped, ..Shortening::NONE });
         assert_eq!(shown(&BLUEPRINT, step, 44), "Blueprint.send_static_file blueprints.py:82");
@@ -403,7 +430,7 @@ mod tests {
     #[test]
     fn a_row_that_fits_at_no_step_cuts_its_class_then_its_method_then_its_location() {
         let name = "SecureCookieSessionInterface.get_signing_serializer";
-        let row = Row { name, path: "src/flask/sessions.py", line: 322 };
+        let row = Row { name, path: "src/flask/sessions.py", line: 322, spelling: Spelling::DOTTED };
         let step = choose(&[row], 0, 60);
         assert_eq!(shown(&row, step, 60), "SecureCookieSessionI….get_signing_serializer sessions.py:322");
         // The class goes to `…` (the row still reads as a method), the method stays whole...
@@ -434,7 +461,12 @@ mod tests {
         assert_eq!(rooted.name("· Rack.MockResponse.body +2"), "· MockResponse.body +2");
         assert_eq!(rooted.name("helper"), "helper");
         // The root goes before the directories do.
-        let row = Row { name: "Rack.MockResponse.body", path: "lib/rack/mock_response.rb", line: 45 };
+        let row = Row {
+            name: "Rack.MockResponse.body",
+            path: "lib/rack/mock_response.rb",
+            line: 45,
+            spelling: Spelling::DOTTED,
+        };
         let step = choose(&[row], 1, 46);
         assert_eq!(step, rooted, "the root, and nothing else");
         assert_eq!(shown(&row, step, 46), "MockResponse.body lib/rack/mock_response.rb:45");
@@ -453,5 +485,20 @@ mod tests {
         assert_eq!(cut(2).name(name), "G….Read");
         // A part that would fit whole after the others went is marked cut all the same.
         assert_eq!(cut(5).name("Outer.Inner.method"), "Inn….method");
+    }
+
+    /// Issue 81: a name is cut as the rule says and shown as its language writes it; the cells
+    /// counted are the written name's (`::` is one wider than `.`), so the row still fits.
+    #[test]
+    fn a_name_is_written_as_its_language_writes_it_in_the_cells_it_has() {
+        let spelling = Spelling { path: "::", member: "#" };
+        let row =
+            Row { name: "Rack.MockResponse.body", path: "lib/rack/mock_response.rb", line: 45, spelling };
+        assert_eq!(shown(&row, Shortening::NONE, 60), "Rack::MockResponse#body lib/rack/mock_response.rb:45");
+        let step = choose(&[row], 0, 40);
+        assert_eq!(shown(&row, step, 40), "…::MockResponse#body mock_response.rb:45");
+        let step = choose(&[row], 0, 24);
+        assert_eq!(shown(&row, step, 24), "M…#body mock_resp….rb:45");
+        assert_eq!(shown(&row, step, 12), "M…#body ", "too narrow: the location goes");
     }
 }

@@ -66,7 +66,9 @@ fn unwrapped(theme: &Theme) -> Vec<Line<'static>> {
             Span::styled("m", theme.style("kind.method")),
             Span::raw(" method  "),
             Span::styled("≡", theme.style("kind.module")),
-            Span::raw(" module code"),
+            Span::raw(" module  "),
+            Span::styled("!", theme.style("kind.macro")),
+            Span::raw(" macro"),
         ]),
         Line::from(vec![
             Span::styled("Marks  ", theme.style("help.section")),

@@ -44,7 +44,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let current = app.current_chunk().and_then(|id| app.chunk(id));
     let title = match current {
         Some(c) => {
-            format!(" Call graph · {} ", truncate_end(&c.name, (area.width as usize).saturating_sub(18)))
+            format!(
+                " Call graph · {} ",
+                truncate_end(&c.written_name(), (area.width as usize).saturating_sub(18))
+            )
         }
         None => " Call graph ".into(),
     };
@@ -182,7 +185,9 @@ fn fitting(app: &App, neighbours: &[Neighbour], names: &[String], available: usi
     let rows: Vec<fit::Row> = chunks
         .iter()
         .zip(names)
-        .filter_map(|(c, name)| c.map(|c| fit::Row { name, path: &c.path, line: c.start_line }))
+        .filter_map(|(c, name)| {
+            c.map(|c| fit::Row { name, path: &c.path, line: c.start_line, spelling: c.spelling() })
+        })
         .collect();
     let methods = chunks
         .iter()
@@ -205,10 +210,11 @@ fn item_line(
     let available = w.saturating_sub(5);
     // The shared root goes first; a name still too long keeps its own last part whole and
     // gives up its class instead (the results' rule), never the other way round.
-    let rooted = fit::Shortening { root: step.root, ..fit::Shortening::NONE }.name(name);
+    let row = fit::Row { name, path: &chunk.path, line: chunk.start_line, spelling: chunk.spelling() };
+    let rooted = fit::Shortening { root: step.root, ..fit::Shortening::NONE }.shown(&row);
     let name = match width(&rooted) <= available {
         true => rooted,
-        false => fit::fit(&fit::Row { name, path: &chunk.path, line: chunk.start_line }, step, available).0,
+        false => fit::fit(&row, step, available).0,
     };
     let location = format!("{}:{}", chunk.path, chunk.start_line);
     let name = truncate_end(&name, available.min(width(&name)));
@@ -216,7 +222,7 @@ fn item_line(
     let location = if room >= 12 { truncate_start(&location, room) } else { String::new() };
     Line::from(vec![
         Span::styled(if selected { "› " } else { "  " }, theme.style("results.marker")),
-        kind_span(theme, chunk.kind),
+        kind_span(theme, chunk.shown_kind()),
         Span::raw(" "),
         Span::styled(name, theme.style("results.name")),
         Span::raw(" "),

@@ -286,6 +286,7 @@ mod contrast_tests {
                 end_line: 10,
                 text: String::new(),
                 test: false,
+                form: Default::default(),
             };
             let lines = numbered(&app, &chunk, &file.lines, 0, Rect::new(0, 0, 120, 40));
             let rgb = |c: Option<Color>| match c {

@@ -437,14 +437,14 @@ impl RowLayout {
         let gap = if self.named.get(row).copied().unwrap_or(false) { NAMED } else { " " };
         spans.extend([
             Span::styled(gap, theme.style("results.marker")),
-            kind_span(theme, chunk.kind),
+            kind_span(theme, chunk.shown_kind()),
             Span::raw(" "),
         ]);
         debug_assert_eq!(spans.iter().map(|s| width(&s.content)).sum::<usize>(), self.prefix());
         // Locations line up before the marks. A row with a mark always shows it (its name and
         // file give way instead); one without takes the marks' cells when it shows more there.
         let name = self.names.get(row).map_or(chunk.name.as_str(), String::as_str);
-        let fit_row = Row { name, path: &chunk.path, line: chunk.start_line };
+        let fit_row = Row { name, path: &chunk.path, line: chunk.start_line, spelling: chunk.spelling() };
         let mark =
             self.marks.get(row).copied().flatten().map(|r| format!("{}{r}", marker_letter(self.other)));
         // A hit the other list shows too (it has a mark) gets no more cells than it has there.
@@ -489,7 +489,7 @@ fn shared_root(app: &App) -> usize {
 /// Each hit of `column` as its row shows it, with the names of [`row_names`].
 fn rows<'a>(app: &'a App, column: &ResultsColumn, names: &'a [String]) -> Vec<Row<'a>> {
     let chunks = column.hits.iter().zip(names).filter_map(|(h, n)| app.chunk(h.chunk).map(|c| (c, n)));
-    chunks.map(|(c, name)| Row { name, path: &c.path, line: c.start_line }).collect()
+    chunks.map(|(c, name)| Row { name, path: &c.path, line: c.start_line, spelling: c.spelling() }).collect()
 }
 
 /// How each row of `column` shows: its [`RowInfo`], or the flat rank where the column has

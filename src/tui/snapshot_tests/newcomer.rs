@@ -186,9 +186,10 @@ fn ruby_names_drop_their_shared_root_and_keep_their_class_where_there_is_room() 
         let rows = all_rows(&rack_app(size));
         assert!(rows.len() >= 12, "{size:?}: {rows:?}");
         for (row, name) in &rows {
-            assert!(!row.contains("Rack."), "{size:?} the shared root stays: {row}");
+            assert!(!row.contains("Rack::"), "{size:?} the shared root stays: {row}");
             if name == "Rack.MockResponse.body" || name == "Rack.Response.body" {
-                let shown = name.strip_prefix("Rack.").unwrap();
+                // Written as the language writes an instance method (issue 81).
+                let shown = name.strip_prefix("Rack.").unwrap().replace('.', "#");
                 assert!(row.contains(&format!(" {shown} ")), "{size:?} `{name}` cut: {row}");
             }
         }
@@ -196,7 +197,7 @@ fn ruby_names_drop_their_shared_root_and_keep_their_class_where_there_is_room() 
     // At 80 columns too a row with room keeps its class whole.
     let rows = all_rows(&rack_app((80, 24)));
     let body = rows.iter().find(|(_, name)| name == "Rack.Response.body").expect("Response.body listed");
-    assert!(body.0.contains(" Response.body "), "{}", body.0);
+    assert!(body.0.contains(" Response#body "), "{}", body.0);
 }
 
 /// Reported (issue 70): Dapper's `T….AddParameter`, `S….AddParameter` and `D….AddParameter`
