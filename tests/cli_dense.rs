@@ -89,7 +89,7 @@ fn all_three_rankings_come_back_and_vectors_are_reused() {
     }
     let device = first["stats"]["device"].as_str().unwrap();
     assert!(
-        device.starts_with("cpu (") && (device.contains("f32") || device.contains("bf16")),
+        device.starts_with("cpu (") && ["f32", "bf16", "int8"].iter().any(|p| device.contains(p)),
         "names the kernels: {device}"
     );
     let chunks = first["stats"]["chunks"].as_u64().unwrap();

@@ -7,6 +7,7 @@ mod generic;
 mod macros;
 mod python;
 mod render;
+mod shown;
 mod syntax;
 mod text;
 mod window;
@@ -132,26 +133,6 @@ impl Chunk {
             ChunkKind::Module => format!("{} · module-level code", self.path),
             _ => format!("{}:{}-{}", self.path, self.start_line, self.end_line),
         }
-    }
-
-    /// The name as its language writes it, for people (`ActiveRecord::Base#save` of
-    /// `ActiveRecord.Base.save`); the dotted [`Chunk::name`] stays the engine's.
-    pub fn written_name(&self) -> std::borrow::Cow<'_, str> {
-        self.spelling().write(&self.name)
-    }
-
-    /// The separators [`Chunk::written_name`] uses, for a client that cuts the dotted name first.
-    pub fn spelling(&self) -> crate::lang::Spelling {
-        self.written().map_or(crate::lang::Spelling::DOTTED, |w| w.spelling(self.kind, self.form))
-    }
-
-    /// The kind as its language knows it, for people (an Elixir function is no method).
-    pub fn shown_kind(&self) -> ChunkKind {
-        self.written().map_or(self.kind, |w| w.kind(self.kind, self.form))
-    }
-
-    fn written(&self) -> Option<&'static crate::lang::Written> {
-        crate::lang::lang_of_path(&self.path).map(|l| &l.spec().written)
     }
 
     /// Whether this is test code: an item its language marks as a test, or any chunk of a test

@@ -9,9 +9,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
-use crate::chunk::ChunkKind;
-
-/// What a definition is, where its language tells apart what [`ChunkKind`] does not. The row's
+/// What a definition is, where its language tells apart what the chunk's kind does not. The row's
 /// [`Written::form`] reads it from the definition's node.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Form {
@@ -40,10 +38,9 @@ pub struct Written {
     pub instance: &'static str,
     /// Before a [`Form::Singleton`] method's name: Ruby's `.`.
     pub singleton: &'static str,
-    /// What the engine's classes and methods are in the language: Elixir's modules and their
-    /// functions (`defp` is no method, `defmodule` no class).
-    pub types_are: ChunkKind,
-    pub methods_are: ChunkKind,
+    /// Whether what the engine reads as classes and methods are modules and their functions
+    /// (Elixir: `defp` is no method, `defmodule` no class).
+    pub modules_and_functions: bool,
     /// The [`Form`] of a function's or a type's definition node.
     pub form: fn(Node, &str) -> Form,
 }
@@ -55,35 +52,16 @@ impl Written {
         method: ".",
         instance: ".",
         singleton: ".",
-        types_are: ChunkKind::Class,
-        methods_are: ChunkKind::Method,
+        modules_and_functions: false,
         form: plain,
     };
 
-    /// How a chunk of `kind` and `form` spells its dotted name.
-    pub fn spelling(&self, kind: ChunkKind, form: Form) -> Spelling {
-        let member = match form {
+    /// The separator before a method's own name, by its form.
+    pub fn member(&self, form: Form) -> &'static str {
+        match form {
             Form::Instance => self.instance,
             Form::Singleton => self.singleton,
             Form::Plain | Form::Macro | Form::Module => self.method,
-        };
-        match kind {
-            ChunkKind::Method => Spelling { path: self.path, member },
-            ChunkKind::Class | ChunkKind::Function | ChunkKind::Macro => {
-                Spelling { path: self.path, member: self.path }
-            }
-            ChunkKind::Module | ChunkKind::Window => Spelling::DOTTED,
-        }
-    }
-
-    /// The kind people know a chunk of `kind` and `form` by.
-    pub fn kind(&self, kind: ChunkKind, form: Form) -> ChunkKind {
-        match (form, kind) {
-            (Form::Macro, _) => ChunkKind::Macro,
-            (Form::Module, _) => ChunkKind::Module,
-            (_, ChunkKind::Class) => self.types_are,
-            (_, ChunkKind::Method) => self.methods_are,
-            (_, kind) => kind,
         }
     }
 }

@@ -191,6 +191,30 @@ mod tests {
         ))
     }
 
+    /// Holds the build before its first batch until opened: the test's search must reach it
+    /// while the build is partial, however fast the tiny model embeds (it raced before).
+    #[derive(Default)]
+    struct Gate {
+        open: Mutex<bool>,
+        opened: std::sync::Condvar,
+    }
+
+    impl Gate {
+        fn open(&self) {
+            *self.open.lock().unwrap() = true;
+            self.opened.notify_all();
+        }
+    }
+
+    impl Progress for Gate {
+        fn report(&self, _: crate::progress::Phase, _: usize, _: usize) {}
+        fn cancelled(&self) -> bool {
+            let open = self.open.lock().unwrap();
+            drop(self.opened.wait_while(open, |open| !*open).unwrap());
+            false
+        }
+    }
+
     fn towers(dir: &std::path::Path) -> Towers {
         crate::testkit::write_tiny_bert(
             dir,
@@ -241,21 +265,14 @@ mod tests {
             .collect();
         assert!(cart.iter().all(|c| candidates.contains(c)), "the query's own chunks are candidates");
 
+        let gate = Gate::default();
         let complete = std::thread::scope(|scope| {
+            let gate = &gate;
             let build = scope.spawn(move || {
                 let mut store = VectorStore::in_memory(towers.chunk.dim());
                 let publish = |s: Searcher| published_tx.lock().unwrap().send(s).is_ok();
                 let opts = DenseOptions::default();
-                build_serving(
-                    &searcher,
-                    towers.clone(),
-                    opts,
-                    &mut store,
-                    &requests,
-                    handle,
-                    &NoProgress,
-                    &publish,
-                )
+                build_serving(&searcher, towers.clone(), opts, &mut store, &requests, handle, gate, &publish)
             });
             // The first partial index comes at once, before any embedding (nothing was cached).
             let first = published.recv().unwrap();
@@ -279,6 +296,11 @@ mod tests {
             );
             // A search through it asks for its chunks and ranks over them: the cart is embedded
             // first although its file is last in the background's order.
+            // The gate opens once the search has asked (it asks at once, then waits).
+            scope.spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                gate.open();
+            });
             let answered = first.dense_for(query).unwrap();
             let (ranked, of) = answered.coverage();
             assert!(ranked < of, "answered before the whole index: {ranked} of {of}");

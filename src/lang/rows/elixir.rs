@@ -10,7 +10,6 @@ use super::super::rules::{child_of_kind, text, CallForm, Member, Role, Rules, Sy
 use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::super::written::{Form, Written};
 use super::{file_name, no_mask, no_test_attribute};
-use crate::chunk::ChunkKind;
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Elixir,
@@ -218,8 +217,7 @@ fn module_name(definition: Node, src: &str) -> Option<String> {
 
 /// Modules and their functions (`defp` is no method, `defmodule` no class); `defmacro` and
 /// `defguard` define macros.
-const WRITTEN: Written =
-    Written { types_are: ChunkKind::Module, methods_are: ChunkKind::Function, form, ..Written::DOTTED };
+const WRITTEN: Written = Written { modules_and_functions: true, form, ..Written::DOTTED };
 
 fn form(node: Node, src: &str) -> Form {
     const DEFINES_MACRO: &[&str] = &["defmacro", "defmacrop", "defguard", "defguardp"];

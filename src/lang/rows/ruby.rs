@@ -10,7 +10,6 @@ use super::super::rules::{function, text, CallForm, Member, Place, Role, Rules, 
 use super::super::spec::{Family, Lang, LangSpec, Reader};
 use super::super::written::{Form, Written};
 use super::{file_name, has_dir, no_builtins, no_test_attribute};
-use crate::chunk::ChunkKind;
 
 pub(in crate::lang) const ROW: LangSpec = LangSpec {
     lang: Lang::Ruby,
@@ -166,15 +165,8 @@ fn method_name(node: Node, src: &str) -> Option<String> {
 
 /// `ActiveRecord::Base#save`, `Base.create` (`def self.create`, `class << self`); a `module`
 /// with methods of its own is a module.
-const WRITTEN: Written = Written {
-    path: "::",
-    method: "#",
-    instance: "#",
-    singleton: ".",
-    types_are: ChunkKind::Class,
-    methods_are: ChunkKind::Method,
-    form,
-};
+const WRITTEN: Written =
+    Written { path: "::", method: "#", instance: "#", singleton: ".", modules_and_functions: false, form };
 
 fn form(node: Node, _: &str) -> Form {
     match node.kind() {
