@@ -13,7 +13,7 @@
 //! `OUT/distill-log.jsonl`, and `OUT/student` (a model directory for `--model`) at the end.
 
 use super::args::Args;
-use super::static_harvest::{harvest, read_targets, target_files};
+use super::static_harvest::{content, harvest, read_targets, target_files};
 use super::Usage;
 use coret::model::{resolve_model_dir, select_device, DeviceChoice};
 use coret::train::checkpoint;
@@ -159,6 +159,15 @@ fn issue_pairs(args: &Args, model: &TrainModel, file: &Path, out: &Path) -> anyh
 
 /// The harvest's texts beside their vectors, every `VAL_EVERY`-th held out; with a digest of
 /// which repositories and how many texts each, for a resumed run to check.
+/// Whether `ids` (a text as the student reads it, `[CLS]` … `[SEP]`) is the text the harvest
+/// embedded, whose tokens are `bag`'s: every token of the shorter one is in the other (the two
+/// may cut a long text at different lengths).
+fn harvested_from(ids: &[u32], bag: &[(u32, f32)]) -> bool {
+    let bag: std::collections::HashSet<u32> = bag.iter().map(|&(id, _)| id).collect();
+    let own: std::collections::HashSet<u32> = content(ids).iter().copied().collect();
+    own.is_subset(&bag) || bag.is_subset(&own)
+}
+
 fn read_pairs(
     args: &Args,
     model: &TrainModel,
@@ -192,9 +201,21 @@ fn read_pairs(
                 continue;
             }
         };
+        let inputs: Vec<_> =
+            texts.iter().map(|t| model.tokenizer.query(&t.text, args.max_len)).collect::<Result<_, _>>()?;
+        let changed = inputs.iter().zip(&targets).filter(|(i, t)| !harvested_from(&i.ids, &t.ids)).count();
+        if changed > 0 {
+            // Same count, other texts (a chunker that now reads the repository differently): the
+            // targets would be other texts' vectors.
+            eprintln!(
+                "{repo}: left out: {changed} of {} texts differ from the harvest's; harvest it again \
+                 (`--static-harvest`) to use it",
+                texts.len()
+            );
+            continue;
+        }
         digest.update(format!("{repo} {}\n", texts.len()).as_bytes());
-        for (text, target) in texts.into_iter().zip(targets) {
-            let input = model.tokenizer.query(&text.text, args.max_len)?;
+        for (input, target) in inputs.into_iter().zip(targets) {
             let pair = Pair { input, target: target.target };
             if (pairs.len() + val.len()) % VAL_EVERY == VAL_EVERY - 1 && val.len() < VAL_MAX {
                 val.push(pair);
@@ -211,4 +232,21 @@ fn read_pairs(
     }
     digest.update(format!("{} pairs", pairs.len()).as_bytes());
     Ok((pairs, val, digest.finalize().to_hex()[..16].to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::harvested_from;
+
+    /// A repository whose texts changed since its harvest (the same count, as after the chunker
+    /// split a language's functions by arity) must not pair its texts with other texts' vectors.
+    #[test]
+    fn a_text_is_paired_only_with_the_harvest_of_the_same_text() {
+        let bag = |ids: &[u32]| ids.iter().map(|&id| (id, 1.0)).collect::<Vec<_>>();
+        let (cls, sep) = (101, 102);
+        assert!(harvested_from(&[cls, 7, 8, 9, sep], &bag(&[7, 8, 9])), "the same text");
+        assert!(harvested_from(&[cls, 7, 8, sep], &bag(&[7, 8, 9])), "cut shorter than the harvest's");
+        assert!(harvested_from(&[cls, 7, 8, 9, 10, sep], &bag(&[7, 8, 9])), "the harvest's cut shorter");
+        assert!(!harvested_from(&[cls, 7, 11, 9, sep], &bag(&[7, 8, 9])), "another text");
+    }
 }

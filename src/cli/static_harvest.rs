@@ -95,7 +95,7 @@ pub(super) fn read_targets(path: &Path) -> anyhow::Result<Vec<BagTarget>> {
 }
 
 /// The ids between `[CLS]` and `[SEP]`: what the static tier's bag holds of a text.
-fn content(ids: &[u32]) -> &[u32] {
+pub(super) fn content(ids: &[u32]) -> &[u32] {
     match ids.len() {
         0..=2 => &[],
         n => &ids[1..n - 1],
