@@ -274,18 +274,20 @@ fn a_question_the_transformer_has_not_covered_is_answered_by_the_static_tier_at_
     assert_eq!(answer.retriever, "bm25", "an issue waits for the transformer, here past its deadline");
 }
 
+/// An index of one file, `path` holding `text`, written to a directory kept as long as the
+/// returned guard.
+fn one_file(path: &str, text: &str) -> (tempfile::TempDir, RepoIndex) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(path), text).unwrap();
+    let texts = [(path.to_string(), text.to_string())];
+    let repo = RepoIndex::from_texts(dir.path().to_path_buf(), &texts, &mut SyntaxCache::new()).unwrap();
+    (dir, repo)
+}
+
 #[test]
 fn neighbours_take_an_elixir_function_with_or_without_its_arity() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
     let text = "defmodule Shop.Cart do\n  def total(cart), do: total(cart, 0)\n  def total(cart, tax), do: cart + tax\nend\n";
-    std::fs::write(root.join("cart.ex"), text).unwrap();
-    let repo = RepoIndex::from_texts(
-        root.to_path_buf(),
-        &[("cart.ex".into(), text.into())],
-        &mut SyntaxCache::new(),
-    )
-    .unwrap();
+    let (_dir, repo) = one_file("cart.ex", text);
     let ask = |name: &str| {
         let req = NeighboursRequest { repo: None, path: "cart.ex".into(), name: name.into() };
         let answer = neighbours(&repo, &req).unwrap();
@@ -304,16 +306,8 @@ fn neighbours_take_an_elixir_function_with_or_without_its_arity() {
 /// names as Ruby writes them: `Shop::Cart#add` calls `Shop::Cart.empty` (a `def self.`).
 #[test]
 fn neighbours_take_and_answer_ruby_names_as_ruby_writes_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
     let text = "module Shop\n  class Cart\n    def self.empty\n      new\n    end\n\n    def add(item)\n      Cart.empty\n    end\n  end\nend\n";
-    std::fs::write(root.join("cart.rb"), text).unwrap();
-    let repo = RepoIndex::from_texts(
-        root.to_path_buf(),
-        &[("cart.rb".into(), text.into())],
-        &mut SyntaxCache::new(),
-    )
-    .unwrap();
+    let (_dir, repo) = one_file("cart.rb", text);
     let ask = |name: &str| {
         let req = NeighboursRequest { repo: None, path: "cart.rb".into(), name: name.into() };
         neighbours(&repo, &req).unwrap().definitions
