@@ -287,9 +287,7 @@ impl Bm25Index {
             let ord = ord as usize;
             hits.push(Bm25Hit { path, ord, score });
         }
-        hits.sort_by(|a, b| {
-            b.score.total_cmp(&a.score).then_with(|| (&a.path, a.ord).cmp(&(&b.path, b.ord)))
-        });
+        settle_ties(&mut hits);
         hits.truncate(k.max(1));
         Ok(hits)
     }
@@ -408,6 +406,33 @@ impl Bm25Snapshots {
             totals: Some(self.totals),
             alive_only: true,
         })
+    }
+}
+
+/// Scores this close, relative to the higher, are one tie. tantivy adds a document's term
+/// scores up in an order that depends on the segment layout (writer threads, commits, merges),
+/// so one document can score a float's last bit apart in another build of the same chunks: on
+/// a machine with more cores, two tied methods ranked the other way round.
+const TIE_TOLERANCE: f32 = 1e-5;
+
+/// Orders `hits` best first; a run of scores within [`TIE_TOLERANCE`] of each other is one tie,
+/// ordered by path and ordinal and given the run's first score, rounded to 16 significant bits
+/// (so the score fusion, which reads the scores, fuses alike too): every layout ranks alike.
+fn settle_ties(hits: &mut [Bm25Hit]) {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let mut start = 0;
+    for end in 1..=hits.len() {
+        let tied = end < hits.len()
+            && hits[end - 1].score - hits[end].score <= TIE_TOLERANCE * hits[end - 1].score.abs();
+        if tied {
+            continue;
+        }
+        let run = &mut hits[start..end];
+        // Round to nearest, dropping the 7 lowest of the mantissa's 23 bits (BM25 scores are ≥ 0).
+        let score = f32::from_bits((run[0].score.to_bits() + 0x40) & !0x7F);
+        run.sort_by(|a, b| (&a.path, a.ord).cmp(&(&b.path, b.ord)));
+        run.iter_mut().for_each(|h| h.score = score);
+        start = end;
     }
 }
 
@@ -531,6 +556,60 @@ mod tests {
             }
         }
         assert!(saw_deleted && saw_merge, "deleted documents scored around, then merged away");
+    }
+
+    /// The same chunks written in one segment or in one per chunk (as more writer threads, or
+    /// a later commit, lay them out) rank and score alike: a tie in one layout is a tie in the
+    /// other, broken by path and ordinal, although tantivy adds a document's term scores up in
+    /// a layout's own order (the TUI's snapshots ranked two tied methods the other way round on
+    /// a machine with more cores).
+    #[test]
+    fn the_segment_layout_changes_no_score_and_no_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let words = ["cart", "total", "coupon", "price", "tax", "order", "sku", "stock", "self", "amount"];
+        let files: Vec<Vec<Chunk>> = (0..12)
+            .map(|f| {
+                // Words in the path, the name and the text: a document's score adds up a term
+                // in each field, and three or more floats add up differently in another order.
+                let path = format!("shop/{}{f}.py", words[f % words.len()]);
+                (0..rng.random_range(2..6))
+                    .map(|i| {
+                        let len = rng.random_range(3..20);
+                        let mut pick = || words[rng.random_range(0..words.len())];
+                        let name = format!("{}.{}_{i}", pick(), pick());
+                        let body: Vec<&str> = (0..len).map(|_| pick()).collect();
+                        chunk(&path, &name, &body.join(" "))
+                    })
+                    .collect()
+            })
+            .collect();
+        let chunks: Vec<(usize, &Chunk)> = files.iter().flat_map(|f| f.iter().enumerate()).collect();
+        // One writer thread, no merges: the layout is the test's. `per_commit` chunks a segment.
+        let built = |chunks: &[(usize, &Chunk)], per_commit: usize| {
+            let idx = Bm25Index::in_memory().unwrap();
+            let mut writer = idx.writer(1).unwrap();
+            writer.set_merge_policy(Box::new(NoMergePolicy));
+            for part in chunks.chunks(per_commit) {
+                for &(ord, c) in part {
+                    Bm25Index::add_chunk(&writer, idx.fields, ord, c).unwrap();
+                }
+                writer.commit().unwrap();
+            }
+            idx.reader.reload().unwrap();
+            idx
+        };
+        let one = built(&chunks, chunks.len());
+        // Each chunk in a segment of its own, the last first.
+        let reversed: Vec<_> = chunks.iter().rev().copied().collect();
+        let per_chunk = built(&reversed, 1);
+        let hits = |idx: &Bm25Index, q: &str| -> Vec<(u32, String, usize)> {
+            let hits = idx.search(q, 100, FieldBoosts::default()).unwrap();
+            hits.into_iter().map(|h| (h.score.to_bits(), h.path, h.ord)).collect()
+        };
+        for q in ["coupon makes the cart total negative", "tax on the order amount", "sku stock price self"] {
+            assert_eq!(hits(&one, q), hits(&per_chunk, q), "{q}");
+        }
     }
 
     #[test]
