@@ -415,9 +415,9 @@ impl Bm25Snapshots {
 /// a machine with more cores, two tied methods ranked the other way round.
 const TIE_TOLERANCE: f32 = 1e-5;
 
-/// Orders `hits` best first; a run of scores within [`TIE_TOLERANCE`] of each other is one tie,
-/// ordered by path and ordinal and given the run's first score, rounded to 16 significant bits
-/// (so the score fusion, which reads the scores, fuses alike too): every layout ranks alike.
+/// Orders `hits` best first. A run of scores, each within [`TIE_TOLERANCE`] of the one before,
+/// is one tie: ordered by path and ordinal and given the run's first score, rounded to 16
+/// significant bits (the score fusion reads the scores too), so every layout ranks alike.
 fn settle_ties(hits: &mut [Bm25Hit]) {
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     let mut start = 0;
